@@ -1,0 +1,184 @@
+package dag
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"slices"
+
+	"github.com/hashicorp/go-multierror"
+	"golang.org/x/sync/errgroup"
+)
+
+// Walk calls fn once for every vertex, after fn has returned nil for all of
+// the vertex's dependencies.
+//
+// At most jobs calls run at once; jobs < 1 means runtime.NumCPU(). A failure
+// does not stop the walk: every vertex none of whose dependencies failed is
+// still run. A vertex with a failed or skipped dependency is not run and is
+// reported as skipped.
+//
+// Walk first calls Validate; if the graph has a cycle, it returns the
+// *CycleError and calls fn for no vertex. Otherwise it returns nil or a
+// *WalkError. Once ctx is cancelled no further calls of fn are started;
+// the vertices that would have been started fail with ctx.Err().
+func (g *Graph) Walk(ctx context.Context, jobs int, fn func(ctx context.Context, v string) error) error {
+	if err := g.Validate(); err != nil {
+		return err
+	}
+	return g.walk(ctx, jobs, g.vertices, fn)
+}
+
+// WalkFrom is like Walk, restricted to roots and every vertex they depend on,
+// directly or transitively. It returns an error if a root is not a vertex of
+// the graph.
+func (g *Graph) WalkFrom(ctx context.Context, jobs int, roots []string, fn func(ctx context.Context, v string) error) error {
+	if err := g.Validate(); err != nil {
+		return err
+	}
+	set := make(map[string]struct{})
+	stack := make([]string, 0, len(roots))
+	for _, r := range roots {
+		if !g.Has(r) {
+			return fmt.Errorf("dag: unknown vertex %q", r)
+		}
+		stack = append(stack, r)
+	}
+	for len(stack) > 0 {
+		v := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if _, ok := set[v]; ok {
+			continue
+		}
+		set[v] = struct{}{}
+		stack = append(stack, g.deps[v]...)
+	}
+	return g.walk(ctx, jobs, set, fn)
+}
+
+// result is the outcome of one call of the walk function.
+type result struct {
+	v   string
+	err error
+}
+
+// walk runs fn over the vertices in set, which must be closed under
+// dependencies and acyclic.
+func (g *Graph) walk(ctx context.Context, jobs int, set map[string]struct{}, fn func(ctx context.Context, v string) error) error {
+	if jobs < 1 {
+		jobs = runtime.NumCPU()
+	}
+
+	// remaining counts the dependencies of each vertex that have not yet
+	// succeeded. A vertex is ready when its count reaches zero.
+	remaining := make(map[string]int, len(set))
+	var ready []string
+	for v := range set {
+		remaining[v] = len(g.deps[v])
+		if remaining[v] == 0 {
+			ready = append(ready, v)
+		}
+	}
+	slices.Sort(ready)
+
+	// The channel holds a result for every vertex, so workers never block
+	// on it and always release their slot in the group. This lets the loop
+	// below block in eg.Go without deadlocking.
+	results := make(chan result, len(set))
+	var eg errgroup.Group
+	eg.SetLimit(jobs)
+	running := 0
+	start := func(v string) {
+		running++
+		eg.Go(func() error {
+			if err := ctx.Err(); err != nil {
+				results <- result{v, err}
+				return nil
+			}
+			results <- result{v, fn(ctx, v)}
+			return nil
+		})
+	}
+
+	for _, v := range ready {
+		start(v)
+	}
+	errs := make(map[string]error)
+	finished := make(map[string]struct{}, len(set))
+	for running > 0 {
+		r := <-results
+		running--
+		finished[r.v] = struct{}{}
+		if r.err != nil {
+			// The dependents of r.v never reach zero and so are never
+			// started; they are reported as skipped below.
+			errs[r.v] = r.err
+			continue
+		}
+		for _, d := range g.Dependents(r.v) {
+			if _, ok := set[d]; !ok {
+				continue
+			}
+			remaining[d]--
+			if remaining[d] == 0 {
+				start(d)
+			}
+		}
+	}
+	_ = eg.Wait() // workers always return nil; this waits for them to exit.
+
+	if len(errs) == 0 {
+		return nil
+	}
+	var skipped []string
+	for v := range set {
+		if _, ok := finished[v]; !ok {
+			skipped = append(skipped, v)
+		}
+	}
+	slices.Sort(skipped)
+	return &WalkError{Errors: errs, Skipped: skipped}
+}
+
+// WalkError is returned by Walk and WalkFrom when fn failed for at least one
+// vertex.
+type WalkError struct {
+	// Errors maps each failed vertex to the error fn returned for it, or to
+	// the context's error if it was not started because ctx was cancelled.
+	Errors map[string]error
+	// Skipped lists, sorted, the vertices that were not run because a
+	// dependency failed or was skipped.
+	Skipped []string
+}
+
+// Failed returns the failed vertices, sorted.
+func (e *WalkError) Failed() []string {
+	vs := make([]string, 0, len(e.Errors))
+	for v := range e.Errors {
+		vs = append(vs, v)
+	}
+	slices.Sort(vs)
+	return vs
+}
+
+// Unwrap returns the errors of the failed vertices, in sorted vertex order,
+// so that errors.Is and errors.As look into them.
+func (e *WalkError) Unwrap() []error {
+	errs := make([]error, 0, len(e.Errors))
+	for _, v := range e.Failed() {
+		errs = append(errs, e.Errors[v])
+	}
+	return errs
+}
+
+// Error formats the errors of all failed vertices, in sorted vertex order.
+func (e *WalkError) Error() string {
+	var merr *multierror.Error
+	for _, err := range e.Unwrap() {
+		merr = multierror.Append(merr, err)
+	}
+	if merr == nil {
+		return "dag: walk failed"
+	}
+	return merr.Error()
+}

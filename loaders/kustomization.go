@@ -1,0 +1,242 @@
+package loaders
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+
+	yaml2 "go.yaml.in/yaml/v2"
+)
+
+// The kinds and apiVersions a kustomization file may declare.
+const (
+	KindKustomization    = "Kustomization"
+	KindComponent        = "Component"
+	VersionKustomization = "kustomize.config.k8s.io/v1beta1"
+	VersionComponent     = "kustomize.config.k8s.io/v1alpha1"
+)
+
+// FileNames are the names a kustomization file may have, in the order
+// kustomize looks for them.
+var FileNames = []string{"kustomization.yaml", "kustomization.yml", "Kustomization"}
+
+// MissingKustomizationError says a directory has no kustomization file.
+type MissingKustomizationError struct{ Dir string }
+
+func (e *MissingKustomizationError) Error() string {
+	return fmt.Sprintf("unable to find one of 'kustomization.yaml', 'kustomization.yml' or 'Kustomization' in directory '%s'", e.Dir)
+}
+
+// KustomizationFile is a kustomization file found and parsed.
+type KustomizationFile struct {
+	// Path is the file's absolute path.
+	Path string
+	// Data is the file's raw content.
+	Data []byte
+	// K is the parsed, normalised kustomization.
+	K *Kustomization
+	// Warnings are the deprecation warnings kustomize prints for the file.
+	Warnings []string
+}
+
+// FindKustomization looks for the kustomization file in dir (absolute and
+// symlink-free) and parses it.
+func FindKustomization(dir string) (*KustomizationFile, error) {
+	var found []string
+	var data []byte
+	for _, name := range FileNames {
+		p := filepath.Join(dir, name)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		found = append(found, p)
+		data = b
+	}
+	switch len(found) {
+	case 0:
+		return nil, &MissingKustomizationError{Dir: dir}
+	case 1:
+	default:
+		return nil, fmt.Errorf("Found multiple kustomization files under: %s\n(%s)", dir, strings.Join(found, ", "))
+	}
+	k, warnings, err := ParseKustomization(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", found[0], err)
+	}
+	if errs := k.enforceFields(); len(errs) > 0 {
+		return nil, fmt.Errorf("Failed to read kustomization file under %s:\n%s", dir, strings.Join(errs, "\n"))
+	}
+	return &KustomizationFile{Path: found[0], Data: data, K: k, Warnings: warnings}, nil
+}
+
+// ParseKustomization strictly decodes a kustomization file: an unknown field
+// or a value of the wrong type is an error naming the field. Like kustomize
+// it reads the file as YAML 1.1 (so `yes` is a boolean), matches keys
+// without regard to case, and then applies kustomize's normalisation (default
+// kind and apiVersion, bases into resources, imageTags into images, env into
+// envs).
+func ParseKustomization(data []byte) (*Kustomization, []string, error) {
+	j, err := YAMLToJSON(data)
+	if err != nil {
+		return nil, nil, fmt.Errorf("invalid Kustomization: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(j))
+	dec.DisallowUnknownFields()
+	var k Kustomization
+	if err := dec.Decode(&k); err != nil {
+		return nil, nil, fmt.Errorf("invalid Kustomization: %w", err)
+	}
+	for _, g := range k.ConfigMapGenerator {
+		if g.Type != "" {
+			return nil, nil, fmt.Errorf("invalid Kustomization: json: unknown field \"type\" in configMapGenerator %q", g.Name)
+		}
+	}
+	warnings := k.deprecationWarnings()
+	k.normalize()
+	if reflect.DeepEqual(k, Kustomization{Kind: k.Kind, APIVersion: k.APIVersion}) {
+		return nil, nil, fmt.Errorf("kustomization.yaml is empty")
+	}
+	return &k, warnings, nil
+}
+
+// YAMLToJSON converts YAML (read as YAML 1.1, as kustomize reads its own
+// config files) to JSON, spelling non-string map keys as sigs.k8s.io/yaml
+// does.
+func YAMLToJSON(data []byte) ([]byte, error) {
+	var tree any
+	if err := yaml2.Unmarshal(data, &tree); err != nil {
+		return nil, err
+	}
+	tree, err := jsonCompatible(tree)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(tree)
+}
+
+// DecodeConfig decodes a YAML config into v leniently, as kustomize decodes
+// builtin plugin configs: unknown fields are ignored and keys match without
+// regard to case.
+func DecodeConfig(data []byte, v any) error {
+	j, err := YAMLToJSON(data)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(j, v)
+}
+
+// jsonCompatible turns a yaml.v2 tree into one encoding/json accepts: map
+// keys become strings the way sigs.k8s.io/yaml spells them.
+func jsonCompatible(v any) (any, error) {
+	switch t := v.(type) {
+	case map[any]any:
+		m := make(map[string]any, len(t))
+		for k, val := range t {
+			var key string
+			switch kk := k.(type) {
+			case string:
+				key = kk
+			case int:
+				key = strconv.Itoa(kk)
+			case int64:
+				key = strconv.FormatInt(kk, 10)
+			case uint64:
+				key = strconv.FormatUint(kk, 10)
+			case float64:
+				key = strconv.FormatFloat(kk, 'g', -1, 64)
+			case bool:
+				key = strconv.FormatBool(kk)
+			case nil:
+				key = "null"
+			default:
+				return nil, fmt.Errorf("unsupported map key %#v", k)
+			}
+			c, err := jsonCompatible(val)
+			if err != nil {
+				return nil, err
+			}
+			m[key] = c
+		}
+		return m, nil
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			c, err := jsonCompatible(e)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = c
+		}
+		return out, nil
+	case float64:
+		if math.IsInf(t, 0) || math.IsNaN(t) {
+			return strconv.FormatFloat(t, 'g', -1, 64), nil
+		}
+	}
+	return v, nil
+}
+
+const editFix = "Run 'kustomize edit fix' to update your Kustomization automatically."
+
+func (k *Kustomization) deprecationWarnings() []string {
+	var w []string
+	add := func(set bool, field, instead, fix string) {
+		if set {
+			w = append(w, fmt.Sprintf("# Warning: '%s' is deprecated. Please use '%s' instead. %s", field, instead, fix))
+		}
+	}
+	add(k.Bases != nil, "bases", "resources", editFix)
+	add(k.CommonLabels != nil, "commonLabels", "labels", editFix)
+	add(k.ImageTags != nil, "imageTags", "images", editFix)
+	add(k.PatchesJson6902 != nil, "patchesJson6902", "patches", editFix)
+	add(k.PatchesStrategicMerge != nil, "patchesStrategicMerge", "patches", editFix)
+	add(k.Vars != nil, "vars", "replacements", "[EXPERIMENTAL] "+editFix)
+	return w
+}
+
+func (k *Kustomization) normalize() {
+	if k.Kind == "" {
+		k.Kind = KindKustomization
+	}
+	if k.APIVersion == "" {
+		if k.Kind == KindComponent {
+			k.APIVersion = VersionComponent
+		} else {
+			k.APIVersion = VersionKustomization
+		}
+	}
+	k.Resources = append(k.Resources, k.Bases...)
+	k.Bases = nil
+	k.Images = append(k.Images, k.ImageTags...)
+	k.ImageTags = nil
+	for _, gens := range [][]GeneratorArgs{k.ConfigMapGenerator, k.SecretGenerator} {
+		for i := range gens {
+			if gens[i].Env != "" {
+				gens[i].Envs = append(gens[i].Envs, gens[i].Env)
+				gens[i].Env = ""
+			}
+		}
+	}
+}
+
+func (k *Kustomization) enforceFields() []string {
+	var errs []string
+	if k.Kind != KindKustomization && k.Kind != KindComponent {
+		errs = append(errs, "kind should be Kustomization or Component")
+	}
+	want := VersionKustomization
+	if k.Kind == KindComponent {
+		want = VersionComponent
+	}
+	if k.APIVersion != want {
+		errs = append(errs, "apiVersion for "+k.Kind+" should be "+want)
+	}
+	return errs
+}

@@ -1,0 +1,16 @@
+// Package resource is kpipe's model of Kubernetes objects: a parsed object
+// tree, its identity (group, version, kind, name, namespace) and the build
+// state that kustomize tracks for each object while it is being built
+// (previous names, generator options, name prefixes and suffixes).
+//
+// A Resource is parsed once and then shared: the output of a kustomization
+// node is frozen, and a stage that wants to change a frozen resource works on
+// a Clone. That rule is what lets one base feed many overlays without being
+// parsed or copied again, and what makes a stage's output a pure function of
+// its input.
+//
+// Object trees use the value types gopkg.in/yaml.v3 produces when it decodes
+// into interface{}: map[string]any, []any, string, bool, int, uint64,
+// float64, time.Time and nil. Those are the values kustomize itself hands to
+// its JSON encoder, so the output package can reproduce kustomize's bytes.
+package resource

@@ -1,0 +1,108 @@
+package resource
+
+import "fmt"
+
+// List is an ordered set of resources with unique current IDs: kustomize's
+// ResMap. Its elements may be frozen (shared with other lists); Edit returns
+// a private copy before anything is changed.
+type List struct {
+	items []*Resource
+}
+
+// NewList returns a list of the given resources, without checking IDs.
+func NewList(rs ...*Resource) *List {
+	return &List{items: append([]*Resource(nil), rs...)}
+}
+
+// Len returns the number of resources.
+func (l *List) Len() int { return len(l.items) }
+
+// At returns the i-th resource for reading.
+func (l *List) At(i int) *Resource { return l.items[i] }
+
+// All returns the resources in order. The slice must not be modified.
+func (l *List) All() []*Resource { return l.items }
+
+// Edit returns the i-th resource ready for modification, replacing a frozen
+// element by a private clone first.
+func (l *List) Edit(i int) *Resource {
+	r := l.items[i]
+	if r.Frozen() {
+		r = r.Clone()
+		l.items[i] = r
+	}
+	return r
+}
+
+// Set replaces the i-th resource.
+func (l *List) Set(i int, r *Resource) { l.items[i] = r }
+
+// Remove deletes the i-th resource.
+func (l *List) Remove(i int) {
+	l.items = append(l.items[:i:i], l.items[i+1:]...)
+}
+
+// Append adds r, failing when a resource with the same current ID exists.
+func (l *List) Append(r *Resource) error {
+	id := r.ID()
+	for _, o := range l.items {
+		if o.ID().Equals(id) {
+			return fmt.Errorf("may not add resource with an already registered id: %s", id)
+		}
+	}
+	l.items = append(l.items, r)
+	return nil
+}
+
+// AppendAll appends every resource of o in order, failing on the first
+// duplicate ID.
+func (l *List) AppendAll(o *List) error {
+	for _, r := range o.items {
+		if err := l.Append(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Freeze freezes every resource so the list can be shared.
+func (l *List) Freeze() {
+	for _, r := range l.items {
+		r.Freeze()
+	}
+}
+
+// Copy returns a new list holding the same resources. Freeze the list first
+// when either copy will be edited.
+func (l *List) Copy() *List {
+	return &List{items: append([]*Resource(nil), l.items...)}
+}
+
+// Replace sets the whole content of the list.
+func (l *List) Replace(rs []*Resource) { l.items = rs }
+
+// ByCurrentID returns the indexes of the resources whose current ID equals id.
+func (l *List) ByCurrentID(id ID) []int {
+	var out []int
+	for i, r := range l.items {
+		if r.ID().Equals(id) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// ByAnyID returns the indexes of the resources whose current or previous
+// IDs include id.
+func (l *List) ByAnyID(id ID) []int {
+	var out []int
+	for i, r := range l.items {
+		for _, rid := range r.AllIDs() {
+			if rid.Equals(id) {
+				out = append(out, i)
+				break
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,282 @@
+package resource
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Resource is one object of a build: its tree and the build state kustomize
+// keeps alongside it. See the package comment for the sharing rules.
+type Resource struct {
+	obj    map[string]any
+	frozen bool
+
+	// prev holds the names this object had before it was renamed, oldest
+	// first; name references and patches use them to find it.
+	prev []prevName
+
+	// refBy lists the objects whose fields referred to this one when name
+	// references were last fixed (kustomize's refBy build annotation).
+	refBy []ID
+
+	// refVars lists the names of vars whose objref selects this object.
+	refVars []string
+
+	// Gen is non-nil for objects made by a generator.
+	Gen *Generated
+
+	// Origin records where the object came from, when the kustomization asks
+	// for origin annotations.
+	Origin *Origin
+}
+
+// prevName is one earlier identity of a resource. The group and version are
+// taken from the current apiVersion, as kustomize does.
+type prevName struct {
+	Kind, Name, Namespace string
+}
+
+// Generated holds the generator options of a generated object.
+type Generated struct {
+	// Behavior is how the object merges with one of the same ID from a base:
+	// "create" (or ""), "merge" or "replace".
+	Behavior string
+	// NeedsHash is true when a content hash will be appended to the name.
+	NeedsHash bool
+}
+
+// Origin is where a resource was defined: the file (relative to the build
+// root) and, for generated objects, the generator that made it.
+type Origin struct {
+	Path         string
+	ConfiguredIn string
+	ConfiguredBy ID
+}
+
+// New wraps an object tree. The tree becomes owned by the resource.
+func New(obj map[string]any) *Resource {
+	return &Resource{obj: obj}
+}
+
+// Object returns the object tree for reading. Callers must not modify it;
+// use Edit for that.
+func (r *Resource) Object() map[string]any { return r.obj }
+
+// Edit returns the object tree for modification. It panics when the resource
+// is frozen: a frozen resource is shared, so the caller must Clone it first.
+func (r *Resource) Edit() map[string]any {
+	r.mustBeMutable()
+	return r.obj
+}
+
+func (r *Resource) mustBeMutable() {
+	if r.frozen {
+		panic(fmt.Sprintf("kpipe: internal error: modifying frozen resource %s (Clone it first)", r.ID()))
+	}
+}
+
+// Freeze marks the resource as shared and immutable.
+func (r *Resource) Freeze() { r.frozen = true }
+
+// Frozen reports whether the resource is shared and immutable.
+func (r *Resource) Frozen() bool { return r.frozen }
+
+// Clone returns an unfrozen deep copy of the resource.
+func (r *Resource) Clone() *Resource {
+	c := &Resource{
+		obj:     CopyMap(r.obj),
+		prev:    append([]prevName(nil), r.prev...),
+		refBy:   append([]ID(nil), r.refBy...),
+		refVars: append([]string(nil), r.refVars...),
+	}
+	if r.Gen != nil {
+		g := *r.Gen
+		c.Gen = &g
+	}
+	if r.Origin != nil {
+		o := *r.Origin
+		c.Origin = &o
+	}
+	return c
+}
+
+// Mutable returns r itself when it may be modified, or a clone when it is
+// frozen.
+func (r *Resource) Mutable() *Resource {
+	if r.frozen {
+		return r.Clone()
+	}
+	return r
+}
+
+// SetObject replaces the object tree, keeping the build state.
+func (r *Resource) SetObject(obj map[string]any) {
+	r.mustBeMutable()
+	r.obj = obj
+}
+
+// APIVersion returns the apiVersion field.
+func (r *Resource) APIVersion() string { return LookupString(r.obj, "apiVersion") }
+
+// Kind returns the kind field.
+func (r *Resource) Kind() string { return LookupString(r.obj, "kind") }
+
+// Name returns metadata.name.
+func (r *Resource) Name() string { return LookupString(r.obj, "metadata", "name") }
+
+// Namespace returns metadata.namespace.
+func (r *Resource) Namespace() string { return LookupString(r.obj, "metadata", "namespace") }
+
+// GVK returns the object's group, version and kind.
+func (r *Resource) GVK() GVK { return NewGVK(r.APIVersion(), r.Kind()) }
+
+// ID returns the object's current identity.
+func (r *Resource) ID() ID {
+	return ID{GVK: r.GVK(), Name: r.Name(), Namespace: r.Namespace()}
+}
+
+// SetName sets metadata.name.
+func (r *Resource) SetName(name string) { r.setMeta("name", name) }
+
+// SetNamespace sets metadata.namespace.
+func (r *Resource) SetNamespace(ns string) { r.setMeta("namespace", ns) }
+
+// SetKind sets the kind field.
+func (r *Resource) SetKind(kind string) {
+	r.mustBeMutable()
+	r.obj["kind"] = kind
+}
+
+func (r *Resource) setMeta(field, value string) {
+	r.mustBeMutable()
+	md, err := EnsureMap(r.obj, "metadata")
+	if err != nil {
+		panic(err) // Decode guarantees metadata is a map.
+	}
+	md[field] = value
+}
+
+// Labels returns metadata.labels as strings.
+func (r *Resource) Labels() map[string]string {
+	v, _ := Lookup(r.obj, "metadata", "labels")
+	return StringMap(v)
+}
+
+// Annotations returns metadata.annotations as strings.
+func (r *Resource) Annotations() map[string]string {
+	v, _ := Lookup(r.obj, "metadata", "annotations")
+	return StringMap(v)
+}
+
+// SetAnnotation sets one annotation.
+func (r *Resource) SetAnnotation(key, value string) {
+	r.mustBeMutable()
+	m, err := EnsureMap(r.obj, "metadata", "annotations")
+	if err != nil {
+		panic(err)
+	}
+	m[key] = value
+}
+
+// RemoveAnnotation deletes one annotation, and the annotations map when it
+// becomes empty.
+func (r *Resource) RemoveAnnotation(key string) {
+	r.removeMetaKey("annotations", key)
+}
+
+// RemoveLabel deletes one label, and the labels map when it becomes empty.
+func (r *Resource) RemoveLabel(key string) {
+	r.removeMetaKey("labels", key)
+}
+
+func (r *Resource) removeMetaKey(field, key string) {
+	md := LookupMap(r.obj, "metadata")
+	m, _ := md[field].(map[string]any)
+	if _, ok := m[key]; !ok {
+		return
+	}
+	r.mustBeMutable()
+	delete(m, key)
+	if len(m) == 0 {
+		delete(md, field)
+	}
+}
+
+// PrevIDs returns the IDs the object had before renames, oldest first.
+func (r *Resource) PrevIDs() []ID {
+	if len(r.prev) == 0 {
+		return nil
+	}
+	g, v := ParseAPIVersion(r.APIVersion())
+	ids := make([]ID, len(r.prev))
+	for i, p := range r.prev {
+		ids[i] = ID{GVK: GVK{Group: g, Version: v, Kind: p.Kind}, Name: p.Name, Namespace: p.Namespace}
+	}
+	return ids
+}
+
+// OrigID returns the object's original ID: the oldest previous ID, or the
+// current one when it was never renamed.
+func (r *Resource) OrigID() ID {
+	if len(r.prev) > 0 {
+		return r.PrevIDs()[0]
+	}
+	return r.ID()
+}
+
+// AllIDs returns the previous IDs followed by the current one.
+func (r *Resource) AllIDs() []ID {
+	return append(r.PrevIDs(), r.ID())
+}
+
+// RememberID records the current ID as a previous one, before a rename.
+func (r *Resource) RememberID() {
+	r.mustBeMutable()
+	id := r.ID()
+	r.prev = append(r.prev, prevName{Kind: id.Kind, Name: id.Name, Namespace: id.EffectiveNamespace()})
+}
+
+// SetOriginalName records name (in namespace ns) as the object's original
+// identity; generators use it so references to the name they were given
+// still find the object after a hash suffix is added.
+func (r *Resource) SetOriginalName(ns, name string) {
+	r.mustBeMutable()
+	r.prev = append(r.prev, prevName{Kind: r.Kind(), Name: name, Namespace: ns})
+}
+
+// CopyBuildStateFrom copies the previous names of o into r (used when one
+// resource replaces another with the same identity).
+func (r *Resource) CopyBuildStateFrom(o *Resource) {
+	r.mustBeMutable()
+	r.prev = append([]prevName(nil), o.prev...)
+	r.refBy = append([]ID(nil), o.refBy...)
+	r.refVars = append([]string(nil), o.refVars...)
+}
+
+// RefBy returns the IDs of objects that referred to this one.
+func (r *Resource) RefBy() []ID { return r.refBy }
+
+// AddRefBy records that the object id refers to this one.
+func (r *Resource) AddRefBy(id ID) {
+	r.mustBeMutable()
+	r.refBy = append(r.refBy, id)
+}
+
+// RefVarNames returns the names of vars whose objref selects this object.
+func (r *Resource) RefVarNames() []string { return r.refVars }
+
+// AddRefVarName records that the var named name selects this object.
+func (r *Resource) AddRefVarName(name string) {
+	r.mustBeMutable()
+	r.refVars = append(r.refVars, name)
+}
+
+// SortedKeys returns the keys of m in byte order.
+func SortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

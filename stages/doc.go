@@ -1,0 +1,30 @@
+// Package stages holds kpipe's generators and transformers: one stage per
+// kustomization field (namespace, namePrefix, labels, images, ...), each
+// reachable both from its kustomization field and from a builtin plugin
+// config (`apiVersion: builtin`) listed under `transformers:`.
+//
+// # The stage contract
+//
+// The cache (package cache) relies on this contract to skip stages safely;
+// every stage must keep it.
+//
+//  1. A stage is configured once, from a plain config value. Anything the
+//     stage needs from disk (a patch file, a schema) is read while it is
+//     configured, through a loaders.Loader, and becomes part of its config.
+//  2. Fingerprint returns a canonical encoding of that whole config: the
+//     stage kind, every setting, the field specs it writes to, and the
+//     contents of the files it read. Two stages with equal fingerprints
+//     produce equal outputs from equal inputs.
+//  3. Run is a pure function of the fingerprinted config and the input
+//     resources. It reads no clock, no environment variable, no file, no
+//     global or package-level state. Its only effect is on the list it is
+//     given.
+//  4. Run edits resources only through List.Edit, which copies a frozen
+//     (shared) resource before it is changed, so a base shared by many
+//     overlays is never modified by one of them.
+//  5. A stage that fails returns an error that names the stage and what was
+//     wrong; the list is then undefined and the build stops.
+//
+// A stage's cache key is therefore digest(kpipe version, Fingerprint(),
+// digests of the input resources).
+package stages
