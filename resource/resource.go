@@ -253,6 +253,13 @@ func (r *Resource) CopyBuildStateFrom(o *Resource) {
 	r.refVars = append([]string(nil), o.refVars...)
 }
 
+// HasBuildState reports whether the build recorded anything about the
+// object that kustomize keeps in build annotations (previous names,
+// referrers, generator options).
+func (r *Resource) HasBuildState() bool {
+	return len(r.prev) > 0 || len(r.refBy) > 0 || r.Gen != nil
+}
+
 // RefBy returns the IDs of objects that referred to this one.
 func (r *Resource) RefBy() []ID { return r.refBy }
 
