@@ -1,0 +1,104 @@
+package build
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/kpipe/kpipe/stages/fieldspec"
+)
+
+// accumulate builds node n into acc, in kustomize's order: resources,
+// configurations, crds, generators, components, transformers, validators.
+// A component is accumulated into its parent's acc.
+func (b *Builder) accumulate(ctx context.Context, n *Node, acc *Accumulation) error {
+	if err := b.accumulateResources(n, acc); err != nil {
+		return fmt.Errorf("accumulating resources: %w", err)
+	}
+	cfg, err := b.transformerConfig(n)
+	if err != nil {
+		return err
+	}
+	if acc.Config, err = acc.Config.Merge(cfg); err != nil {
+		return fmt.Errorf("merging config: %w", err)
+	}
+	if len(n.K.Crds) > 0 {
+		return b.unsupported(n, "crds")
+	}
+	if err := b.runGenerators(ctx, n, acc); err != nil {
+		return err
+	}
+	for _, e := range n.Components {
+		if e.Err != nil {
+			return fmt.Errorf("accumulating components: %w", e.Err)
+		}
+		if err := b.accumulate(ctx, e.Child, acc); err != nil {
+			return fmt.Errorf("accumulating components: accumulateDirectory: %q",
+				fmt.Sprintf("recursed accumulation of path '%s': %v", e.Child.Dir, err))
+		}
+	}
+	if err := b.runTransformers(ctx, n, acc); err != nil {
+		return err
+	}
+	if len(n.K.Validators) > 0 {
+		return b.unsupported(n, "validators")
+	}
+	if len(n.K.Vars) > 0 {
+		return b.unsupported(n, "vars")
+	}
+	return nil
+}
+
+// accumulateResources appends the node's `resources` entries in order.
+func (b *Builder) accumulateResources(n *Node, acc *Accumulation) error {
+	for _, e := range n.Resources {
+		switch {
+		case e.Err != nil:
+			return e.Err
+		case e.Child != nil:
+			sub, err := b.child(e.Child)
+			if err != nil {
+				return fmt.Errorf("accumulation err='accumulating resources from '%s': '%s' must resolve to a file': recursed accumulation of path '%s': %w",
+					e.Path, e.Child.Dir, e.Child.Dir, err)
+			}
+			if err := acc.Resources.AppendAll(sub.Resources); err != nil {
+				return fmt.Errorf("accumulation err='accumulating resources from '%s': '%s' must resolve to a file': recursed merging from path '%s': %w",
+					e.Path, e.Child.Dir, e.Child.Dir, err)
+			}
+			if acc.Config, err = acc.Config.Merge(sub.Config); err != nil {
+				return fmt.Errorf("recursed merging from path '%s': %w", e.Child.Dir, err)
+			}
+		default:
+			p := b.parse(e)
+			if p.err != nil {
+				return p.err
+			}
+			if err := acc.Resources.AppendAll(p.list); err != nil {
+				return fmt.Errorf("merging resources from '%s': %w", e.Path, err)
+			}
+		}
+	}
+	return nil
+}
+
+// transformerConfig is kustomize's default field specs merged with the
+// node's `configurations` files.
+func (b *Builder) transformerConfig(n *Node) (*fieldspec.Config, error) {
+	var files [][]byte
+	for _, p := range n.K.Configurations {
+		data, _, err := n.Loader.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("%s: configurations: %w", n.File.Path, err)
+		}
+		files = append(files, data)
+	}
+	cfg, err := fieldspec.Make(files...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: configurations %v: %w", n.File.Path, n.K.Configurations, err)
+	}
+	return cfg, nil
+}
+
+// unsupported is the error for a kustomization field kpipe cannot build yet.
+func (b *Builder) unsupported(n *Node, field string) error {
+	return fmt.Errorf("%s: the '%s' field is not supported yet by kpipe", n.File.Path, field)
+}

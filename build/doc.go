@@ -1,0 +1,14 @@
+// Package build is kpipe's engine: it turns kustomization directories into
+// resources.
+//
+// A build has two phases. Load (graph.go) reads every kustomization file
+// reachable from the roots through the loaders package and makes one Node
+// per kustomization or component, with an edge for every `resources` or
+// `components` entry that names a directory; a directory reached from
+// several parents is one node. Run (run.go) walks that graph with package
+// dag, dependencies first and independent nodes concurrently, and builds
+// each node exactly once: it accumulates the node's resources, applies its
+// components, and runs its transformer stages (package stages). A root's
+// output is then finished (name references, local configs, ordering) and
+// written by package output.
+package build

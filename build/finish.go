@@ -1,0 +1,154 @@
+package build
+
+import (
+	"context"
+
+	"github.com/kpipe/kpipe/loaders"
+	"github.com/kpipe/kpipe/resource"
+	"github.com/kpipe/kpipe/stages"
+	"github.com/kpipe/kpipe/stages/fieldspec"
+)
+
+// Annotations and labels the finishing steps read or remove.
+const (
+	localConfigAnnotation = "config.kubernetes.io/local-config"
+	managedByLabel        = "app.kubernetes.io/managed-by"
+	// ManagedByValue is the managed-by label value; kustomize writes its
+	// own version there, and kpipe writes the kustomize version it matches.
+	ManagedByValue = "kustomize-v5.8.0"
+)
+
+// buildAnnotations are annotations kustomize uses internally and removes
+// from its output.
+var buildAnnotations = []string{
+	"internal.config.kubernetes.io/previousKinds",
+	"internal.config.kubernetes.io/previousNames",
+	"internal.config.kubernetes.io/prefixes",
+	"internal.config.kubernetes.io/suffixes",
+	"internal.config.kubernetes.io/previousNamespaces",
+	"internal.config.kubernetes.io/allowNameChange",
+	"internal.config.kubernetes.io/allowKindChange",
+	"internal.config.kubernetes.io/refBy",
+	"internal.config.kubernetes.io/generatorBehavior",
+	"internal.config.kubernetes.io/needsHashSuffix",
+	"internal.config.kubernetes.io/path",
+	"internal.config.kubernetes.io/index",
+	"internal.config.kubernetes.io/seqindent",
+	"internal.config.kubernetes.io/id",
+	"internal.config.kubernetes.io/annotations-migration-resource-id",
+	"config.kubernetes.io/path",
+	"config.kubernetes.io/index",
+	"config.k8s.io/id",
+	"internal.config.kubernetes.io/helm-generated",
+}
+
+// finish runs the steps kustomize runs only on the root of a build: name
+// reference fix-up, dropping local configs, ordering, the managed-by label,
+// and removing build annotations.
+func (b *Builder) finish(ctx context.Context, n *Node, acc *Accumulation) ([]*resource.Resource, error) {
+	rs := acc.Resources.Copy()
+	if err := stages.NewNameRef(acc.Config.NameReference).Run(ctx, rs); err != nil {
+		return nil, err
+	}
+	dropLocal(rs)
+	sorter, err := b.sortStage(n.K)
+	if err != nil {
+		return nil, err
+	}
+	if sorter != nil {
+		if err := sorter.Run(ctx, rs); err != nil {
+			return nil, err
+		}
+	}
+	if b.opts.ManagedByLabel || contains(n.K.BuildMetadata, "managedByLabel") {
+		l := stages.NewLabels(stages.LabelsConfig{
+			Labels:     map[string]string{managedByLabel: ManagedByValue},
+			FieldSpecs: []fieldspec.FieldSpec{{Path: "metadata/labels", CreateIfNotPresent: true}},
+		})
+		if err := l.Run(ctx, rs); err != nil {
+			return nil, err
+		}
+	}
+	for i := range rs.All() {
+		cleanAnnotations(rs, i)
+	}
+	return rs.All(), nil
+}
+
+// sortStage returns the ordering stage: the kustomization's sortOptions win
+// over the --reorder flag; without either, the legacy order.
+func (b *Builder) sortStage(k *loaders.Kustomization) (stages.Stage, error) {
+	if k.SortOptions != nil {
+		if b.opts.Reorder != "" {
+			b.opts.Warn("Warning: Sorting order is set both in 'kustomization.yaml' ('sortOptions') and in a CLI flag ('--reorder'). Using the kustomization file over the CLI flag.")
+		}
+		opts := stages.SortOptions{Order: k.SortOptions.Order}
+		if l := k.SortOptions.LegacySortOptions; l != nil {
+			opts.LegacySortOptions = &stages.LegacySortOptions{OrderFirst: l.OrderFirst, OrderLast: l.OrderLast}
+		}
+		return stages.NewSortOrder(opts)
+	}
+	if b.opts.Reorder == "legacy" || b.opts.Reorder == "" {
+		return stages.NewSortOrder(stages.SortOptions{Order: stages.OrderLegacy})
+	}
+	return nil, nil
+}
+
+// dropLocal removes objects marked config.kubernetes.io/local-config
+// (unless the value is "false").
+func dropLocal(rs *resource.List) {
+	for i := rs.Len() - 1; i >= 0; i-- {
+		v, ok := rs.At(i).Annotations()[localConfigAnnotation]
+		if ok && v != "false" {
+			rs.Remove(i)
+		}
+	}
+}
+
+// cleanAnnotations removes build annotations from the i-th object. Like
+// kustomize, which keeps its build state in annotations and rewrites them
+// all, an object whose annotations were touched gets every annotation value
+// as a string, and loses an annotations map left empty.
+func cleanAnnotations(rs *resource.List, i int) {
+	r := rs.At(i)
+	md := resource.LookupMap(r.Object(), "metadata")
+	ann, isMap := md["annotations"].(map[string]any)
+	if !r.HasBuildState() && (!isMap || len(ann) == 0) {
+		return
+	}
+	r = rs.Edit(i)
+	md = resource.LookupMap(r.Edit(), "metadata")
+	strs := resource.StringMap(md["annotations"])
+	for k := range strs {
+		if isBuildAnnotation(k) {
+			delete(strs, k)
+		}
+	}
+	if len(strs) == 0 {
+		delete(md, "annotations")
+		return
+	}
+	out := make(map[string]any, len(strs))
+	for k, v := range strs {
+		out[k] = v
+	}
+	md["annotations"] = out
+}
+
+func isBuildAnnotation(k string) bool {
+	for _, a := range buildAnnotations {
+		if a == k {
+			return true
+		}
+	}
+	return false
+}
+
+func contains(list []string, s string) bool {
+	for _, e := range list {
+		if e == s {
+			return true
+		}
+	}
+	return false
+}

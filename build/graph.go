@@ -1,0 +1,265 @@
+package build
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/kpipe/kpipe/dag"
+	"github.com/kpipe/kpipe/loaders"
+)
+
+// Node is one kustomization (or component) directory as the build uses it.
+type Node struct {
+	// Key identifies the node in the graph: the directory, plus the
+	// namespace it inherits from its parent when it declares none (kustomize
+	// propagates a parent's namespace into such a child, which can change
+	// the child's output).
+	Key string
+	// Dir is the node's absolute, symlink-free directory.
+	Dir string
+	// File is the parsed kustomization file.
+	File *loaders.KustomizationFile
+	// K is the kustomization as this node builds it (namespace inherited).
+	K *loaders.Kustomization
+	// Loader reads the node's files.
+	Loader *loaders.Loader
+
+	// Resources are the node's `resources` entries in order; the list stops
+	// at the first entry that failed to load.
+	Resources []*Entry
+	// Components are the node's `components` entries in order, likewise.
+	Components []*Entry
+}
+
+// IsComponent reports whether the node is a Component.
+func (n *Node) IsComponent() bool { return n.K.Kind == loaders.KindComponent }
+
+// Entry is one `resources` or `components` entry of a kustomization.
+type Entry struct {
+	// Path is the entry as written.
+	Path string
+	// File is set for a resource file: its real path.
+	File string
+	// Data is the file's content.
+	Data []byte
+	// Child is set for a directory entry.
+	Child *Node
+	// Err is set when the entry could not be loaded; it is reported when
+	// the build reaches the entry, as kustomize would.
+	Err error
+}
+
+// Graph is the loaded kustomization graph of one or more roots.
+type Graph struct {
+	// Roots are the nodes of the directories asked for, in order.
+	Roots []*Node
+	// Nodes are all nodes by key.
+	Nodes map[string]*Node
+	// DAG has an edge from every node to the nodes its entries name.
+	DAG *dag.Graph
+	// Warnings are messages kustomize prints while loading (deprecations),
+	// in load order, without duplicates per file.
+	Warnings []string
+
+	restriction loaders.Restriction
+	warned      map[string]bool
+}
+
+// Load reads the kustomizations reachable from the given root directories.
+// An error here concerns a root itself (not a directory, no kustomization
+// file); problems below a root are recorded in the entries that lead to
+// them and reported when that root is built.
+func Load(roots []string, r loaders.Restriction) (*Graph, []error) {
+	g := &Graph{Nodes: map[string]*Node{}, DAG: dag.New(), restriction: r, warned: map[string]bool{}}
+	errs := make([]error, len(roots))
+	for i, root := range roots {
+		dir, err := loaders.RealDir(root)
+		if err != nil {
+			errs[i] = err
+			g.Roots = append(g.Roots, nil)
+			continue
+		}
+		n, err := g.load(dir, "", nil)
+		if err != nil {
+			errs[i] = err
+		}
+		g.Roots = append(g.Roots, n)
+	}
+	return g, errs
+}
+
+// load returns the node for dir reached through chain (the directories of
+// the referrers, outermost first), loading it and its entries on first use.
+func (g *Graph) load(dir, inheritedNS string, chain []string) (*Node, error) {
+	kf, err := loaders.FindKustomization(dir)
+	if err != nil {
+		return nil, err
+	}
+	g.warn(kf)
+	key := dir
+	k := *kf.K
+	if k.Namespace == "" && inheritedNS != "" {
+		k.Namespace = inheritedNS
+		key = dir + "?namespace=" + inheritedNS
+	}
+	if n, ok := g.Nodes[key]; ok {
+		// Already loaded through another parent: only the cycle rule, which
+		// depends on the path taken, must be checked again.
+		if err := g.checkChain(n, append(chain, dir)); err != nil {
+			return nil, err
+		}
+		return n, nil
+	}
+	ldr, err := loaders.New(dir, g.restriction)
+	if err != nil {
+		return nil, err
+	}
+	n := &Node{Key: key, Dir: dir, File: kf, K: &k, Loader: ldr}
+	g.Nodes[key] = n
+	g.DAG.Add(key)
+	chain = append(chain[:len(chain):len(chain)], dir)
+	for _, p := range k.Resources {
+		e := g.loadResource(n, p, chain)
+		n.Resources = append(n.Resources, e)
+		if e.Err != nil {
+			break
+		}
+	}
+	for _, p := range k.Components {
+		e := g.loadComponent(n, p, chain)
+		n.Components = append(n.Components, e)
+		if e.Err != nil {
+			break
+		}
+	}
+	return n, nil
+}
+
+func (g *Graph) warn(kf *loaders.KustomizationFile) {
+	if g.warned[kf.Path] {
+		return
+	}
+	g.warned[kf.Path] = true
+	g.Warnings = append(g.Warnings, kf.Warnings...)
+}
+
+// loadResource loads one `resources` entry: a file if it is one, else a
+// kustomization directory.
+func (g *Graph) loadResource(n *Node, p string, chain []string) *Entry {
+	e := &Entry{Path: p}
+	data, real, fileErr := n.Loader.ReadFile(p)
+	if fileErr == nil {
+		e.File, e.Data = real, data
+		return e
+	}
+	fileErr = fmt.Errorf("accumulating resources from '%s': %w", p, fileErr)
+	child, err := g.loadDir(n, p, chain)
+	if err != nil {
+		e.Err = fmt.Errorf("accumulation err='%s': %w", fileErr.Error(), err)
+		return e
+	}
+	if child.IsComponent() {
+		e.Err = fmt.Errorf("accumulation err='%s': expected kind != 'Component' for path '%s'", fileErr.Error(), child.Dir)
+		return e
+	}
+	e.Child = child
+	g.DAG.Connect(n.Key, child.Key)
+	return e
+}
+
+// loadComponent loads one `components` entry, which must be a directory
+// holding a Component.
+func (g *Graph) loadComponent(n *Node, p string, chain []string) *Entry {
+	e := &Entry{Path: p}
+	child, err := g.loadDir(n, p, chain)
+	var ce *CycleError
+	switch {
+	case errors.As(err, &ce):
+		e.Err = err
+		return e
+	case errors.Is(err, errNotDir):
+		e.Err = fmt.Errorf("loader.New %q", err.Error())
+		return e
+	case err != nil:
+		e.Err = fmt.Errorf("accumulateDirectory: %q", err.Error())
+		return e
+	}
+	if !child.IsComponent() {
+		e.Err = fmt.Errorf("accumulateDirectory: \"expected kind 'Component' for path '%s' but got '%s'\"", child.Dir, child.K.Kind)
+		return e
+	}
+	e.Child = child
+	g.DAG.Connect(n.Key, child.Key)
+	return e
+}
+
+// loadDir loads the kustomization directory p named by n.
+func (g *Graph) loadDir(n *Node, p string, chain []string) (*Node, error) {
+	real, kind, err := n.Loader.Resolve(p)
+	if err != nil {
+		return nil, fmt.Errorf("%w: not a valid directory: %w", errNotDir, err)
+	}
+	if kind != loaders.Dir {
+		return nil, fmt.Errorf("%w: '%s': file is not directory", errNotDir, real)
+	}
+	for _, visited := range chain {
+		if loaders.Within(real, visited) {
+			return nil, &CycleError{Candidate: real, Visited: visited, Chain: append(append([]string(nil), chain...), real)}
+		}
+	}
+	child, err := g.load(real, n.K.Namespace, chain)
+	if err != nil {
+		if _, ok := err.(*CycleError); ok {
+			return nil, err
+		}
+		return nil, fmt.Errorf("couldn't make target for path '%s': %w", real, err)
+	}
+	return child, nil
+}
+
+// errNotDir is the start of the error for an entry that is not a directory.
+var errNotDir = errors.New("must build at directory")
+
+// checkChain re-checks the cycle rule for an already loaded node reached
+// through a new chain of referrers.
+func (g *Graph) checkChain(n *Node, chain []string) error {
+	for _, list := range [][]*Entry{n.Resources, n.Components} {
+		for _, e := range list {
+			if e.Child == nil {
+				continue
+			}
+			for _, visited := range chain {
+				if loaders.Within(e.Child.Dir, visited) {
+					return &CycleError{Candidate: e.Child.Dir, Visited: visited, Chain: append(append([]string(nil), chain...), e.Child.Dir)}
+				}
+			}
+			if err := g.checkChain(e.Child, append(chain[:len(chain):len(chain)], e.Child.Dir)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// CycleError is a kustomization that refers, directly or through others, to
+// itself or to a directory containing it.
+type CycleError struct {
+	Candidate string   // the directory being entered
+	Visited   string   // the referrer it contains
+	Chain     []string // the directories from the root to Candidate
+}
+
+func (e *CycleError) Error() string {
+	return fmt.Sprintf("cycle detected: candidate root '%s' contains visited root '%s' (%s)",
+		e.Candidate, e.Visited, strings.Join(e.Chain, " -> "))
+}
+
+// Rel returns p relative to dir when it lies below it, else p.
+func Rel(dir, p string) string {
+	if r, err := filepath.Rel(dir, p); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return p
+}

@@ -1,0 +1,195 @@
+package build
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/kpipe/kpipe/resource"
+	"github.com/kpipe/kpipe/stages/fieldspec"
+)
+
+// Options are the settings of a build that change its output or what it
+// may do.
+type Options struct {
+	// Jobs bounds how many nodes are built at once (< 1: number of CPUs).
+	Jobs int
+	// Reorder is the --reorder flag: "legacy", "none", or "" (unspecified,
+	// which kustomize treats as legacy unless sortOptions is set).
+	Reorder string
+	// ManagedByLabel adds app.kubernetes.io/managed-by to every object.
+	ManagedByLabel bool
+	// EnableAlphaPlugins allows plugins other than builtins.
+	EnableAlphaPlugins bool
+	// EnableExec allows KRM functions that run executables.
+	EnableExec bool
+	// EnableHelm allows helm chart inflation.
+	EnableHelm bool
+	// Warn receives warnings (for example about conflicting sort settings).
+	Warn func(msg string)
+}
+
+// Accumulation is the result of building one kustomization node, before the
+// steps that only a root runs: its resources (frozen, shareable) and the
+// transformer configuration it and its bases declared.
+type Accumulation struct {
+	Resources *resource.List
+	Config    *fieldspec.Config
+}
+
+// Result is the outcome of one root.
+type Result struct {
+	// Resources are the root's output objects in output order.
+	Resources []*resource.Resource
+	// Err is the root's error; Resources is nil then.
+	Err error
+}
+
+// Builder builds the nodes of a Graph, each once.
+type Builder struct {
+	g    *Graph
+	opts Options
+
+	mu     sync.Mutex
+	done   map[string]*nodeResult
+	parsed map[*Entry]*parsedFile
+}
+
+type nodeResult struct {
+	acc *Accumulation
+	err error
+}
+
+type parsedFile struct {
+	list *resource.List
+	err  error
+}
+
+// NewBuilder returns a builder for g.
+func NewBuilder(g *Graph, opts Options) *Builder {
+	if opts.Jobs < 1 {
+		opts.Jobs = runtime.NumCPU()
+	}
+	if opts.Warn == nil {
+		opts.Warn = func(string) {}
+	}
+	return &Builder{g: g, opts: opts, done: map[string]*nodeResult{}, parsed: map[*Entry]*parsedFile{}}
+}
+
+// Run builds every root of the graph and returns one result per root, in
+// the order of g.Roots. Nodes shared by several roots are built once.
+// loadErrs are the errors Load returned for the roots.
+func (b *Builder) Run(ctx context.Context, loadErrs []error) []Result {
+	results := make([]Result, len(b.g.Roots))
+	var roots []string
+	for i, n := range b.g.Roots {
+		if n != nil {
+			roots = append(roots, n.Key)
+		} else {
+			results[i].Err = loadErrs[i]
+		}
+	}
+	// Node functions record their own errors and never fail the walk, so
+	// that a parent can report its child's error in kustomize's words, in
+	// the order of its entries.
+	walkErr := b.g.DAG.WalkFrom(ctx, b.opts.Jobs, roots, func(ctx context.Context, key string) error {
+		n := b.g.Nodes[key]
+		acc, err := b.buildNode(ctx, n)
+		b.mu.Lock()
+		b.done[key] = &nodeResult{acc: acc, err: err}
+		b.mu.Unlock()
+		return ctx.Err()
+	})
+	for i, n := range b.g.Roots {
+		if n == nil {
+			continue
+		}
+		r := b.result(n)
+		switch {
+		case r == nil && walkErr != nil:
+			results[i].Err = walkErr
+		case r == nil:
+			results[i].Err = fmt.Errorf("internal error: %s was not built", n.Dir)
+		case r.err != nil:
+			results[i].Err = r.err
+		default:
+			results[i].Resources, results[i].Err = b.finish(ctx, n, r.acc)
+		}
+	}
+	return results
+}
+
+// isRoot reports whether n is one of the graph's build roots.
+func (b *Builder) isRoot(n *Node) bool {
+	for _, r := range b.g.Roots {
+		if r == n {
+			return true
+		}
+	}
+	return false
+}
+
+func (b *Builder) result(n *Node) *nodeResult {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.done[n.Key]
+}
+
+// buildNode is the work of one graph vertex. Components are only prepared
+// here (their files parsed); they are applied in each parent's context. A
+// component that is itself a build root is also built like a
+// kustomization, as kustomize does.
+func (b *Builder) buildNode(ctx context.Context, n *Node) (*Accumulation, error) {
+	for _, e := range n.Resources {
+		if e.File != "" {
+			b.parse(e)
+		}
+	}
+	if n.IsComponent() && !b.isRoot(n) {
+		return nil, nil
+	}
+	acc := &Accumulation{Resources: resource.NewList(), Config: &fieldspec.Config{}}
+	if err := b.accumulate(ctx, n, acc); err != nil {
+		return nil, err
+	}
+	acc.Resources.Freeze()
+	return acc, nil
+}
+
+// parse decodes a resource file entry once.
+func (b *Builder) parse(e *Entry) *parsedFile {
+	b.mu.Lock()
+	p, ok := b.parsed[e]
+	b.mu.Unlock()
+	if ok {
+		return p
+	}
+	rs, err := resource.Decode(e.Data)
+	p = &parsedFile{}
+	if err != nil {
+		var se *resource.SyntaxError
+		if errors.As(err, &se) {
+			p.err = fmt.Errorf("accumulating resources from '%s': MalformedYAMLError: yaml: line %d: %s in File: %s", e.Path, se.Line, se.Msg, e.File)
+		} else {
+			p.err = fmt.Errorf("accumulating resources from '%s': %s: %w", e.Path, e.File, err)
+		}
+	} else {
+		p.list = resource.NewList(rs...)
+		p.list.Freeze()
+	}
+	b.mu.Lock()
+	b.parsed[e] = p
+	b.mu.Unlock()
+	return p
+}
+
+// child returns the accumulation of a built child node.
+func (b *Builder) child(n *Node) (*Accumulation, error) {
+	r := b.result(n)
+	if r == nil {
+		return nil, fmt.Errorf("internal error: %s used before it was built", n.Dir)
+	}
+	return r.acc, r.err
+}

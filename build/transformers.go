@@ -1,0 +1,226 @@
+package build
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/kpipe/kpipe/loaders"
+	"github.com/kpipe/kpipe/resource"
+	"github.com/kpipe/kpipe/stages"
+	"github.com/kpipe/kpipe/stages/fieldspec"
+)
+
+// runGenerators runs the node's generators.
+func (b *Builder) runGenerators(_ context.Context, n *Node, _ *Accumulation) error {
+	k := n.K
+	switch {
+	case len(k.ConfigMapGenerator) > 0:
+		return b.unsupported(n, "configMapGenerator")
+	case len(k.SecretGenerator) > 0:
+		return b.unsupported(n, "secretGenerator")
+	case len(k.HelmCharts) > 0 || len(k.HelmChartInflationGenerator) > 0:
+		return b.unsupported(n, "helmCharts")
+	case len(k.Generators) > 0:
+		return b.unsupported(n, "generators")
+	}
+	return nil
+}
+
+// runTransformers runs the builtin transformers the node's fields ask for,
+// in kustomize's fixed order, then the `transformers:` entries in order.
+func (b *Builder) runTransformers(ctx context.Context, n *Node, acc *Accumulation) error {
+	list, err := b.fieldTransformers(n, acc.Config)
+	if err != nil {
+		return err
+	}
+	ext, err := b.listedTransformers(n)
+	if err != nil {
+		return err
+	}
+	for _, s := range append(list, ext...) {
+		if err := s.Run(ctx, acc.Resources); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fieldTransformers configures the builtin stages of the kustomization's
+// fields, with the field specs of tc: kustomize's configureBuiltinTransformers.
+func (b *Builder) fieldTransformers(n *Node, tc *fieldspec.Config) ([]stages.Stage, error) {
+	k := n.K
+	var out []stages.Stage
+	add := func(s stages.Stage, err error) error {
+		if err != nil {
+			return fmt.Errorf("%s: %w", n.File.Path, err)
+		}
+		out = append(out, s)
+		return nil
+	}
+	if len(k.PatchesStrategicMerge) > 0 {
+		return nil, b.unsupported(n, "patchesStrategicMerge")
+	}
+	if len(k.Patches) > 0 {
+		return nil, b.unsupported(n, "patches")
+	}
+	if k.Namespace != "" {
+		var c stages.NamespaceConfig
+		c.Metadata.Namespace = k.Namespace
+		c.FieldSpecs = tc.Namespace
+		if err := add(stages.NewNamespace(c)); err != nil {
+			return nil, err
+		}
+	}
+	if k.NamePrefix != "" {
+		if err := add(stages.NewPrefixSuffix("PrefixTransformer", stages.PrefixSuffixConfig{Prefix: k.NamePrefix, FieldSpecs: nonNil(tc.NamePrefix)})); err != nil {
+			return nil, err
+		}
+	}
+	if k.NameSuffix != "" {
+		if err := add(stages.NewPrefixSuffix("SuffixTransformer", stages.PrefixSuffixConfig{Suffix: k.NameSuffix, FieldSpecs: nonNil(tc.NameSuffix)})); err != nil {
+			return nil, err
+		}
+	}
+	if len(k.Labels) > 0 || len(k.CommonLabels) > 0 {
+		for _, l := range k.Labels {
+			fss, err := labelFieldSpecs(l, tc)
+			if err != nil {
+				return nil, fmt.Errorf("%s: failed to merge labels: %w", n.File.Path, err)
+			}
+			out = append(out, stages.NewLabels(stages.LabelsConfig{Labels: l.Pairs, FieldSpecs: fss}))
+		}
+		out = append(out, stages.NewLabels(stages.LabelsConfig{Labels: k.CommonLabels, FieldSpecs: tc.CommonLabels}))
+	}
+	if len(k.CommonAnnotations) > 0 {
+		out = append(out, stages.NewAnnotations(stages.AnnotationsConfig{Annotations: k.CommonAnnotations, FieldSpecs: tc.CommonAnnotations}))
+	}
+	if len(k.PatchesJson6902) > 0 {
+		return nil, b.unsupported(n, "patchesJson6902")
+	}
+	for _, r := range k.Replicas {
+		out = append(out, stages.NewReplicas(stages.ReplicasConfig{Replica: stages.Replica{Name: r.Name, Count: r.Count}, FieldSpecs: tc.Replicas}))
+	}
+	for _, im := range k.Images {
+		out = append(out, stages.NewImages(stages.ImagesConfig{
+			ImageTag:   stages.Image{Name: im.Name, NewName: im.NewName, TagSuffix: im.TagSuffix, NewTag: im.NewTag, Digest: im.Digest},
+			FieldSpecs: tc.Images,
+		}))
+	}
+	if len(k.Replacements) > 0 {
+		return nil, b.unsupported(n, "replacements")
+	}
+	return out, nil
+}
+
+func nonNil(fs []fieldspec.FieldSpec) []fieldspec.FieldSpec {
+	if fs == nil {
+		return []fieldspec.FieldSpec{}
+	}
+	return fs
+}
+
+// labelFieldSpecs computes where one `labels` entry writes: its own fields,
+// plus selectors and templates (includeSelectors), or templates only
+// (includeTemplates), and always metadata/labels.
+func labelFieldSpecs(l loaders.Label, tc *fieldspec.Config) ([]fieldspec.FieldSpec, error) {
+	var own []fieldspec.FieldSpec
+	for _, f := range l.FieldSpecs {
+		own = append(own, fieldspec.FieldSpec{Group: f.Group, Version: f.Version, Kind: f.Kind, Path: f.Path, CreateIfNotPresent: f.CreateIfNotPresent})
+	}
+	fss, err := fieldspec.MergeSpecs(own, tc.Labels...)
+	if err != nil {
+		return nil, err
+	}
+	if l.IncludeSelectors {
+		return fieldspec.MergeSpecs(fss, tc.CommonLabels...)
+	}
+	if l.IncludeTemplates {
+		if fss, err = fieldspec.MergeSpecs(fss, tc.TemplateLabels...); err != nil {
+			return nil, fmt.Errorf("failed to merge template fieldSpec: %w", err)
+		}
+	}
+	return fieldspec.MergeSpecs(fss, fieldspec.FieldSpec{Path: "metadata/labels", CreateIfNotPresent: true})
+}
+
+// listedTransformers configures the node's `transformers:` entries: inline
+// configs, or files of configs.
+func (b *Builder) listedTransformers(n *Node) ([]stages.Stage, error) {
+	var out []stages.Stage
+	for _, p := range n.K.Transformers {
+		configs, err := b.pluginConfigs(n, p)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range configs {
+			s, err := b.builtinStage(c)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// pluginConfigs reads the plugin configs of one generators/transformers
+// entry: inline YAML, or a file of configs.
+func (b *Builder) pluginConfigs(n *Node, p string) ([]*resource.Resource, error) {
+	if rs, err := resource.Decode([]byte(p)); err == nil && len(rs) > 0 {
+		return rs, nil
+	}
+	real, kind, err := n.Loader.Resolve(p)
+	if err == nil && kind == loaders.Dir {
+		return nil, fmt.Errorf("%s: a kustomization directory as a plugin config entry ('%s') is not supported yet by kpipe", n.File.Path, real)
+	}
+	data, real, err := n.Loader.ReadFile(p)
+	if err != nil {
+		return nil, fmt.Errorf("%s: loading plugin config '%s': %w", n.File.Path, p, err)
+	}
+	rs, err := resource.Decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: loading plugin config: %w", real, err)
+	}
+	return rs, nil
+}
+
+// builtinStage configures the builtin transformer a plugin config names.
+func (b *Builder) builtinStage(c *resource.Resource) (stages.Stage, error) {
+	id := c.ID()
+	if c.APIVersion() != "builtin" {
+		if !b.opts.EnableAlphaPlugins {
+			return nil, fmt.Errorf("external plugins disabled; unable to load external plugin '%s' (add --enable-alpha-plugins to use it)", c.Kind())
+		}
+		return nil, fmt.Errorf("plugin %s: external plugins are not supported yet by kpipe", id)
+	}
+	data, err := json.Marshal(c.Object())
+	if err != nil {
+		return nil, err
+	}
+	var from func([]byte) (stages.Stage, error)
+	switch c.Kind() {
+	case "NamespaceTransformer":
+		from = stages.NamespaceFromConfig
+	case "PrefixSuffixTransformer":
+		from = stages.PrefixSuffixFromConfig
+	case "PrefixTransformer":
+		from = stages.PrefixFromConfig
+	case "SuffixTransformer":
+		from = stages.SuffixFromConfig
+	case "LabelTransformer":
+		from = stages.LabelsFromConfig
+	case "AnnotationsTransformer":
+		from = stages.AnnotationsFromConfig
+	case "ImageTagTransformer":
+		from = stages.ImagesFromConfig
+	case "ReplicaCountTransformer":
+		from = stages.ReplicasFromConfig
+	default:
+		return nil, fmt.Errorf("unable to load builtin %s", id.GVK)
+	}
+	s, err := from(data)
+	if err != nil {
+		return nil, fmt.Errorf("plugin %s fails configuration: %w", id, err)
+	}
+	return s, nil
+}
