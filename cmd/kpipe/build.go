@@ -1,0 +1,115 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/kpipe/kpipe/build"
+	"github.com/kpipe/kpipe/loaders"
+	"github.com/kpipe/kpipe/output"
+)
+
+func buildCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "build",
+		Usage:     "build a kustomization target from a directory",
+		ArgsUsage: "[DIR]",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write output to this file, or to this existing directory one file per resource"},
+			&cli.StringFlag{Name: "load-restrictor", Value: "LoadRestrictionsRootOnly", Usage: "LoadRestrictionsRootOnly or LoadRestrictionsNone"},
+			&cli.StringFlag{Name: "reorder", Usage: "legacy or none (deprecated: use sortOptions in kustomization.yaml)"},
+			&cli.BoolFlag{Name: "enable-alpha-plugins", Usage: "enable plugins other than the builtins"},
+			&cli.BoolFlag{Name: "enable-exec", Usage: "enable KRM functions that run executables"},
+			&cli.BoolFlag{Name: "enable-helm", Usage: "enable helm chart inflation"},
+			&cli.BoolFlag{Name: "enable-managedby-label", Usage: "add app.kubernetes.io/managed-by to every resource"},
+			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.NumCPU(), Usage: "build at most this many kustomizations at once"},
+			// Flags of kustomize build whose features kpipe does not have yet.
+			&cli.StringFlag{Name: "helm-command", Usage: "not supported yet"},
+			&cli.StringSliceFlag{Name: "env", Aliases: []string{"e"}, Usage: "not supported yet"},
+			&cli.StringSliceFlag{Name: "mount", Usage: "not supported yet"},
+			&cli.BoolFlag{Name: "network", Usage: "not supported yet"},
+			&cli.StringFlag{Name: "network-name", Usage: "not supported yet"},
+			&cli.BoolFlag{Name: "as-current-user", Usage: "not supported yet"},
+			&cli.StringSliceFlag{Name: "helm-api-versions", Usage: "not supported yet"},
+			&cli.StringFlag{Name: "helm-kube-version", Usage: "not supported yet"},
+			&cli.BoolFlag{Name: "helm-debug", Usage: "not supported yet"},
+		},
+		Action: runBuild,
+	}
+}
+
+func runBuild(c *cli.Context) error {
+	if err := notSupported(c, "helm-command", "env", "mount", "network", "network-name", "as-current-user", "helm-api-versions", "helm-kube-version", "helm-debug"); err != nil {
+		return err
+	}
+	if c.NArg() > 1 {
+		return fmt.Errorf("specify one path to a kustomization directory, got %d: %s", c.NArg(), strings.Join(c.Args().Slice(), " "))
+	}
+	dir := "."
+	if c.NArg() == 1 {
+		dir = c.Args().First()
+	}
+	if strings.Contains(dir, "://") || strings.HasPrefix(dir, "git@") {
+		return fmt.Errorf("remote target %q: not supported yet by kpipe", dir)
+	}
+	restriction, err := loaders.ParseRestriction(c.String("load-restrictor"))
+	if err != nil {
+		return err
+	}
+	reorder := c.String("reorder")
+	if c.IsSet("reorder") {
+		fmt.Fprintln(c.App.ErrWriter, "Flag --reorder has been deprecated, use the new 'sortOptions' field in kustomization.yaml instead.")
+		if reorder != "legacy" && reorder != "none" {
+			return fmt.Errorf("illegal flag value --reorder %s; legal values: [legacy none]", reorder)
+		}
+	}
+	warn := func(msg string) { fmt.Fprintln(c.App.ErrWriter, msg) }
+
+	g, loadErrs := build.Load([]string{dir}, restriction)
+	for _, w := range g.Warnings {
+		warn(w)
+	}
+	b := build.NewBuilder(g, build.Options{
+		Jobs:               c.Int("jobs"),
+		Reorder:            reorder,
+		ManagedByLabel:     c.Bool("enable-managedby-label"),
+		EnableAlphaPlugins: c.Bool("enable-alpha-plugins"),
+		EnableExec:         c.Bool("enable-exec"),
+		EnableHelm:         c.Bool("enable-helm"),
+		Warn:               warn,
+	})
+	res := b.Run(c.Context, loadErrs)[0]
+	if res.Err != nil {
+		return res.Err
+	}
+	return writeOutput(c, res)
+}
+
+// writeOutput writes the build's output to stdout, a file, or a directory,
+// rendering everything before writing anything.
+func writeOutput(c *cli.Context, res build.Result) error {
+	out := c.String("output")
+	if out == "" {
+		data, err := output.Marshal(res.Resources)
+		if err != nil {
+			return err
+		}
+		_, err = c.App.Writer.Write(data)
+		return err
+	}
+	if st, err := os.Stat(out); err == nil && st.IsDir() {
+		return output.WriteDir(out, res.Resources)
+	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	data, err := output.Marshal(res.Resources)
+	if err != nil {
+		return err
+	}
+	return output.WriteFileAtomic(out, data)
+}

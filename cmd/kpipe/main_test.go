@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// kpipe runs the CLI in-process and returns its exit code, stdout and stderr.
+func kpipe(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), append([]string{"kpipe"}, args...), &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+func TestBuildExample(t *testing.T) {
+	want, err := os.ReadFile("../../testdata/examples/prod.expected.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := kpipe(t, "build", "../../testdata/examples/prod")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if out != string(want) {
+		t.Errorf("output differs from kustomize's (testdata/examples/prod.expected.yaml):\n%s", out)
+	}
+}
+
+func TestBuildOutputFileAndDir(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "out.yaml")
+	if code, _, errOut := kpipe(t, "build", "../../testdata/examples/prod", "-o", file); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	got, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := os.ReadFile("../../testdata/examples/prod.expected.yaml")
+	if !bytes.Equal(got, want) {
+		t.Errorf("-o FILE content differs:\n%s", got)
+	}
+
+	outDir := filepath.Join(dir, "split")
+	if err := os.Mkdir(outDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := kpipe(t, "build", "../../testdata/examples/prod", "--output", outDir); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	entries, err := os.ReadDir(outDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	// kustomize names files <group>_<version>_<kind>_<name>.yaml.
+	wantNames := "apps_v1_deployment_prod-hello.yaml v1_service_prod-hello.yaml"
+	if strings.Join(names, " ") != wantNames {
+		t.Errorf("files = %v, want %s", names, wantNames)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	cases := []struct {
+		dir  string
+		want []string // substrings of the error
+	}{
+		{"malformed-yaml", []string{"MalformedYAMLError", "cm.yaml", "line 5"}},
+		{"duplicate-keys", []string{`mapping key "a" already defined`, "cm.yaml", "line 7"}},
+		{"missing-file", []string{"missing.yaml", "no such file or directory"}},
+		{"no-kustomization", []string{"unable to find one of 'kustomization.yaml'", "no-kustomization"}},
+		{"escapes-root/root", []string{"security; file", "outside.yaml", "is not in or below"}},
+		{"cycle/a", []string{"cycle detected", "cycle/a -> ", "cycle/b -> ", "cycle/a)"}},
+		{"duplicate-id", []string{"may not add resource with an already registered id: ConfigMap.v1.[noGrp]/same.[noNs]", "two.yaml"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.dir, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out.yaml")
+			code, stdout, stderr := kpipe(t, "build", filepath.Join("../../testdata/bad", tc.dir), "-o", out)
+			if code != 1 {
+				t.Errorf("exit code %d, want 1", code)
+			}
+			if stdout != "" {
+				t.Errorf("stdout not empty: %q", stdout)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("error %q does not mention %q", stderr, w)
+				}
+			}
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Errorf("-o file was written despite the error")
+			}
+		})
+	}
+}
+
+func TestUnsupportedFlag(t *testing.T) {
+	code, _, stderr := kpipe(t, "build", "../../testdata/examples/prod", "--helm-command", "helm3")
+	if code != 1 || !strings.Contains(stderr, "--helm-command: not supported yet") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	code, out, _ := kpipe(t, "version")
+	if code != 0 || !strings.HasPrefix(out, "kpipe ") {
+		t.Errorf("exit %d, output %q", code, out)
+	}
+}
