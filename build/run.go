@@ -193,3 +193,9 @@ func (b *Builder) child(n *Node) (*Accumulation, error) {
 	}
 	return r.acc, r.err
 }
+
+// runStage runs one configured stage over rs. Every stage of a build runs
+// through here, so that the cache can memoize it.
+func (b *Builder) runStage(ctx context.Context, s stages.Stage, rs *resource.List) error {
+	return s.Run(ctx, rs)
+}

@@ -39,7 +39,7 @@ func (b *Builder) runTransformers(ctx context.Context, n *Node, acc *Accumulatio
 		return err
 	}
 	for _, s := range append(list, ext...) {
-		if err := s.Run(ctx, acc.Resources); err != nil {
+		if err := b.runStage(ctx, s, acc.Resources); err != nil {
 			return err
 		}
 	}
@@ -61,8 +61,11 @@ func (b *Builder) fieldTransformers(n *Node, tc *fieldspec.Config) ([]stages.Sta
 	if len(k.PatchesStrategicMerge) > 0 {
 		return nil, b.unsupported(n, "patchesStrategicMerge")
 	}
-	if len(k.Patches) > 0 {
-		return nil, b.unsupported(n, "patches")
+	read := readFile(n)
+	for _, p := range k.Patches {
+		if err := add(stages.NewPatch(stages.PatchConfig{Path: p.Path, Patch: p.Patch, Target: selector(p.Target), Options: patchOptions(p.Options)}, read)); err != nil {
+			return nil, err
+		}
 	}
 	if k.Namespace != "" {
 		var c stages.NamespaceConfig
@@ -95,8 +98,10 @@ func (b *Builder) fieldTransformers(n *Node, tc *fieldspec.Config) ([]stages.Sta
 	if len(k.CommonAnnotations) > 0 {
 		out = append(out, stages.NewAnnotations(stages.AnnotationsConfig{Annotations: k.CommonAnnotations, FieldSpecs: tc.CommonAnnotations}))
 	}
-	if len(k.PatchesJson6902) > 0 {
-		return nil, b.unsupported(n, "patchesJson6902")
+	for _, p := range k.PatchesJson6902 {
+		if err := add(stages.NewJSONPatch(stages.JSONPatchConfig{Target: selector(p.Target), Path: p.Path, JSONOp: p.Patch}, read)); err != nil {
+			return nil, err
+		}
 	}
 	for _, r := range k.Replicas {
 		out = append(out, stages.NewReplicas(stages.ReplicasConfig{Replica: stages.Replica{Name: r.Name, Count: r.Count}, FieldSpecs: tc.Replicas}))
@@ -111,6 +116,31 @@ func (b *Builder) fieldTransformers(n *Node, tc *fieldspec.Config) ([]stages.Sta
 		return nil, b.unsupported(n, "replacements")
 	}
 	return out, nil
+}
+
+// readFile reads files for the node's stages through its loader.
+func readFile(n *Node) stages.ReadFile {
+	return func(p string) ([]byte, error) {
+		data, _, err := n.Loader.ReadFile(p)
+		return data, err
+	}
+}
+
+// selector converts a kustomization's target selector.
+func selector(s *loaders.Selector) *stages.Selector {
+	if s == nil {
+		return nil
+	}
+	return &stages.Selector{Group: s.Group, Version: s.Version, Kind: s.Kind, Name: s.Name, Namespace: s.Namespace,
+		AnnotationSelector: s.AnnotationSelector, LabelSelector: s.LabelSelector}
+}
+
+// patchOptions converts a patch's options.
+func patchOptions(o *loaders.PatchOptions) *stages.PatchOptions {
+	if o == nil {
+		return nil
+	}
+	return &stages.PatchOptions{AllowNameChange: o.AllowNameChange, AllowKindChange: o.AllowKindChange}
 }
 
 func nonNil(fs []fieldspec.FieldSpec) []fieldspec.FieldSpec {
@@ -153,7 +183,7 @@ func (b *Builder) listedTransformers(n *Node) ([]stages.Stage, error) {
 			return nil, err
 		}
 		for _, c := range configs {
-			s, err := b.builtinStage(c)
+			s, err := b.builtinStage(n, c)
 			if err != nil {
 				return nil, err
 			}
@@ -185,7 +215,7 @@ func (b *Builder) pluginConfigs(n *Node, p string) ([]*resource.Resource, error)
 }
 
 // builtinStage configures the builtin transformer a plugin config names.
-func (b *Builder) builtinStage(c *resource.Resource) (stages.Stage, error) {
+func (b *Builder) builtinStage(n *Node, c *resource.Resource) (stages.Stage, error) {
 	id := c.ID()
 	if c.APIVersion() != "builtin" {
 		if !b.opts.EnableAlphaPlugins {
@@ -198,7 +228,14 @@ func (b *Builder) builtinStage(c *resource.Resource) (stages.Stage, error) {
 		return nil, err
 	}
 	var from func([]byte) (stages.Stage, error)
+	withFiles := func(f func([]byte, stages.ReadFile) (stages.Stage, error)) func([]byte) (stages.Stage, error) {
+		return func(data []byte) (stages.Stage, error) { return f(data, readFile(n)) }
+	}
 	switch c.Kind() {
+	case "PatchJson6902Transformer":
+		from = withFiles(stages.JSONPatchFromConfig)
+	case "PatchTransformer":
+		from = withFiles(stages.PatchFromConfig)
 	case "NamespaceTransformer":
 		from = stages.NamespaceFromConfig
 	case "PrefixSuffixTransformer":

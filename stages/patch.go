@@ -1,0 +1,90 @@
+package stages
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/kpipe/kpipe/resource"
+)
+
+// PatchOptions are the options of a `patches` entry.
+type PatchOptions struct {
+	AllowNameChange bool `json:"allowNameChange,omitempty"`
+	AllowKindChange bool `json:"allowKindChange,omitempty"`
+}
+
+// PatchConfig configures the PatchTransformer: one `patches` entry, whose
+// text (inline or in a file) is either strategic-merge patches or an RFC
+// 6902 JSON patch, told apart as kustomize does.
+type PatchConfig struct {
+	Path    string        `json:"path,omitempty"`
+	Patch   string        `json:"patch,omitempty"`
+	Target  *Selector     `json:"target,omitempty"`
+	Options *PatchOptions `json:"options,omitempty"`
+}
+
+// NewPatch returns the PatchTransformer stage for one `patches` entry,
+// reading the patch file (if any) with read.
+func NewPatch(cfg PatchConfig, read ReadFile) (Stage, error) {
+	cfg.Patch = strings.TrimSpace(cfg.Patch)
+	var text, source string
+	switch {
+	case cfg.Patch == "" && cfg.Path == "":
+		return nil, fmt.Errorf("must specify one of patch and path in\n%s", describePatchConfig(cfg))
+	case cfg.Patch != "" && cfg.Path != "":
+		return nil, fmt.Errorf("patch and path can't be set at the same time\n%s", describePatchConfig(cfg))
+	case cfg.Patch != "":
+		text, source = cfg.Patch, fmt.Sprintf("[patch: %q]", cfg.Patch)
+	default:
+		data, err := read(cfg.Path)
+		if err != nil {
+			return nil, fmt.Errorf("failed to get the patch file from path(%s): %w", cfg.Path, err)
+		}
+		text, source = string(data), fmt.Sprintf("[path: %q]", cfg.Path)
+	}
+	smp, errSM := resource.Decode([]byte(text))
+	jp, errJSON := decodeJSONPatch(text)
+	switch {
+	case errSM == nil && errJSON == nil && len(smp) > 0 && len(jp) > 0:
+		return nil, fmt.Errorf("illegally qualifies as both an SM and JSON patch: %s", source)
+	case errSM != nil && errJSON != nil:
+		return nil, fmt.Errorf("unable to parse SM or JSON patch from %s", source)
+	case errSM == nil:
+		return newStrategicMergePatch(cfg, smp, source)
+	}
+	if cfg.Target == nil {
+		return nil, fmt.Errorf("must specify a target for JSON patch %s", source)
+	}
+	return &jsonPatchStage{kind: "PatchTransformer", target: *cfg.Target, text: text, patch: jp, rename: true}, nil
+}
+
+// PatchFromConfig configures a PatchTransformer from its builtin plugin
+// config.
+func PatchFromConfig(data []byte, read ReadFile) (Stage, error) {
+	var cfg PatchConfig
+	if err := decodeLenientConfig(data, &cfg); err != nil {
+		return nil, err
+	}
+	return NewPatch(cfg, read)
+}
+
+// describePatchConfig renders a patch config for an error message.
+func describePatchConfig(cfg PatchConfig) string {
+	var b strings.Builder
+	if cfg.Path != "" {
+		fmt.Fprintf(&b, "path: %s\n", cfg.Path)
+	}
+	if cfg.Patch != "" {
+		fmt.Fprintf(&b, "patch: %q\n", cfg.Patch)
+	}
+	if cfg.Target != nil {
+		fmt.Fprintf(&b, "target: %s\n", cfg.Target)
+	}
+	return b.String()
+}
+
+// newStrategicMergePatch builds the stage for strategic-merge patches.
+func newStrategicMergePatch(_ PatchConfig, _ []*resource.Resource, source string) (Stage, error) {
+	return nil, errors.New("strategic merge patches are not supported yet by kpipe: " + source)
+}
