@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/kpipe/kpipe/resource"
+	"github.com/kpipe/kpipe/stages"
 	"github.com/kpipe/kpipe/stages/fieldspec"
 )
 
