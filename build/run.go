@@ -56,6 +56,21 @@ type Builder struct {
 	mu     sync.Mutex
 	done   map[string]*nodeResult
 	parsed map[*Entry]*parsedFile
+	stats  Stats
+}
+
+// Stats counts what a Builder did.
+type Stats struct {
+	// NodesBuilt is the number of graph nodes whose work ran (not counting
+	// components, which run inside their parents).
+	NodesBuilt int
+}
+
+// Stats returns what the builder has done so far.
+func (b *Builder) Stats() Stats {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.stats
 }
 
 type nodeResult struct {
@@ -151,6 +166,9 @@ func (b *Builder) buildNode(ctx context.Context, n *Node) (*Accumulation, error)
 	if n.IsComponent() && !b.isRoot(n) {
 		return nil, nil
 	}
+	b.mu.Lock()
+	b.stats.NodesBuilt++
+	b.mu.Unlock()
 	acc := &Accumulation{Resources: resource.NewList(), Config: &fieldspec.Config{}}
 	if err := b.accumulate(ctx, n, acc); err != nil {
 		return nil, err
