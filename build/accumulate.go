@@ -11,7 +11,7 @@ import (
 // configurations, crds, generators, components, transformers, validators.
 // A component is accumulated into its parent's acc.
 func (b *Builder) accumulate(ctx context.Context, n *Node, acc *Accumulation) error {
-	if err := b.accumulateResources(n, acc); err != nil {
+	if err := b.accumulateResources(ctx, n, acc); err != nil {
 		return fmt.Errorf("accumulating resources: %w", err)
 	}
 	cfg, err := b.transformerConfig(n)
@@ -49,13 +49,13 @@ func (b *Builder) accumulate(ctx context.Context, n *Node, acc *Accumulation) er
 }
 
 // accumulateResources appends the node's `resources` entries in order.
-func (b *Builder) accumulateResources(n *Node, acc *Accumulation) error {
+func (b *Builder) accumulateResources(ctx context.Context, n *Node, acc *Accumulation) error {
 	for _, e := range n.Resources {
 		switch {
 		case e.Err != nil:
 			return e.Err
 		case e.Child != nil:
-			sub, err := b.child(e.Child)
+			sub, err := b.child(ctx, e.Child)
 			if err != nil {
 				return fmt.Errorf("accumulation err='accumulating resources from '%s': '%s' must resolve to a file': recursed accumulation of path '%s': %w",
 					e.Path, e.Child.Dir, e.Child.Dir, err)

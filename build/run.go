@@ -7,8 +7,10 @@ import (
 	"runtime"
 	"sync"
 
+	"golang.org/x/sync/errgroup"
+
+	"github.com/kpipe/kpipe/cache"
 	"github.com/kpipe/kpipe/resource"
-	"github.com/kpipe/kpipe/stages"
 	"github.com/kpipe/kpipe/stages/fieldspec"
 )
 
@@ -30,6 +32,11 @@ type Options struct {
 	EnableHelm bool
 	// Warn receives warnings (for example about conflicting sort settings).
 	Warn func(msg string)
+	// Cache memoizes nodes, stages and outputs; its zero value builds
+	// without a cache.
+	Cache Cache
+	// Progress, when set, is called each time a graph node is resolved.
+	Progress func()
 }
 
 // Accumulation is the result of building one kustomization node, before the
@@ -46,6 +53,12 @@ type Result struct {
 	Resources []*resource.Resource
 	// Err is the root's error; Resources is nil then.
 	Err error
+	// Cached says the final output came from the cache.
+	Cached bool
+	// NodesBuilt and NodesCached count the nodes of the root's graph
+	// (shared ones included) that were built, or found in the cache, in
+	// this run; StagesRan and StagesCached count their stages.
+	NodesBuilt, NodesCached, StagesRan, StagesCached int
 }
 
 // Builder builds the nodes of a Graph, each once.
@@ -57,6 +70,7 @@ type Builder struct {
 	done   map[string]*nodeResult
 	parsed map[*Entry]*parsedFile
 	stats  Stats
+	memo   *memo
 }
 
 // Stats counts what a Builder did.
@@ -64,18 +78,37 @@ type Stats struct {
 	// NodesBuilt is the number of graph nodes whose work ran (not counting
 	// components, which run inside their parents).
 	NodesBuilt int
+	// NodesCached is the number of nodes whose key was found in the cache.
+	NodesCached int
+	// RootsCached is the number of roots whose final output came from the
+	// cache.
+	RootsCached int
+	// Stages counts stage runs by kind.
+	Stages map[string]StageStats
 }
 
 // Stats returns what the builder has done so far.
 func (b *Builder) Stats() Stats {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.stats
+	st := b.stats
+	st.Stages = make(map[string]StageStats, len(b.stats.Stages))
+	for k, v := range b.stats.Stages {
+		st.Stages[k] = v
+	}
+	return st
 }
 
 type nodeResult struct {
 	acc *Accumulation
 	err error
+
+	key       cache.Key // the node's full key, when known
+	fromCache bool      // acc is to be read from the cache under key
+	once      sync.Once
+
+	// stagesRan and stagesCached count the node's own stage runs.
+	stagesRan, stagesCached int
 }
 
 type parsedFile struct {
@@ -91,7 +124,11 @@ func NewBuilder(g *Graph, opts Options) *Builder {
 	if opts.Warn == nil {
 		opts.Warn = func(string) {}
 	}
-	return &Builder{g: g, opts: opts, done: map[string]*nodeResult{}, parsed: map[*Entry]*parsedFile{}}
+	b := &Builder{g: g, opts: opts, done: map[string]*nodeResult{}, parsed: map[*Entry]*parsedFile{}}
+	if opts.Cache.Store != nil {
+		b.memo = newMemo(opts.Cache, g, opts)
+	}
+	return b
 }
 
 // Run builds every root of the graph and returns one result per root, in
@@ -111,30 +148,67 @@ func (b *Builder) Run(ctx context.Context, loadErrs []error) []Result {
 	// that a parent can report its child's error in kustomize's words, in
 	// the order of its entries.
 	walkErr := b.g.DAG.WalkFrom(ctx, b.opts.Jobs, roots, func(ctx context.Context, key string) error {
-		n := b.g.Nodes[key]
-		acc, err := b.buildNode(ctx, n)
+		r := b.visit(ctx, b.g.Nodes[key])
 		b.mu.Lock()
-		b.done[key] = &nodeResult{acc: acc, err: err}
+		b.done[key] = r
 		b.mu.Unlock()
 		return ctx.Err()
 	})
+	// Roots finish concurrently too: a monorepo has hundreds.
+	var eg errgroup.Group
+	eg.SetLimit(b.opts.Jobs)
 	for i, n := range b.g.Roots {
 		if n == nil {
 			continue
 		}
-		r := b.result(n)
-		switch {
-		case r == nil && walkErr != nil:
-			results[i].Err = walkErr
-		case r == nil:
-			results[i].Err = fmt.Errorf("internal error: %s was not built", n.Dir)
-		case r.err != nil:
-			results[i].Err = r.err
-		default:
-			results[i].Resources, results[i].Err = b.finish(ctx, n, r.acc)
+		eg.Go(func() error {
+			r := b.result(n)
+			switch {
+			case r == nil && walkErr != nil:
+				results[i].Err = walkErr
+			case r == nil:
+				results[i].Err = fmt.Errorf("internal error: %s was not built", n.Dir)
+			case r.err != nil:
+				results[i].Err = r.err
+			default:
+				results[i].Resources, results[i].Cached, results[i].Err = b.finishRoot(ctx, n, r)
+			}
+			b.countSubgraph(n, &results[i])
+			return nil
+		})
+	}
+	_ = eg.Wait()
+	return results
+}
+
+// countSubgraph adds up the node and stage counts of the nodes reachable
+// from root.
+func (b *Builder) countSubgraph(root *Node, res *Result) {
+	seen := map[*Node]bool{}
+	var walk func(n *Node)
+	walk = func(n *Node) {
+		if n == nil || seen[n] {
+			return
+		}
+		seen[n] = true
+		if r := b.result(n); r != nil {
+			switch {
+			case r.fromCache:
+				res.NodesCached++
+			case !n.IsComponent() || n == root:
+				res.NodesBuilt++
+			}
+			res.StagesRan += r.stagesRan
+			res.StagesCached += r.stagesCached
+		}
+		for _, e := range n.Resources {
+			walk(e.Child)
+		}
+		for _, e := range n.Components {
+			walk(e.Child)
 		}
 	}
-	return results
+	walk(root)
 }
 
 // isRoot reports whether n is one of the graph's build roots.
@@ -205,16 +279,36 @@ func (b *Builder) parse(e *Entry) *parsedFile {
 }
 
 // child returns the accumulation of a built child node.
-func (b *Builder) child(n *Node) (*Accumulation, error) {
+func (b *Builder) child(ctx context.Context, n *Node) (*Accumulation, error) {
 	r := b.result(n)
 	if r == nil {
 		return nil, fmt.Errorf("internal error: %s used before it was built", n.Dir)
 	}
-	return r.acc, r.err
+	return b.load(ctx, n, r)
 }
 
-// runStage runs one configured stage over rs. Every stage of a build runs
-// through here, so that the cache can memoize it.
-func (b *Builder) runStage(ctx context.Context, s stages.Stage, rs *resource.List) error {
-	return s.Run(ctx, rs)
+// finishRoot runs the root-only steps on a root's accumulation, or takes
+// the final output from the cache.
+func (b *Builder) finishRoot(ctx context.Context, n *Node, r *nodeResult) ([]*resource.Resource, bool, error) {
+	var key cache.Key
+	if b.memo != nil && r.key != (cache.Key{}) {
+		key = b.memo.key("root").Key(r.key).Sum()
+		if data, ok := b.memo.Store.Get(key); ok {
+			if l, err := resource.DecodeList(data); err == nil {
+				b.count(func(s *Stats) { s.RootsCached++ })
+				return l.All(), true, nil
+			}
+		}
+	}
+	acc, err := b.load(ctx, n, r)
+	if err != nil {
+		return nil, false, err
+	}
+	out, err := b.finish(ctx, n, acc)
+	if err == nil && key != (cache.Key{}) {
+		if data, err := resource.EncodeList(resource.NewList(out...)); err == nil {
+			b.memo.Store.Put(key, data)
+		}
+	}
+	return out, false, err
 }

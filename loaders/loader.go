@@ -43,7 +43,14 @@ func ParseRestriction(s string) (Restriction, error) {
 type Loader struct {
 	root        string
 	restriction Restriction
+	onRead      func(path, real string, data []byte)
 }
+
+// OnRead sets a function called after every successful ReadFile with the
+// path as asked, its real path and the data read. The build uses it to
+// learn which files a kustomization's stages read, for the cache. It must
+// be set before the loader is used concurrently.
+func (l *Loader) OnRead(fn func(path, real string, data []byte)) { l.onRead = fn }
 
 // New returns a loader rooted at dir, which must be a directory. The root is
 // made absolute and its symlinks are resolved.
@@ -163,5 +170,8 @@ func (l *Loader) ReadFile(path string) ([]byte, string, error) {
 		return nil, real, err
 	}
 	data, err := os.ReadFile(real)
+	if err == nil && l.onRead != nil {
+		l.onRead(path, real, data)
+	}
 	return data, real, err
 }

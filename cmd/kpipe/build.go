@@ -6,10 +6,12 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/kpipe/kpipe/build"
+	"github.com/kpipe/kpipe/cache"
 	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/output"
 )
@@ -19,15 +21,9 @@ func buildCommand() *cli.Command {
 		Name:      "build",
 		Usage:     "build a kustomization target from a directory",
 		ArgsUsage: "[DIR]",
-		Flags: []cli.Flag{
+		Flags: append(append([]cli.Flag{
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write output to this file, or to this existing directory one file per resource"},
-			&cli.StringFlag{Name: "load-restrictor", Value: "LoadRestrictionsRootOnly", Usage: "LoadRestrictionsRootOnly or LoadRestrictionsNone"},
-			&cli.StringFlag{Name: "reorder", Usage: "legacy or none (deprecated: use sortOptions in kustomization.yaml)"},
-			&cli.BoolFlag{Name: "enable-alpha-plugins", Usage: "enable plugins other than the builtins"},
-			&cli.BoolFlag{Name: "enable-exec", Usage: "enable KRM functions that run executables"},
-			&cli.BoolFlag{Name: "enable-helm", Usage: "enable helm chart inflation"},
-			&cli.BoolFlag{Name: "enable-managedby-label", Usage: "add app.kubernetes.io/managed-by to every resource"},
-			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.NumCPU(), Usage: "build at most this many kustomizations at once"},
+		}, commonBuildFlags()...),
 			// Flags of kustomize build whose features kpipe does not have yet.
 			&cli.StringFlag{Name: "helm-command", Usage: "not supported yet"},
 			&cli.StringSliceFlag{Name: "env", Aliases: []string{"e"}, Usage: "not supported yet"},
@@ -38,7 +34,7 @@ func buildCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "helm-api-versions", Usage: "not supported yet"},
 			&cli.StringFlag{Name: "helm-kube-version", Usage: "not supported yet"},
 			&cli.BoolFlag{Name: "helm-debug", Usage: "not supported yet"},
-		},
+		),
 		Action: runBuild,
 	}
 }
@@ -57,37 +53,86 @@ func runBuild(c *cli.Context) error {
 	if strings.Contains(dir, "://") || strings.HasPrefix(dir, "git@") {
 		return fmt.Errorf("remote target %q: not supported yet by kpipe", dir)
 	}
-	restriction, err := loaders.ParseRestriction(c.String("load-restrictor"))
+	restriction, opts, err := buildOptions(c)
 	if err != nil {
 		return err
+	}
+	g, loadErrs := build.Load([]string{dir}, restriction)
+	for _, w := range g.Warnings {
+		opts.Warn(w)
+	}
+	store, err := openCache(c, 2*time.Second)
+	if err != nil {
+		return err
+	}
+	useCache(&opts, store)
+	defer closeCache(store, &opts)
+	b := build.NewBuilder(g, opts)
+	res := b.Run(c.Context, loadErrs)[0]
+	if res.Err != nil {
+		return res.Err
+	}
+	return writeOutput(c, res)
+}
+
+// commonBuildFlags are the flags of build and build-all.
+func commonBuildFlags() []cli.Flag {
+	return append([]cli.Flag{
+		&cli.StringFlag{Name: "load-restrictor", Value: "LoadRestrictionsRootOnly", Usage: "LoadRestrictionsRootOnly or LoadRestrictionsNone"},
+		&cli.StringFlag{Name: "reorder", Usage: "legacy or none (deprecated: use sortOptions in kustomization.yaml)"},
+		&cli.BoolFlag{Name: "enable-alpha-plugins", Usage: "enable plugins other than the builtins"},
+		&cli.BoolFlag{Name: "enable-exec", Usage: "enable KRM functions that run executables"},
+		&cli.BoolFlag{Name: "enable-helm", Usage: "enable helm chart inflation"},
+		&cli.BoolFlag{Name: "enable-managedby-label", Usage: "add app.kubernetes.io/managed-by to every resource"},
+		&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.NumCPU(), Usage: "build at most this many kustomizations at once"},
+	}, cacheFlags()...)
+}
+
+// buildOptions reads the common build flags.
+func buildOptions(c *cli.Context) (loaders.Restriction, build.Options, error) {
+	restriction, err := loaders.ParseRestriction(c.String("load-restrictor"))
+	if err != nil {
+		return 0, build.Options{}, err
 	}
 	reorder := c.String("reorder")
 	if c.IsSet("reorder") {
 		fmt.Fprintln(c.App.ErrWriter, "Flag --reorder has been deprecated, use the new 'sortOptions' field in kustomization.yaml instead.")
 		if reorder != "legacy" && reorder != "none" {
-			return fmt.Errorf("illegal flag value --reorder %s; legal values: [legacy none]", reorder)
+			return 0, build.Options{}, fmt.Errorf("illegal flag value --reorder %s; legal values: [legacy none]", reorder)
 		}
 	}
-	warn := func(msg string) { fmt.Fprintln(c.App.ErrWriter, msg) }
-
-	g, loadErrs := build.Load([]string{dir}, restriction)
-	for _, w := range g.Warnings {
-		warn(w)
-	}
-	b := build.NewBuilder(g, build.Options{
+	return restriction, build.Options{
 		Jobs:               c.Int("jobs"),
 		Reorder:            reorder,
 		ManagedByLabel:     c.Bool("enable-managedby-label"),
 		EnableAlphaPlugins: c.Bool("enable-alpha-plugins"),
 		EnableExec:         c.Bool("enable-exec"),
 		EnableHelm:         c.Bool("enable-helm"),
-		Warn:               warn,
-	})
-	res := b.Run(c.Context, loadErrs)[0]
-	if res.Err != nil {
-		return res.Err
+		Warn:               func(msg string) { fmt.Fprintln(c.App.ErrWriter, msg) },
+	}, nil
+}
+
+// useCache sets opts up to use store (which may be nil).
+func useCache(opts *build.Options, store *cache.Store) {
+	if store == nil {
+		return
 	}
-	return writeOutput(c, res)
+	opts.Cache = build.Cache{Store: store, Files: cache.LoadFileIndex(store), Version: Version}
+}
+
+// closeCache records the run's statistics and the file index, and closes
+// the store.
+func closeCache(store *cache.Store, opts *build.Options) {
+	if store == nil {
+		return
+	}
+	if opts.Cache.Files != nil {
+		opts.Cache.Files.Save(store)
+	}
+	store.RecordRun()
+	if err := store.Close(); err != nil {
+		opts.Warn("Warning: cache: closing: " + err.Error())
+	}
 }
 
 // writeOutput writes the build's output to stdout, a file, or a directory,

@@ -45,6 +45,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		ExitErrHandler: func(*cli.Context, error) {}, // run prints errors once
 		Commands: []*cli.Command{
 			buildCommand(),
+			buildAllCommand(),
+			cacheCommand(),
 			{
 				Name:  "version",
 				Usage: "print kpipe's version",

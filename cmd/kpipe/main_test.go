@@ -116,3 +116,15 @@ func TestVersion(t *testing.T) {
 		t.Errorf("exit %d, output %q", code, out)
 	}
 }
+
+// TestMain keeps the tests' cache out of the user's cache directory.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "kpipe-test-cache-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_CACHE_HOME", dir)
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}

@@ -1,0 +1,401 @@
+package build
+
+import (
+	"bytes"
+	"context"
+	"encoding/gob"
+	"encoding/json"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/kpipe/kpipe/cache"
+	"github.com/kpipe/kpipe/resource"
+	"github.com/kpipe/kpipe/stages"
+)
+
+// This file is where the build meets the cache. Results are memoized at
+// three levels, each under a key that covers everything that can change
+// it (BuildKit's solver works the same way: a vertex's key is its own
+// definition plus its inputs' keys):
+//
+//   - a node (one kustomization's accumulation): kpipe's version, the
+//     options that change output, the kustomization as built, the digest of
+//     every resource file, the keys of its bases and components, and the
+//     digest of every other file its stages read (patches, configurations,
+//     generator files). Which other files a node reads is only known after
+//     building it once, so it is recorded in a manifest stored under the
+//     node's pre-key (everything but those files); on the next run the
+//     manifest's files are hashed (cheaply, through the file index) to
+//     complete the key. A node whose key is unchanged is not re-entered,
+//     and its value is not even read unless a parent needs it.
+//   - a stage: its kind, its fingerprint and the digest of its input
+//     resources.
+//   - a root's final output: the root node's key plus the finishing steps.
+//
+// Errors are never cached: a node or stage that fails stores nothing.
+
+// Cache configures a build's use of the cache.
+type Cache struct {
+	// Store is the open cache; nil builds without one.
+	Store *cache.Store
+	// Files finds file digests cheaply; nil hashes every file.
+	Files *cache.FileIndex
+	// Version is kpipe's version, part of every key.
+	Version string
+}
+
+// StageStats are the counts of one stage kind in a run.
+type StageStats struct {
+	Ran    int           `json:"ran"`
+	Cached int           `json:"cached"`
+	Time   time.Duration `json:"time"`
+}
+
+// NodeStats count how graph nodes were resolved in a run.
+type NodeStats struct {
+	// Built nodes ran their stages; Cached nodes came from the cache.
+	Built, Cached int
+}
+
+// memo is the cache state of one Builder.
+type memo struct {
+	Cache
+	opts []byte // the build options that change output, canonical
+
+	mu    sync.Mutex
+	reads map[*Node]map[string]readRecord
+	keys  map[*Node]cache.Key // full keys known so far
+}
+
+// readRecord is one file a node's stages read.
+type readRecord struct {
+	Path   string    // as the kustomization names it
+	Real   string    // absolute, symlinks resolved
+	Digest cache.Key // of the content read
+}
+
+func newMemo(c Cache, g *Graph, o Options) *memo {
+	fp, _ := json.Marshal(struct {
+		Reorder                      string
+		ManagedBy, Alpha, Exec, Helm bool
+		Restriction                  string
+	}{o.Reorder, o.ManagedByLabel, o.EnableAlphaPlugins, o.EnableExec, o.EnableHelm, g.restriction.String()})
+	m := &memo{Cache: c, opts: fp, reads: map[*Node]map[string]readRecord{}, keys: map[*Node]cache.Key{}}
+	if m.Files == nil {
+		m.Files = cache.LoadFileIndex(nil)
+	}
+	for _, n := range g.Nodes {
+		n := n
+		n.Loader.OnRead(func(path, real string, data []byte) {
+			d := m.Files.Record(real, data, nil)
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			if m.reads[n] == nil {
+				m.reads[n] = map[string]readRecord{}
+			}
+			m.reads[n][path] = readRecord{Path: path, Real: real, Digest: d}
+		})
+	}
+	return m
+}
+
+func (m *memo) key(kind string) *cache.KeyBuilder {
+	return cache.NewKey(m.Version, kind).Bytes(m.opts)
+}
+
+// preKey is a node's key without the files its stages read; false when it
+// cannot be known (an entry failed to load, or a base's key is unknown).
+func (m *memo) preKey(n *Node) (cache.Key, bool) {
+	kb := m.key("node")
+	k, err := json.Marshal(n.K)
+	if err != nil {
+		return cache.Key{}, false
+	}
+	kb.String(n.Key).Bytes(k)
+	for _, e := range n.Resources {
+		switch {
+		case e.Err != nil:
+			return cache.Key{}, false
+		case e.Child != nil:
+			ck, ok := m.knownKey(e.Child)
+			if !ok {
+				return cache.Key{}, false
+			}
+			kb.String(e.Path).Key(ck)
+		default:
+			kb.String(e.Path).String(e.File).Key(cache.Digest(e.Data))
+		}
+	}
+	for _, e := range n.Components {
+		if e.Err != nil {
+			return cache.Key{}, false
+		}
+		ck, ok := m.componentKey(e.Child)
+		if !ok {
+			return cache.Key{}, false
+		}
+		kb.String(e.Path).Key(ck)
+	}
+	return kb.Sum(), true
+}
+
+// knownKey returns the full key of a node resolved earlier in this run.
+func (m *memo) knownKey(n *Node) (cache.Key, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k, ok := m.keys[n]
+	return k, ok
+}
+
+func (m *memo) setKey(n *Node, k cache.Key) {
+	m.mu.Lock()
+	m.keys[n] = k
+	m.mu.Unlock()
+}
+
+// componentKey is a component's full key. Components are applied inside
+// their parents, so their key comes from their definition and manifest
+// only.
+func (m *memo) componentKey(c *Node) (cache.Key, bool) {
+	if k, ok := m.knownKey(c); ok {
+		return k, true
+	}
+	k, ok := m.fullKey(c)
+	if ok {
+		m.setKey(c, k)
+	}
+	return k, ok
+}
+
+// fullKey completes a node's key with the files its manifest lists, as
+// they are now.
+func (m *memo) fullKey(n *Node) (cache.Key, bool) {
+	pre, ok := m.preKey(n)
+	if !ok {
+		return cache.Key{}, false
+	}
+	data, ok := m.Store.Get(m.manifestKey(pre))
+	if !ok {
+		return cache.Key{}, false
+	}
+	var recs []readRecord
+	if gob.NewDecoder(bytes.NewReader(data)).Decode(&recs) != nil {
+		return cache.Key{}, false
+	}
+	for i, r := range recs {
+		real, _, err := n.Loader.Resolve(r.Path)
+		if err != nil {
+			return cache.Key{}, false
+		}
+		d, ok := m.Files.Digest(real)
+		if !ok {
+			return cache.Key{}, false
+		}
+		recs[i].Real, recs[i].Digest = real, d
+	}
+	return m.completeKey(pre, recs), true
+}
+
+func (m *memo) manifestKey(pre cache.Key) cache.Key {
+	return m.key("manifest").Key(pre).Sum()
+}
+
+func (m *memo) completeKey(pre cache.Key, recs []readRecord) cache.Key {
+	kb := m.key("node+files").Key(pre)
+	for _, r := range recs {
+		kb.String(r.Path).String(r.Real).Key(r.Digest)
+	}
+	return kb.Sum()
+}
+
+// recorded returns the files read through n's loader this run, by path.
+func (m *memo) recorded(n *Node) []readRecord {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	recs := make([]readRecord, 0, len(m.reads[n]))
+	for _, r := range m.reads[n] {
+		recs = append(recs, r)
+	}
+	sort.Slice(recs, func(i, j int) bool { return recs[i].Path < recs[j].Path })
+	return recs
+}
+
+// remember stores n's manifest after n was built (or applied, for a
+// component) in this run, and returns n's full key.
+func (m *memo) remember(n *Node) (cache.Key, bool) {
+	for _, e := range n.Components {
+		if e.Child != nil {
+			if _, ok := m.knownKey(e.Child); !ok {
+				if _, ok := m.remember(e.Child); !ok {
+					return cache.Key{}, false
+				}
+			}
+		}
+	}
+	pre, ok := m.preKey(n)
+	if !ok {
+		return cache.Key{}, false
+	}
+	recs := m.recorded(n)
+	var buf bytes.Buffer
+	if gob.NewEncoder(&buf).Encode(recs) != nil {
+		return cache.Key{}, false
+	}
+	m.Store.Put(m.manifestKey(pre), buf.Bytes())
+	k := m.completeKey(pre, recs)
+	m.setKey(n, k)
+	return k, true
+}
+
+// encodeAccumulation and decodeAccumulation store a node's result.
+func encodeAccumulation(acc *Accumulation) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(acc); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func decodeAccumulation(data []byte) (*Accumulation, error) {
+	acc := &Accumulation{}
+	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(acc); err != nil {
+		return nil, err
+	}
+	if acc.Resources == nil {
+		acc.Resources = resource.NewList()
+	}
+	acc.Resources.Freeze()
+	return acc, nil
+}
+
+// visit resolves one graph node: from the cache when its key is known and
+// stored, else by building it.
+func (b *Builder) visit(ctx context.Context, n *Node) *nodeResult {
+	counts := &nodeCounts{}
+	ctx = withNodeCounts(ctx, counts)
+	r := b.resolve(ctx, n)
+	r.stagesRan, r.stagesCached = counts.ran, counts.cached
+	if b.opts.Progress != nil {
+		b.opts.Progress()
+	}
+	return r
+}
+
+func (b *Builder) resolve(ctx context.Context, n *Node) *nodeResult {
+	m := b.memo
+	if m == nil || (n.IsComponent() && !b.isRoot(n)) {
+		acc, err := b.buildNode(ctx, n)
+		return &nodeResult{acc: acc, err: err}
+	}
+	if k, ok := m.fullKey(n); ok && m.Store.Has(k) {
+		m.setKey(n, k)
+		b.count(func(s *Stats) { s.NodesCached++ })
+		return &nodeResult{key: k, fromCache: true}
+	}
+	acc, err := b.buildNode(ctx, n)
+	if err != nil {
+		return &nodeResult{err: err}
+	}
+	r := &nodeResult{acc: acc}
+	if k, ok := m.remember(n); ok {
+		if data, err := encodeAccumulation(acc); err == nil {
+			m.Store.Put(k, data)
+		}
+		r.key = k
+	}
+	return r
+}
+
+// load returns a node result's accumulation, reading it from the cache on
+// first use; if the cached value is unusable the node is built instead.
+func (b *Builder) load(ctx context.Context, n *Node, r *nodeResult) (*Accumulation, error) {
+	r.once.Do(func() {
+		if !r.fromCache {
+			return
+		}
+		if data, ok := b.memo.Store.Get(r.key); ok {
+			if acc, err := decodeAccumulation(data); err == nil {
+				r.acc = acc
+				return
+			}
+		}
+		r.acc, r.err = b.buildNode(ctx, n)
+	})
+	return r.acc, r.err
+}
+
+// runStage runs one configured stage over rs. Every stage of a build runs
+// through here: with a cache, a stage whose kind, fingerprint and input are
+// unchanged takes its output from the cache instead of running.
+func (b *Builder) runStage(ctx context.Context, s stages.Stage, rs *resource.List) error {
+	start := time.Now()
+	var key cache.Key
+	cacheable := false
+	if b.memo != nil && b.memo.Store != nil {
+		if in, err := resource.EncodeList(rs); err == nil {
+			key = b.memo.key("stage").String(s.Kind()).Bytes(s.Fingerprint()).Key(cache.Digest(in)).Sum()
+			cacheable = true
+			if data, ok := b.memo.Store.Get(key); ok {
+				if out, err := resource.DecodeList(data); err == nil {
+					rs.Replace(out.All())
+					b.stageDone(ctx, s.Kind(), true, time.Since(start))
+					return nil
+				}
+			}
+		}
+	}
+	if err := s.Run(ctx, rs); err != nil {
+		return err
+	}
+	if cacheable {
+		if out, err := resource.EncodeList(rs); err == nil {
+			b.memo.Store.Put(key, out)
+		}
+	}
+	b.stageDone(ctx, s.Kind(), false, time.Since(start))
+	return nil
+}
+
+// nodeCounts counts the stage runs of one node's build.
+type nodeCounts struct {
+	mu          sync.Mutex
+	ran, cached int
+}
+
+type nodeCountsKey struct{}
+
+func withNodeCounts(ctx context.Context, c *nodeCounts) context.Context {
+	return context.WithValue(ctx, nodeCountsKey{}, c)
+}
+
+func (b *Builder) stageDone(ctx context.Context, kind string, cached bool, d time.Duration) {
+	if c, ok := ctx.Value(nodeCountsKey{}).(*nodeCounts); ok {
+		c.mu.Lock()
+		if cached {
+			c.cached++
+		} else {
+			c.ran++
+		}
+		c.mu.Unlock()
+	}
+	b.count(func(st *Stats) {
+		if st.Stages == nil {
+			st.Stages = map[string]StageStats{}
+		}
+		ss := st.Stages[kind]
+		if cached {
+			ss.Cached++
+		} else {
+			ss.Ran++
+		}
+		ss.Time += d
+		st.Stages[kind] = ss
+	})
+}
+
+func (b *Builder) count(f func(*Stats)) {
+	b.mu.Lock()
+	f(&b.stats)
+	b.mu.Unlock()
+}

@@ -1,0 +1,65 @@
+package cache
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"hash"
+)
+
+// Key identifies a cached result: the SHA-256 digest of everything that
+// can change it.
+type Key [sha256.Size]byte
+
+// KeyBuilder accumulates the inputs of a Key. Every field is written with
+// its length, so that no two different sequences of fields collide.
+type KeyBuilder struct {
+	h hash.Hash
+}
+
+// NewKey starts a key for a result of the given kind (for example "node"
+// or a stage kind), salted with the producer's version: a new kpipe never
+// trusts an old kpipe's results.
+func NewKey(version, kind string) *KeyBuilder {
+	b := &KeyBuilder{h: sha256.New()}
+	return b.String(version).String(kind)
+}
+
+// String adds a string field.
+func (b *KeyBuilder) String(s string) *KeyBuilder {
+	b.length(len(s))
+	b.h.Write([]byte(s))
+	return b
+}
+
+// Bytes adds a byte-slice field.
+func (b *KeyBuilder) Bytes(p []byte) *KeyBuilder {
+	b.length(len(p))
+	b.h.Write(p)
+	return b
+}
+
+// Key adds another key (an input's key) as a field.
+func (b *KeyBuilder) Key(k Key) *KeyBuilder { return b.Bytes(k[:]) }
+
+// Bool adds a boolean field.
+func (b *KeyBuilder) Bool(v bool) *KeyBuilder {
+	if v {
+		return b.String("1")
+	}
+	return b.String("0")
+}
+
+// Sum returns the key.
+func (b *KeyBuilder) Sum() Key {
+	var k Key
+	copy(k[:], b.h.Sum(nil))
+	return k
+}
+
+func (b *KeyBuilder) length(n int) {
+	var buf [binary.MaxVarintLen64]byte
+	b.h.Write(buf[:binary.PutUvarint(buf[:], uint64(n))])
+}
+
+// Digest returns the SHA-256 digest of data as a Key.
+func Digest(data []byte) Key { return sha256.Sum256(data) }

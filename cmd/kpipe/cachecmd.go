@@ -1,0 +1,163 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/kpipe/kpipe/cache"
+)
+
+// cacheFlags are the flags of every command that uses the cache.
+func cacheFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "cache-dir", Usage: "cache directory (default $XDG_CACHE_HOME/kpipe or ~/.cache/kpipe)"},
+		&cli.BoolFlag{Name: "no-cache", Usage: "neither read nor write the cache"},
+		&cli.StringFlag{Name: "cache-max-size", Value: "2GiB", Usage: "prune the cache to stay under this size"},
+	}
+}
+
+// openCache opens the cache the flags ask for; nil with --no-cache or when
+// the cache cannot be used (after a warning).
+func openCache(c *cli.Context, lockWait time.Duration) (*cache.Store, error) {
+	if c.Bool("no-cache") {
+		return nil, nil
+	}
+	dir := c.String("cache-dir")
+	if dir == "" {
+		d, err := cache.DefaultDir()
+		if err != nil {
+			return nil, err
+		}
+		dir = d
+	}
+	var max int64
+	if v := c.String("cache-max-size"); v != "" {
+		m, err := parseSize(v)
+		if err != nil {
+			return nil, fmt.Errorf("--cache-max-size: %w", err)
+		}
+		max = m
+	}
+	return cache.Open(c.Context, cache.Options{
+		Dir: dir, MaxSize: max, LockWait: lockWait,
+		Warn: func(msg string) { fmt.Fprintln(c.App.ErrWriter, "Warning: "+msg) },
+	}), nil
+}
+
+// parseSize reads sizes such as "500MB", "2GiB" or "1048576".
+func parseSize(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
+		{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"B", 1}}
+	mult := int64(1)
+	for _, u := range units {
+		if strings.HasSuffix(strings.ToUpper(s), strings.ToUpper(u.suffix)) {
+			s, mult = strings.TrimSpace(s[:len(s)-len(u.suffix)]), u.mult
+			break
+		}
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f < 0 {
+		return 0, fmt.Errorf("invalid size %q (use e.g. 500MB, 2GiB)", s)
+	}
+	return int64(f * float64(mult)), nil
+}
+
+func cacheCommand() *cli.Command {
+	open := func(c *cli.Context) (*cache.Store, error) {
+		s, err := openCache(c, 30*time.Second)
+		if err == nil && s == nil {
+			err = fmt.Errorf("the cache is not available")
+		}
+		return s, err
+	}
+	dirFlag := func(more ...cli.Flag) []cli.Flag { return append([]cli.Flag{cacheFlags()[0]}, more...) }
+	return &cli.Command{
+		Name:  "cache",
+		Usage: "inspect or manage kpipe's build cache",
+		Subcommands: []*cli.Command{
+			{
+				Name:  "stats",
+				Usage: "print the cache's entries, size and the last run's hit rate",
+				Flags: dirFlag(&cli.BoolFlag{Name: "json", Usage: "print JSON"}),
+				Action: func(c *cli.Context) error {
+					s, err := open(c)
+					if err != nil {
+						return err
+					}
+					defer s.Close()
+					info, err := s.Info()
+					if err != nil {
+						return err
+					}
+					if c.Bool("json") {
+						b, _ := json.MarshalIndent(info, "", "  ")
+						fmt.Fprintln(c.App.Writer, string(b))
+						return nil
+					}
+					fmt.Fprintf(c.App.Writer, "directory: %s\nentries:   %d (%d distinct values)\nsize:      %s\n", info.Dir, info.Entries, info.Blobs, humanSize(info.Bytes))
+					if r := info.LastRun; r != nil {
+						fmt.Fprintf(c.App.Writer, "last run:  %s: %d hits, %d misses (hit rate %.1f%%), %d writes\n",
+							r.Time.Format(time.RFC3339), r.Hits, r.Misses, 100*r.HitRate(), r.Writes)
+					}
+					return nil
+				},
+			},
+			{
+				Name:  "prune",
+				Usage: "delete the oldest entries until the cache is under --max-size",
+				Flags: dirFlag(&cli.StringFlag{Name: "max-size", Required: true, Usage: "size to prune to, e.g. 500MB"}),
+				Action: func(c *cli.Context) error {
+					max, err := parseSize(c.String("max-size"))
+					if err != nil {
+						return fmt.Errorf("--max-size: %w", err)
+					}
+					s, err := open(c)
+					if err != nil {
+						return err
+					}
+					defer s.Close()
+					n, err := s.Prune(max)
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(c.App.Writer, "removed %d entries; cache is now %s\n", n, humanSize(s.Size()))
+					return nil
+				},
+			},
+			{
+				Name:  "clear",
+				Usage: "delete every cache entry",
+				Flags: dirFlag(),
+				Action: func(c *cli.Context) error {
+					s, err := open(c)
+					if err != nil {
+						return err
+					}
+					defer s.Close()
+					return s.Clear()
+				},
+			},
+		},
+	}
+}
+
+func humanSize(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}

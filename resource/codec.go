@@ -1,0 +1,334 @@
+package resource
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+)
+
+// This file is the binary encoding of resources for the cache: the object
+// tree with every scalar's Go type kept (an int stays an int, a float a
+// float), and the build state. Map keys are written in sorted order, so
+// equal resources encode to equal bytes and the encoding can be hashed.
+
+// Value tags of the encoding.
+const (
+	tagNil byte = iota
+	tagString
+	tagFalse
+	tagTrue
+	tagInt
+	tagInt64
+	tagUint64
+	tagFloat64
+	tagTime
+	tagMap
+	tagList
+)
+
+// codecVersion starts every encoded list; bump it when the format changes.
+const codecVersion byte = 1
+
+// unencodable is the panic value for a value of a type the encoding does
+// not know; EncodeList turns it into an error.
+type unencodable struct{ t string }
+
+// appendEncoded appends the encoding of r to buf.
+func (r *Resource) appendEncoded(buf []byte) []byte {
+	buf = appendValue(buf, r.obj)
+	buf = binary.AppendUvarint(buf, uint64(len(r.prev)))
+	for _, p := range r.prev {
+		buf = appendString(appendString(appendString(buf, p.Kind), p.Name), p.Namespace)
+	}
+	buf = binary.AppendUvarint(buf, uint64(len(r.refBy)))
+	for _, id := range r.refBy {
+		buf = appendID(buf, id)
+	}
+	buf = binary.AppendUvarint(buf, uint64(len(r.refVars)))
+	for _, v := range r.refVars {
+		buf = appendString(buf, v)
+	}
+	if r.Gen == nil {
+		buf = append(buf, 0)
+	} else {
+		buf = append(buf, 1)
+		buf = appendString(buf, r.Gen.Behavior)
+		buf = appendBool(buf, r.Gen.NeedsHash)
+	}
+	if r.Origin == nil {
+		buf = append(buf, 0)
+	} else {
+		buf = append(buf, 1)
+		buf = appendString(appendString(buf, r.Origin.Path), r.Origin.ConfiguredIn)
+		buf = appendID(buf, r.Origin.ConfiguredBy)
+	}
+	return buf
+}
+
+// EncodeList encodes the resources of l, in order. It fails only when an
+// object holds a value of a type YAML decoding never produces (which a
+// stage put there); callers then do without the cache.
+func EncodeList(l *List) (buf []byte, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			u, ok := p.(unencodable)
+			if !ok {
+				panic(p)
+			}
+			buf, err = nil, fmt.Errorf("cannot encode a value of type %s in a resource", u.t)
+		}
+	}()
+	buf = []byte{codecVersion}
+	buf = binary.AppendUvarint(buf, uint64(l.Len()))
+	for _, r := range l.All() {
+		buf = r.appendEncoded(buf)
+	}
+	return buf, nil
+}
+
+// DecodeList decodes what EncodeList wrote. The resources are new and
+// unfrozen.
+func DecodeList(data []byte) (*List, error) {
+	d := &decoder{buf: data}
+	if v := d.byte(); v != codecVersion {
+		return nil, fmt.Errorf("resource encoding version %d, want %d", v, codecVersion)
+	}
+	n := d.uvarint()
+	if n > uint64(len(data)) {
+		return nil, errBadEncoding
+	}
+	items := make([]*Resource, 0, n)
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		items = append(items, d.resource())
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	if len(d.buf) != 0 {
+		return nil, errBadEncoding
+	}
+	return &List{items: items}, nil
+}
+
+var errBadEncoding = errors.New("malformed resource encoding")
+
+func appendString(buf []byte, s string) []byte {
+	buf = binary.AppendUvarint(buf, uint64(len(s)))
+	return append(buf, s...)
+}
+
+func appendBool(buf []byte, v bool) []byte {
+	if v {
+		return append(buf, 1)
+	}
+	return append(buf, 0)
+}
+
+func appendID(buf []byte, id ID) []byte {
+	for _, s := range []string{id.Group, id.Version, id.Kind, id.Name, id.Namespace} {
+		buf = appendString(buf, s)
+	}
+	return buf
+}
+
+func appendValue(buf []byte, v any) []byte {
+	switch t := v.(type) {
+	case nil:
+		return append(buf, tagNil)
+	case string:
+		return appendString(append(buf, tagString), t)
+	case bool:
+		if t {
+			return append(buf, tagTrue)
+		}
+		return append(buf, tagFalse)
+	case int:
+		return binary.AppendVarint(append(buf, tagInt), int64(t))
+	case int64:
+		return binary.AppendVarint(append(buf, tagInt64), t)
+	case uint64:
+		return binary.AppendUvarint(append(buf, tagUint64), t)
+	case float64:
+		return binary.BigEndian.AppendUint64(append(buf, tagFloat64), math.Float64bits(t))
+	case time.Time:
+		return appendString(append(buf, tagTime), t.Format(time.RFC3339Nano))
+	case map[string]any:
+		buf = binary.AppendUvarint(append(buf, tagMap), uint64(len(t)))
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			buf = appendValue(appendString(buf, k), t[k])
+		}
+		return buf
+	case []any:
+		buf = binary.AppendUvarint(append(buf, tagList), uint64(len(t)))
+		for _, e := range t {
+			buf = appendValue(buf, e)
+		}
+		return buf
+	}
+	panic(unencodable{fmt.Sprintf("%T", v)})
+}
+
+type decoder struct {
+	buf []byte
+	err error
+}
+
+func (d *decoder) fail() {
+	if d.err == nil {
+		d.err = errBadEncoding
+	}
+	d.buf = nil
+}
+
+func (d *decoder) byte() byte {
+	if len(d.buf) == 0 {
+		d.fail()
+		return 0
+	}
+	b := d.buf[0]
+	d.buf = d.buf[1:]
+	return b
+}
+
+func (d *decoder) uvarint() uint64 {
+	v, n := binary.Uvarint(d.buf)
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.buf = d.buf[n:]
+	return v
+}
+
+func (d *decoder) varint() int64 {
+	v, n := binary.Varint(d.buf)
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.buf = d.buf[n:]
+	return v
+}
+
+func (d *decoder) string() string {
+	n := d.uvarint()
+	if n > uint64(len(d.buf)) {
+		d.fail()
+		return ""
+	}
+	s := string(d.buf[:n])
+	d.buf = d.buf[n:]
+	return s
+}
+
+func (d *decoder) id() ID {
+	var id ID
+	id.Group, id.Version, id.Kind, id.Name, id.Namespace = d.string(), d.string(), d.string(), d.string(), d.string()
+	return id
+}
+
+func (d *decoder) count() int {
+	n := d.uvarint()
+	if n > uint64(len(d.buf)) { // every element takes at least a byte
+		d.fail()
+		return 0
+	}
+	return int(n)
+}
+
+func (d *decoder) resource() *Resource {
+	obj, ok := d.value().(map[string]any)
+	if !ok {
+		d.fail()
+		return nil
+	}
+	r := &Resource{obj: obj}
+	for i, n := 0, d.count(); i < n; i++ {
+		r.prev = append(r.prev, prevName{Kind: d.string(), Name: d.string(), Namespace: d.string()})
+	}
+	for i, n := 0, d.count(); i < n; i++ {
+		r.refBy = append(r.refBy, d.id())
+	}
+	for i, n := 0, d.count(); i < n; i++ {
+		r.refVars = append(r.refVars, d.string())
+	}
+	if d.byte() == 1 {
+		r.Gen = &Generated{Behavior: d.string(), NeedsHash: d.byte() == 1}
+	}
+	if d.byte() == 1 {
+		r.Origin = &Origin{Path: d.string(), ConfiguredIn: d.string(), ConfiguredBy: d.id()}
+	}
+	return r
+}
+
+func (d *decoder) value() any {
+	switch d.byte() {
+	case tagNil:
+		return nil
+	case tagString:
+		return d.string()
+	case tagFalse:
+		return false
+	case tagTrue:
+		return true
+	case tagInt:
+		return int(d.varint())
+	case tagInt64:
+		return d.varint()
+	case tagUint64:
+		return d.uvarint()
+	case tagFloat64:
+		if len(d.buf) < 8 {
+			d.fail()
+			return nil
+		}
+		f := math.Float64frombits(binary.BigEndian.Uint64(d.buf))
+		d.buf = d.buf[8:]
+		return f
+	case tagTime:
+		t, err := time.Parse(time.RFC3339Nano, d.string())
+		if err != nil {
+			d.fail()
+		}
+		return t
+	case tagMap:
+		n := d.count()
+		m := make(map[string]any, n)
+		for i := 0; i < n && d.err == nil; i++ {
+			k := d.string()
+			m[k] = d.value()
+		}
+		return m
+	case tagList:
+		n := d.count()
+		l := make([]any, n)
+		for i := 0; i < n && d.err == nil; i++ {
+			l[i] = d.value()
+		}
+		return l
+	}
+	d.fail()
+	return nil
+}
+
+// GobEncode encodes the list with EncodeList, so that structs holding lists
+// can be stored with encoding/gob.
+func (l *List) GobEncode() ([]byte, error) { return EncodeList(l) }
+
+// GobDecode decodes what GobEncode wrote.
+func (l *List) GobDecode(data []byte) error {
+	d, err := DecodeList(data)
+	if err != nil {
+		return err
+	}
+	l.items = d.items
+	return nil
+}
