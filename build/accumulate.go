@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/kpipe/kpipe/stages"
 	"github.com/kpipe/kpipe/stages/fieldspec"
 )
 
@@ -42,8 +43,28 @@ func (b *Builder) accumulate(ctx context.Context, n *Node, acc *Accumulation) er
 	if len(n.K.Validators) > 0 {
 		return b.unsupported(n, "validators")
 	}
-	if len(n.K.Vars) > 0 {
-		return b.unsupported(n, "vars")
+	return b.mergeVars(ctx, n, acc)
+}
+
+// mergeVars declares the node's vars, as kustomize's MergeVars does after
+// the node's transformers: each marks the object it reads (now, so that it
+// is found under its current or any earlier name), and joins the vars of
+// the accumulation, which the root resolves when names are final.
+func (b *Builder) mergeVars(ctx context.Context, n *Node, acc *Accumulation) error {
+	if len(n.K.Vars) == 0 {
+		return nil
+	}
+	vars := make([]stages.Var, len(n.K.Vars))
+	for i, v := range n.K.Vars {
+		o := v.ObjRef
+		vars[i] = stages.Var{Name: v.Name, FieldRef: stages.VarFieldRef{FieldPath: v.FieldRef.FieldPath},
+			ObjRef: stages.VarObjRef{APIVersion: o.APIVersion, Group: o.Group, Version: o.Version, Kind: o.Kind, Name: o.Name, Namespace: o.Namespace}}
+	}
+	if err := b.runStage(ctx, stages.NewVarTargets(vars), acc.Resources); err != nil {
+		return fmt.Errorf("merging vars %s: %w", stages.FormatVars(vars), err)
+	}
+	if err := acc.Vars.MergeAll(vars); err != nil {
+		return fmt.Errorf("merging vars %s: %w", stages.FormatVars(vars), err)
 	}
 	return nil
 }
@@ -66,6 +87,10 @@ func (b *Builder) accumulateResources(ctx context.Context, n *Node, acc *Accumul
 			}
 			if acc.Config, err = acc.Config.Merge(sub.Config); err != nil {
 				return fmt.Errorf("recursed merging from path '%s': %w", e.Child.Dir, err)
+			}
+			if err := acc.Vars.MergeSet(&sub.Vars); err != nil {
+				return fmt.Errorf("accumulation err='accumulating resources from '%s': '%s' must resolve to a file': recursed merging from path '%s': %w",
+					e.Path, e.Child.Dir, e.Child.Dir, err)
 			}
 		default:
 			p := b.parse(e)

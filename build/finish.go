@@ -47,8 +47,22 @@ var buildAnnotations = []string{
 // and removing build annotations.
 func (b *Builder) finish(ctx context.Context, n *Node, acc *Accumulation) ([]*resource.Resource, error) {
 	rs := acc.Resources.Copy()
+	// Generated objects get their content-hash suffix at the root only,
+	// after every transformer; name references then follow the rename.
+	if anyNeedsHash(rs) {
+		if err := b.runStage(ctx, stages.NewHashTransformer(), rs); err != nil {
+			return nil, err
+		}
+	}
 	if err := stages.NewNameRef(acc.Config.NameReference).Run(ctx, rs); err != nil {
 		return nil, err
+	}
+	// With names final, legacy vars take their values and replace $(NAME).
+	if acc.Vars.Len() > 0 {
+		resolver := stages.NewVarResolver(stages.VarResolverConfig{Vars: acc.Vars.Sorted(), FieldSpecs: acc.Config.VarReference})
+		if err := b.runStage(ctx, resolver, rs); err != nil {
+			return nil, err
+		}
 	}
 	dropLocal(rs)
 	sorter, err := b.sortStage(n.K)

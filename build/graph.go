@@ -65,6 +65,12 @@ type Graph struct {
 
 	restriction loaders.Restriction
 	warned      map[string]bool
+	kfiles      map[string]kfile // parsed kustomization files by directory
+}
+
+type kfile struct {
+	kf  *loaders.KustomizationFile
+	err error
 }
 
 // Load reads the kustomizations reachable from the given root directories.
@@ -72,7 +78,7 @@ type Graph struct {
 // file); problems below a root are recorded in the entries that lead to
 // them and reported when that root is built.
 func Load(roots []string, r loaders.Restriction) (*Graph, []error) {
-	g := &Graph{Nodes: map[string]*Node{}, DAG: dag.New(), restriction: r, warned: map[string]bool{}}
+	g := &Graph{Nodes: map[string]*Node{}, DAG: dag.New(), restriction: r, warned: map[string]bool{}, kfiles: map[string]kfile{}}
 	errs := make([]error, len(roots))
 	for i, root := range roots {
 		dir, err := loaders.RealDir(root)
@@ -90,10 +96,38 @@ func Load(roots []string, r loaders.Restriction) (*Graph, []error) {
 	return g, errs
 }
 
+// WithRoots returns a graph sharing g's nodes whose roots are the nodes of
+// the given directories (absolute and symlink-free, as Load resolves them),
+// which must have been roots of g; a directory that was not is reported in
+// the returned errors.
+func (g *Graph) WithRoots(dirs []string) (*Graph, []error) {
+	c := *g
+	c.Roots = nil
+	errs := make([]error, len(dirs))
+	for i, d := range dirs {
+		n := g.Nodes[d]
+		if n == nil {
+			f := g.kfiles[d]
+			errs[i] = f.err
+			if errs[i] == nil {
+				errs[i] = fmt.Errorf("%s was not loaded", d)
+			}
+		}
+		c.Roots = append(c.Roots, n)
+	}
+	return &c, errs
+}
+
 // load returns the node for dir reached through chain (the directories of
 // the referrers, outermost first), loading it and its entries on first use.
 func (g *Graph) load(dir, inheritedNS string, chain []string) (*Node, error) {
-	kf, err := loaders.FindKustomization(dir)
+	f, ok := g.kfiles[dir]
+	if !ok {
+		// A base shared by many overlays is read and parsed once.
+		f.kf, f.err = loaders.FindKustomization(dir)
+		g.kfiles[dir] = f
+	}
+	kf, err := f.kf, f.err
 	if err != nil {
 		return nil, err
 	}

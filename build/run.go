@@ -1,7 +1,9 @@
 package build
 
 import (
+	"bytes"
 	"context"
+	"encoding/gob"
 	"errors"
 	"fmt"
 	"runtime"
@@ -10,7 +12,9 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/kpipe/kpipe/cache"
+	"github.com/kpipe/kpipe/output"
 	"github.com/kpipe/kpipe/resource"
+	"github.com/kpipe/kpipe/stages"
 	"github.com/kpipe/kpipe/stages/fieldspec"
 )
 
@@ -45,6 +49,8 @@ type Options struct {
 type Accumulation struct {
 	Resources *resource.List
 	Config    *fieldspec.Config
+	// Vars are the legacy vars the node and its bases declare.
+	Vars stages.VarSet
 }
 
 // Result is the outcome of one root.
@@ -53,6 +59,8 @@ type Result struct {
 	Resources []*resource.Resource
 	// Err is the root's error; Resources is nil then.
 	Err error
+	// YAML is the rendered output (what `kustomize build` prints).
+	YAML []byte
 	// Cached says the final output came from the cache.
 	Cached bool
 	// NodesBuilt and NodesCached count the nodes of the root's graph
@@ -171,7 +179,7 @@ func (b *Builder) Run(ctx context.Context, loadErrs []error) []Result {
 			case r.err != nil:
 				results[i].Err = r.err
 			default:
-				results[i].Resources, results[i].Cached, results[i].Err = b.finishRoot(ctx, n, r)
+				results[i].Resources, results[i].YAML, results[i].Cached, results[i].Err = b.finishRoot(ctx, n, r)
 			}
 			b.countSubgraph(n, &results[i])
 			return nil
@@ -287,28 +295,43 @@ func (b *Builder) child(ctx context.Context, n *Node) (*Accumulation, error) {
 	return b.load(ctx, n, r)
 }
 
-// finishRoot runs the root-only steps on a root's accumulation, or takes
-// the final output from the cache.
-func (b *Builder) finishRoot(ctx context.Context, n *Node, r *nodeResult) ([]*resource.Resource, bool, error) {
+// finishRoot runs the root-only steps on a root's accumulation and renders
+// the output, or takes both from the cache.
+func (b *Builder) finishRoot(ctx context.Context, n *Node, r *nodeResult) ([]*resource.Resource, []byte, bool, error) {
 	var key cache.Key
 	if b.memo != nil && r.key != (cache.Key{}) {
 		key = b.memo.key("root").Key(r.key).Sum()
 		if data, ok := b.memo.Store.Get(key); ok {
-			if l, err := resource.DecodeList(data); err == nil {
+			var v rootValue
+			if gob.NewDecoder(bytes.NewReader(data)).Decode(&v) == nil && v.List != nil {
 				b.count(func(s *Stats) { s.RootsCached++ })
-				return l.All(), true, nil
+				return v.List.All(), v.YAML, true, nil
 			}
 		}
 	}
 	acc, err := b.load(ctx, n, r)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	out, err := b.finish(ctx, n, acc)
-	if err == nil && key != (cache.Key{}) {
-		if data, err := resource.EncodeList(resource.NewList(out...)); err == nil {
-			b.memo.Store.Put(key, data)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	y, err := output.Marshal(out)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if key != (cache.Key{}) {
+		var buf bytes.Buffer
+		if gob.NewEncoder(&buf).Encode(rootValue{YAML: y, List: resource.NewList(out...)}) == nil {
+			b.memo.Store.Put(key, buf.Bytes())
 		}
 	}
-	return out, false, err
+	return out, y, false, nil
+}
+
+// rootValue is a root's cached output.
+type rootValue struct {
+	YAML []byte
+	List *resource.List
 }

@@ -11,22 +11,6 @@ import (
 	"github.com/kpipe/kpipe/stages/fieldspec"
 )
 
-// runGenerators runs the node's generators.
-func (b *Builder) runGenerators(_ context.Context, n *Node, _ *Accumulation) error {
-	k := n.K
-	switch {
-	case len(k.ConfigMapGenerator) > 0:
-		return b.unsupported(n, "configMapGenerator")
-	case len(k.SecretGenerator) > 0:
-		return b.unsupported(n, "secretGenerator")
-	case len(k.HelmCharts) > 0 || len(k.HelmChartInflationGenerator) > 0:
-		return b.unsupported(n, "helmCharts")
-	case len(k.Generators) > 0:
-		return b.unsupported(n, "generators")
-	}
-	return nil
-}
-
 // runTransformers runs the builtin transformers the node's fields ask for,
 // in kustomize's fixed order, then the `transformers:` entries in order.
 func (b *Builder) runTransformers(ctx context.Context, n *Node, acc *Accumulation) error {
@@ -58,10 +42,14 @@ func (b *Builder) fieldTransformers(n *Node, tc *fieldspec.Config) ([]stages.Sta
 		out = append(out, s)
 		return nil
 	}
-	if len(k.PatchesStrategicMerge) > 0 {
-		return nil, b.unsupported(n, "patchesStrategicMerge")
-	}
 	read := readFile(n)
+	if len(k.PatchesStrategicMerge) > 0 {
+		s, err := patchesStrategicMerge(n, read)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
 	for _, p := range k.Patches {
 		if err := add(stages.NewPatch(stages.PatchConfig{Path: p.Path, Patch: p.Patch, Target: selector(p.Target), Options: patchOptions(p.Options)}, read)); err != nil {
 			return nil, err
@@ -113,9 +101,55 @@ func (b *Builder) fieldTransformers(n *Node, tc *fieldspec.Config) ([]stages.Sta
 		}))
 	}
 	if len(k.Replacements) > 0 {
-		return nil, b.unsupported(n, "replacements")
+		cfg := replacementsConfig(k.Replacements)
+		s, err := stages.NewReplacements(cfg, read)
+		if err != nil {
+			return nil, fmt.Errorf("trouble configuring builtin ReplacementTransformer with config: `\n%s`: %w",
+				stages.ReplacementsConfigYAML(cfg.Replacements), err)
+		}
+		out = append(out, s)
 	}
 	return out, nil
+}
+
+// replacementsConfig converts a kustomization's `replacements:` entries.
+// Empty lists read as absent, as they do in kustomize, which passes the
+// entries to its ReplacementTransformer through YAML.
+func replacementsConfig(entries []loaders.ReplacementField) stages.ReplacementsConfig {
+	var cfg stages.ReplacementsConfig
+	for _, e := range entries {
+		var r stages.ReplacementEntry
+		r.Path = e.Path
+		r.SourceValue = e.SourceValue
+		if s := e.Source; s != nil {
+			r.Source = &stages.ReplacementSource{Group: s.Group, Version: s.Version, Kind: s.Kind, Name: s.Name,
+				Namespace: s.Namespace, FieldPath: s.FieldPath, Options: replacementOptions(s.Options)}
+		}
+		for _, t := range e.Targets {
+			if t == nil {
+				r.Targets = append(r.Targets, nil)
+				continue
+			}
+			st := &stages.ReplacementTarget{Select: selector(t.Select), Options: replacementOptions(t.Options)}
+			if len(t.FieldPaths) > 0 {
+				st.FieldPaths = t.FieldPaths
+			}
+			for _, rj := range t.Reject {
+				st.Reject = append(st.Reject, selector(rj))
+			}
+			r.Targets = append(r.Targets, st)
+		}
+		cfg.Replacements = append(cfg.Replacements, r)
+	}
+	return cfg
+}
+
+// replacementOptions converts a replacement's options.
+func replacementOptions(o *loaders.FieldOptions) *stages.ReplacementOptions {
+	if o == nil {
+		return nil
+	}
+	return &stages.ReplacementOptions{Delimiter: o.Delimiter, Index: o.Index, Encoding: o.Encoding, Create: o.Create}
 }
 
 // readFile reads files for the node's stages through its loader.
@@ -236,6 +270,8 @@ func (b *Builder) builtinStage(n *Node, c *resource.Resource) (stages.Stage, err
 		from = withFiles(stages.JSONPatchFromConfig)
 	case "PatchTransformer":
 		from = withFiles(stages.PatchFromConfig)
+	case "PatchStrategicMergeTransformer":
+		from = withFiles(stages.PatchStrategicMergeFromConfig)
 	case "NamespaceTransformer":
 		from = stages.NamespaceFromConfig
 	case "PrefixSuffixTransformer":
@@ -252,6 +288,12 @@ func (b *Builder) builtinStage(n *Node, c *resource.Resource) (stages.Stage, err
 		from = stages.ImagesFromConfig
 	case "ReplicaCountTransformer":
 		from = stages.ReplicasFromConfig
+	case "ReplacementTransformer":
+		from = withFiles(stages.ReplacementsFromConfig)
+	case "HashTransformer":
+		from = func([]byte) (stages.Stage, error) { return stages.NewHashTransformer(), nil }
+	case "ConfigMapGenerator", "SecretGenerator", "IAMPolicyGenerator", "HelmChartInflationGenerator":
+		return nil, fmt.Errorf("plugin %s not a transformer", id)
 	default:
 		return nil, fmt.Errorf("unable to load builtin %s", id.GVK)
 	}

@@ -1,11 +1,8 @@
 package stages
 
 import (
-	"errors"
 	"fmt"
 	"strings"
-
-	"github.com/kpipe/kpipe/resource"
 )
 
 // PatchOptions are the options of a `patches` entry.
@@ -43,16 +40,18 @@ func NewPatch(cfg PatchConfig, read ReadFile) (Stage, error) {
 		}
 		text, source = string(data), fmt.Sprintf("[path: %q]", cfg.Path)
 	}
-	smp, errSM := resource.Decode([]byte(text))
+	smp, errSM := decodePatches(text)
 	jp, errJSON := decodeJSONPatch(text)
 	switch {
 	case errSM == nil && errJSON == nil && len(smp) > 0 && len(jp) > 0:
 		return nil, fmt.Errorf("illegally qualifies as both an SM and JSON patch: %s", source)
 	case errSM != nil && errJSON != nil:
 		return nil, fmt.Errorf("unable to parse SM or JSON patch from %s", source)
-	case errSM == nil:
-		return newStrategicMergePatch(cfg, smp, source)
+	case errSM == nil && len(smp) > 0:
+		return newStrategicMergePatch(cfg, smp, text, source)
 	}
+	// Text that holds no strategic-merge patch (only comments, say) is a
+	// JSON patch, as in kustomize.
 	if cfg.Target == nil {
 		return nil, fmt.Errorf("must specify a target for JSON patch %s", source)
 	}
@@ -84,7 +83,3 @@ func describePatchConfig(cfg PatchConfig) string {
 	return b.String()
 }
 
-// newStrategicMergePatch builds the stage for strategic-merge patches.
-func newStrategicMergePatch(_ PatchConfig, _ []*resource.Resource, source string) (Stage, error) {
-	return nil, errors.New("strategic merge patches are not supported yet by kpipe: " + source)
-}

@@ -140,11 +140,7 @@ func closeCache(store *cache.Store, opts *build.Options) {
 func writeOutput(c *cli.Context, res build.Result) error {
 	out := c.String("output")
 	if out == "" {
-		data, err := output.Marshal(res.Resources)
-		if err != nil {
-			return err
-		}
-		_, err = c.App.Writer.Write(data)
+		_, err := c.App.Writer.Write(res.YAML)
 		return err
 	}
 	if st, err := os.Stat(out); err == nil && st.IsDir() {
@@ -152,9 +148,5 @@ func writeOutput(c *cli.Context, res build.Result) error {
 	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	data, err := output.Marshal(res.Resources)
-	if err != nil {
-		return err
-	}
-	return output.WriteFileAtomic(out, data)
+	return output.WriteFileAtomic(out, res.YAML)
 }

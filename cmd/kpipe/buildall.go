@@ -101,14 +101,14 @@ func runBuildAll(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	roots, err := findRoots(c, restriction)
+	roots, all, err := findRoots(c, restriction)
 	if err != nil {
 		return err
 	}
 	if len(roots) == 0 {
 		return errors.New("no kustomization roots found")
 	}
-	g, loadErrs := build.Load(roots, restriction)
+	g, loadErrs := all.WithRoots(roots)
 	for _, w := range g.Warnings {
 		opts.Warn(w)
 	}
@@ -146,8 +146,11 @@ func runBuildAll(c *cli.Context) error {
 			}
 			err := res.Err
 			if err == nil {
-				var data []byte
-				if data, err = output.Marshal(res.Resources); err == nil {
+				data := res.YAML
+				if data == nil {
+					data, err = output.Marshal(res.Resources)
+				}
+				if err == nil {
 					sum := sha256.Sum256(data)
 					rr.Digest = hex.EncodeToString(sum[:])
 					rr.Changed = prev[roots[i]] != rr.Digest
@@ -288,9 +291,14 @@ func saveDigests(s *cache.Store, prev, now map[string]string) {
 
 // findRoots lists the roots to build, as absolute, symlink-free paths in a
 // stable order.
-func findRoots(c *cli.Context, r loaders.Restriction) ([]string, error) {
+func findRoots(c *cli.Context, r loaders.Restriction) ([]string, *build.Graph, error) {
 	if f := c.String("roots-from"); f != "" {
-		return readRootsFile(f)
+		roots, err := readRootsFile(f)
+		if err != nil {
+			return nil, nil, err
+		}
+		g, _ := build.Load(roots, r)
+		return roots, g, nil
 	}
 	paths := c.Args().Slice()
 	if len(paths) == 0 {
@@ -301,7 +309,7 @@ func findRoots(c *cli.Context, r loaders.Restriction) ([]string, error) {
 	for _, p := range paths {
 		found, err := findKustomizations(p, c.String("out-dir"))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, d := range found {
 			if !seen[d] {
@@ -332,7 +340,7 @@ func findRoots(c *cli.Context, r loaders.Restriction) ([]string, error) {
 		}
 		roots = append(roots, d)
 	}
-	return roots, nil
+	return roots, g, nil
 }
 
 // findKustomizations walks a tree for directories holding a kustomization

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -21,8 +22,21 @@ var Version = "v0.1.0-dev"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	os.Exit(run(ctx, os.Args, os.Stdout, os.Stderr))
+	// KPIPE_CPUPROFILE=FILE writes a CPU profile of the run, for performance
+	// work (see benchmarks/).
+	if p := os.Getenv("KPIPE_CPUPROFILE"); p != "" {
+		if f, err := os.Create(p); err == nil {
+			_ = pprof.StartCPUProfile(f)
+			code := run(ctx, os.Args, os.Stdout, os.Stderr)
+			pprof.StopCPUProfile()
+			f.Close()
+			stop()
+			os.Exit(code)
+		}
+	}
+	code := run(ctx, os.Args, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
 // run executes kpipe with the given arguments and returns the exit code.

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	yaml2 "go.yaml.in/yaml/v2"
 )
@@ -79,10 +80,20 @@ func defaultData() ([]byte, error) {
 }
 
 // Defaults returns kustomize's builtin configuration (its default field
-// spec tables), parsed afresh on every call, sorted as kustomize sorts them.
+// spec tables), sorted as kustomize sorts them.
 // Note that the default tables keep their duplicates (e.g. the Ingress
 // spec/tls/secretName reference to Secrets appears twice).
 func Defaults() (*Config, error) {
+	c, err := parsedDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return c.Clone(), nil
+}
+
+// parsedDefaults parses the default tables once per process; the result is
+// never modified (Defaults hands out clones).
+var parsedDefaults = sync.OnceValues(func() (*Config, error) {
 	data, err := defaultData()
 	if err != nil {
 		return nil, err
@@ -92,7 +103,7 @@ func Defaults() (*Config, error) {
 		return nil, fmt.Errorf("unable to make default transformconfig: %w", err)
 	}
 	return c, nil
-}
+})
 
 // Make returns the configuration a kustomization builds with, as kustomize's
 // MakeTransformerConfig does: with no configuration files, the defaults;

@@ -1,0 +1,112 @@
+// Package benchmarks holds kpipe's Go benchmarks (go test -bench . ./benchmarks)
+// and, in compare/, the program that measures kpipe against kustomize.
+package benchmarks
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/kpipe/kpipe/benchmarks/genrepo"
+	"github.com/kpipe/kpipe/build"
+	"github.com/kpipe/kpipe/cache"
+	"github.com/kpipe/kpipe/loaders"
+	"github.com/kpipe/kpipe/output"
+)
+
+// tree writes a monorepo of apps x envs roots and returns their paths.
+func tree(b *testing.B, apps, envs int) (string, []string) {
+	b.Helper()
+	dir := b.TempDir()
+	roots, err := genrepo.Write(dir, genrepo.Spec{Apps: apps, Envs: envs, ResourcesPerApp: 3})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range roots {
+		roots[i] = filepath.Join(dir, roots[i])
+	}
+	return dir, roots
+}
+
+// buildOnce builds every root in one run, rendering each output.
+func buildOnce(b *testing.B, roots []string, store *cache.Store) {
+	g, errs := build.Load(roots, loaders.RootOnly)
+	opts := build.Options{}
+	if store != nil {
+		opts.Cache = build.Cache{Store: store, Files: cache.LoadFileIndex(store), Version: "bench"}
+	}
+	for _, r := range build.NewBuilder(g, opts).Run(context.Background(), errs) {
+		if r.Err != nil {
+			b.Fatal(r.Err)
+		}
+		if _, err := output.Marshal(r.Resources); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if opts.Cache.Files != nil {
+		opts.Cache.Files.Save(store)
+	}
+	store.Flush()
+}
+
+func openStore(b *testing.B, dir string) *cache.Store {
+	s := cache.Open(context.Background(), cache.Options{Dir: dir})
+	if s == nil {
+		b.Fatal("cache did not open")
+	}
+	return s
+}
+
+func BenchmarkBuildAllNoCache(b *testing.B) {
+	_, roots := tree(b, 25, 4)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		buildOnce(b, roots, nil)
+	}
+}
+
+func BenchmarkBuildAllCold(b *testing.B) {
+	_, roots := tree(b, 25, 4)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		dir := b.TempDir()
+		s := openStore(b, dir)
+		b.StartTimer()
+		buildOnce(b, roots, s)
+		b.StopTimer()
+		s.Close()
+		b.StartTimer()
+	}
+}
+
+func BenchmarkBuildAllWarm(b *testing.B) {
+	_, roots := tree(b, 25, 4)
+	s := openStore(b, b.TempDir())
+	defer s.Close()
+	buildOnce(b, roots, s)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		buildOnce(b, roots, s)
+	}
+}
+
+func BenchmarkBuildAllOneBaseChanged(b *testing.B) {
+	dir, roots := tree(b, 25, 4)
+	s := openStore(b, b.TempDir())
+	defer s.Close()
+	buildOnce(b, roots, s)
+	file := filepath.Join(dir, genrepo.SharedBaseFile)
+	orig, _ := os.ReadFile(file)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		edited := append(append([]byte(nil), orig...), []byte("\n# edit "+string(rune('a'+i%26))+"\n")...)
+		if err := os.WriteFile(file, edited, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		buildOnce(b, roots, s)
+	}
+}

@@ -1,0 +1,289 @@
+package smp
+
+//go:generate go run -C ../../tools/smpgen . -o ../../stages/smp/schema_table.go
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+)
+
+// Schema tells the merger which lists merge by key: the part of an OpenAPI
+// schema that strategic-merge patching reads, indexed by resource type.
+type Schema struct {
+	kinds map[[2]string]*Node
+}
+
+// Node is the schema of one field, list element or object: its patch
+// strategy and merge keys (for lists), and the schemas below it. A nil
+// *Node means "no schema", which is not the same as a Node without
+// strategies: where kyaml has no schema it looks for apiVersion and kind in
+// the object to find one.
+type Node struct {
+	strategy string
+	keys     []string
+	array    bool
+	items    *Node            // element schema of an array (may be nil)
+	fields   map[string]*Node // fields that lead to merge lists
+	any      *Node            // schema of fields not listed (additionalProperties)
+	leaf     bool             // a known schema with no merge lists below
+}
+
+// leaf is the schema of everything that has a schema but no merge lists
+// below it.
+var leafNode = &Node{leaf: true}
+
+// Field returns the schema of a field of an object.
+func (n *Node) Field(name string) *Node {
+	if n == nil || n.leaf {
+		return nil
+	}
+	if f, ok := n.fields[name]; ok {
+		return f
+	}
+	if n.any != nil {
+		return n.any
+	}
+	// A field the table does not list has a schema without merge lists.
+	return leafNode
+}
+
+// Elements returns the schema of the elements of an array.
+func (n *Node) Elements() *Node {
+	if n == nil || n.leaf || !n.array {
+		return nil
+	}
+	return n.items
+}
+
+// Associative reports whether a list with this schema merges by key (its
+// patch strategy includes "merge").
+func (n *Node) Associative() bool {
+	if n == nil {
+		return false
+	}
+	for _, s := range strings.Split(n.strategy, ",") {
+		if s == "merge" {
+			return true
+		}
+	}
+	return false
+}
+
+// MergeKeys returns the merge keys of a list: the list-map keys when the
+// schema has them, else the patch merge key; none for a list of scalars.
+func (n *Node) MergeKeys() []string {
+	if n == nil {
+		return nil
+	}
+	return n.keys
+}
+
+// ForType returns the schema of objects of the given apiVersion and kind,
+// or nil when the schema does not know the type.
+func (s *Schema) ForType(apiVersion, kind string) *Node {
+	if s == nil {
+		return nil
+	}
+	return s.kinds[[2]string{apiVersion, kind}]
+}
+
+var (
+	builtinOnce   sync.Once
+	builtinSchema *Schema
+)
+
+// Builtin returns the schema of the built-in Kubernetes kinds that
+// kustomize v5.8.0 uses when a kustomization sets no `openapi:` field
+// (Kubernetes v1.21.2, plus kustomize's own Kustomization type). It is
+// parsed once and never modified.
+func Builtin() *Schema {
+	builtinOnce.Do(func() {
+		s, err := ParseTable(builtinSchemaText)
+		if err != nil {
+			panic(fmt.Sprintf("kpipe: internal error: built-in strategic merge schema: %v", err))
+		}
+		builtinSchema = s
+	})
+	return builtinSchema
+}
+
+// BuiltinVersion names the Kubernetes schema Builtin was generated from.
+func BuiltinVersion() string { return builtinSchemaVersion }
+
+// ParseTable reads a schema table in the format tools/smpgen writes. Each
+// line is either
+//
+//	kind APIVERSION KIND @DEFINITION
+//	def DEFINITION EXPR
+//
+// where EXPR is "-" (no schema), "L" (a schema without merge lists),
+// "@NAME" (a definition), or an optional "<strategy|key1,key2>" followed by
+// "[EXPR]" (an array and its elements) or "{field=EXPR,...,*=EXPR}" (an
+// object, its fields that lead to merge lists, and "*" for
+// additionalProperties). Blank lines are ignored.
+func ParseTable(text string) (*Schema, error) {
+	defs := map[string]*Node{}
+	type pending struct {
+		name, expr string
+		line       int
+	}
+	var bodies []pending
+	var kinds [][4]string
+	for i, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		f := strings.Fields(line)
+		switch {
+		case f[0] == "def" && len(f) == 3:
+			if _, dup := defs[f[1]]; dup {
+				return nil, fmt.Errorf("line %d: definition %s repeated", i+1, f[1])
+			}
+			defs[f[1]] = &Node{}
+			bodies = append(bodies, pending{f[1], f[2], i + 1})
+		case f[0] == "kind" && len(f) == 4:
+			kinds = append(kinds, [4]string{f[1], f[2], f[3], fmt.Sprint(i + 1)})
+		default:
+			return nil, fmt.Errorf("line %d: cannot parse %q", i+1, line)
+		}
+	}
+	for _, b := range bodies {
+		p := &tableParser{s: b.expr, defs: defs}
+		n, err := p.expr()
+		if err == nil && p.pos != len(p.s) {
+			err = fmt.Errorf("unexpected %q", p.s[p.pos:])
+		}
+		if err != nil {
+			return nil, fmt.Errorf("line %d: definition %s: %w", b.line, b.name, err)
+		}
+		if n == nil || n == leafNode {
+			return nil, fmt.Errorf("line %d: definition %s must be an array or an object", b.line, b.name)
+		}
+		if d := defs[b.name]; n != d {
+			*d = *n
+		}
+	}
+	s := &Schema{kinds: map[[2]string]*Node{}}
+	for _, k := range kinds {
+		d, ok := defs[strings.TrimPrefix(k[2], "@")]
+		if !ok || !strings.HasPrefix(k[2], "@") {
+			return nil, fmt.Errorf("line %s: unknown definition %s", k[3], k[2])
+		}
+		s.kinds[[2]string{k[0], k[1]}] = d
+	}
+	return s, nil
+}
+
+// tableParser reads one EXPR of a schema table.
+type tableParser struct {
+	s    string
+	pos  int
+	defs map[string]*Node
+}
+
+func (p *tableParser) peek() byte {
+	if p.pos < len(p.s) {
+		return p.s[p.pos]
+	}
+	return 0
+}
+
+func (p *tableParser) expect(c byte) error {
+	if p.peek() != c {
+		return fmt.Errorf("expected %q at offset %d of %q", c, p.pos, p.s)
+	}
+	p.pos++
+	return nil
+}
+
+// name reads a field or definition name.
+func (p *tableParser) name() string {
+	start := p.pos
+	for p.pos < len(p.s) && !strings.ContainsRune("<>|[]{}=,@", rune(p.s[p.pos])) {
+		p.pos++
+	}
+	return p.s[start:p.pos]
+}
+
+func (p *tableParser) expr() (*Node, error) {
+	switch p.peek() {
+	case '-':
+		p.pos++
+		return nil, nil
+	case 'L':
+		p.pos++
+		return leafNode, nil
+	case '@':
+		p.pos++
+		name := p.name()
+		d, ok := p.defs[name]
+		if !ok {
+			return nil, fmt.Errorf("unknown definition %s", name)
+		}
+		return d, nil
+	}
+	n := &Node{}
+	if p.peek() == '<' {
+		p.pos++
+		start := p.pos
+		for p.pos < len(p.s) && p.s[p.pos] != '|' {
+			p.pos++
+		}
+		n.strategy = p.s[start:p.pos]
+		if err := p.expect('|'); err != nil {
+			return nil, err
+		}
+		start = p.pos
+		for p.pos < len(p.s) && p.s[p.pos] != '>' {
+			p.pos++
+		}
+		if keys := p.s[start:p.pos]; keys != "" {
+			n.keys = strings.Split(keys, ",")
+		}
+		if err := p.expect('>'); err != nil {
+			return nil, err
+		}
+	}
+	switch p.peek() {
+	case '[':
+		p.pos++
+		n.array = true
+		items, err := p.expr()
+		if err != nil {
+			return nil, err
+		}
+		n.items = items
+		return n, p.expect(']')
+	case '{':
+		p.pos++
+		n.fields = map[string]*Node{}
+		for p.peek() != '}' {
+			if len(n.fields) > 0 || n.any != nil {
+				if err := p.expect(','); err != nil {
+					return nil, err
+				}
+			}
+			name := p.name()
+			if name == "" {
+				return nil, fmt.Errorf("missing field name at offset %d of %q", p.pos, p.s)
+			}
+			if err := p.expect('='); err != nil {
+				return nil, err
+			}
+			f, err := p.expr()
+			if err != nil {
+				return nil, err
+			}
+			if name == "*" {
+				n.any = f
+			} else {
+				n.fields[name] = f
+			}
+		}
+		p.pos++
+		return n, nil
+	}
+	return nil, fmt.Errorf("unexpected %q at offset %d of %q", p.peek(), p.pos, p.s)
+}

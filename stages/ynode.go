@@ -1,0 +1,307 @@
+package stages
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"time"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// This file holds the YAML node helpers the replacement stage works with.
+// kustomize copies replacement values as YAML nodes: a scalar target keeps
+// its tag and only takes the source's text, a created field has no tag at
+// all (its text is read again as plain YAML), and a value that no longer
+// reads as its tag fails when kustomize turns the object back into data.
+// Converting the objects involved to nodes and back reproduces all of it.
+
+// YAML tags of the node kinds objects are made of.
+const (
+	tagStr       = "!!str"
+	tagInt       = "!!int"
+	tagFloat     = "!!float"
+	tagBool      = "!!bool"
+	tagNull      = "!!null"
+	tagMap       = "!!map"
+	tagSeq       = "!!seq"
+	tagTimestamp = "!!timestamp"
+)
+
+// toNode converts an object tree into YAML nodes, with tags that say what
+// each scalar is. Map keys are sorted.
+func toNode(v any) *yaml.Node {
+	switch t := v.(type) {
+	case map[string]any:
+		n := &yaml.Node{Kind: yaml.MappingNode, Tag: tagMap}
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		n.Content = make([]*yaml.Node, 0, 2*len(keys))
+		for _, k := range keys {
+			n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: tagStr, Value: k}, toNode(t[k]))
+		}
+		return n
+	case []any:
+		n := &yaml.Node{Kind: yaml.SequenceNode, Tag: tagSeq, Content: make([]*yaml.Node, len(t))}
+		for i, e := range t {
+			n.Content[i] = toNode(e)
+		}
+		return n
+	case nil:
+		return scalarNode(tagNull, "null")
+	case string:
+		return scalarNode(tagStr, t)
+	case bool:
+		return scalarNode(tagBool, strconv.FormatBool(t))
+	case int:
+		return scalarNode(tagInt, strconv.Itoa(t))
+	case int64:
+		return scalarNode(tagInt, strconv.FormatInt(t, 10))
+	case uint64:
+		return scalarNode(tagInt, strconv.FormatUint(t, 10))
+	case float64:
+		return scalarNode(tagFloat, formatYAMLFloat(t))
+	case time.Time:
+		return scalarNode(tagTimestamp, t.Format(time.RFC3339Nano))
+	}
+	return scalarNode(tagStr, fmt.Sprint(v))
+}
+
+func scalarNode(tag, value string) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: value}
+}
+
+// formatYAMLFloat writes f as YAML reads it back.
+func formatYAMLFloat(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return ".nan"
+	case math.IsInf(f, 1):
+		return ".inf"
+	case math.IsInf(f, -1):
+		return "-.inf"
+	}
+	return strconv.FormatFloat(f, 'g', -1, 64)
+}
+
+// fromNode converts YAML nodes back into an object tree. A scalar is read
+// as its tag says (or, without a tag, as plain YAML); one whose text does
+// not fit its tag is an error worded as kustomize's.
+func fromNode(n *yaml.Node) (any, error) {
+	switch n.Kind {
+	case yaml.DocumentNode:
+		if len(n.Content) == 0 {
+			return nil, nil
+		}
+		return fromNode(n.Content[0])
+	case yaml.AliasNode:
+		if n.Alias == nil {
+			return nil, nil
+		}
+		return fromNode(n.Alias)
+	case yaml.MappingNode:
+		m := make(map[string]any, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			v, err := fromNode(n.Content[i+1])
+			if err != nil {
+				return nil, err
+			}
+			m[n.Content[i].Value] = v
+		}
+		return m, nil
+	case yaml.SequenceNode:
+		s := make([]any, len(n.Content))
+		for i, e := range n.Content {
+			v, err := fromNode(e)
+			if err != nil {
+				return nil, err
+			}
+			s[i] = v
+		}
+		return s, nil
+	}
+	return decodeScalar(n)
+}
+
+// decodeScalar reads a scalar node as yaml.v3 does.
+func decodeScalar(n *yaml.Node) (any, error) {
+	if n.Tag == "" && n.Value == "" {
+		return nil, nil
+	}
+	c := *n
+	c.Kind = yaml.ScalarNode
+	c.Content = nil
+	var v any
+	if err := c.Decode(&v); err != nil {
+		return nil, fmt.Errorf("map[string]interface {}(nil): %w", err)
+	}
+	return v, nil
+}
+
+// copyNode deep-copies a node.
+func copyNode(n *yaml.Node) *yaml.Node {
+	if n == nil {
+		return nil
+	}
+	c := *n
+	if n.Content != nil {
+		c.Content = make([]*yaml.Node, len(n.Content))
+		for i, e := range n.Content {
+			c.Content[i] = copyNode(e)
+		}
+	}
+	return &c
+}
+
+// unwrapDocument returns the content of a document node, or n itself.
+func unwrapDocument(n *yaml.Node) *yaml.Node {
+	if n != nil && n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		return n.Content[0]
+	}
+	return n
+}
+
+// isMissingOrNull reports whether n is absent or a null.
+func isMissingOrNull(n *yaml.Node) bool {
+	return n == nil || n.Tag == tagNull
+}
+
+// isNilOrEmpty reports whether n is absent, a null, or an empty map or
+// list.
+func isNilOrEmpty(n *yaml.Node) bool {
+	switch {
+	case isMissingOrNull(n):
+		return true
+	case n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode:
+		return len(n.Content) == 0
+	}
+	return n.Kind == 0 && n.Tag == "" && n.Value == "" && n.Anchor == "" && n.Alias == nil && len(n.Content) == 0
+}
+
+// nodeValue is the text of a scalar node ("" for a null).
+func nodeValue(n *yaml.Node) string {
+	if isMissingOrNull(n) {
+		return ""
+	}
+	return n.Value
+}
+
+// encodeNode writes a node as kustomize's YAML encoder does: two-space
+// indents, lists at their parent's indentation.
+func encodeNode(n *yaml.Node) (string, error) {
+	var b bytes.Buffer
+	e := yaml.NewEncoder(&b)
+	e.SetIndent(2)
+	e.CompactSeqIndent()
+	err := e.Encode(n)
+	if cerr := e.Close(); err == nil {
+		err = cerr
+	}
+	return b.String(), err
+}
+
+// nodeKindName names a node kind as kyaml does.
+func nodeKindName(k yaml.Kind) string {
+	switch k {
+	case yaml.SequenceNode:
+		return "SequenceNode"
+	case yaml.MappingNode:
+		return "MappingNode"
+	case yaml.ScalarNode:
+		return "ScalarNode"
+	case yaml.DocumentNode:
+		return "DocumentNode"
+	case yaml.AliasNode:
+		return "AliasNode"
+	}
+	return ""
+}
+
+// checkKind returns kyaml's error for a node that is not of the expected
+// kind; absent and null nodes pass.
+func checkKind(n *yaml.Node, want yaml.Kind) error {
+	if isMissingOrNull(n) {
+		return nil
+	}
+	if n.Kind != want {
+		msg := fmt.Sprintf("wrong node kind: expected %s but got %s", nodeKindName(want), nodeKindName(n.Kind))
+		if s, err := encodeNode(n); err == nil {
+			msg += ": node contents:\n" + s
+		}
+		return errors.New(msg)
+	}
+	return nil
+}
+
+// elements returns the elements of a list node (none for a null, unless
+// something was appended to the null; see appendElement).
+func elements(n *yaml.Node) ([]*yaml.Node, error) {
+	n = unwrapDocument(n)
+	if err := checkKind(n, yaml.SequenceNode); err != nil {
+		return nil, err
+	}
+	if n == nil {
+		return nil, nil
+	}
+	return n.Content, nil
+}
+
+// mapField returns the value of key name in map node n: nil when n is
+// absent or null or has no such key, an error when n is not a map. An empty
+// name matches n itself when it is an empty scalar, as kyaml's field
+// matcher does.
+func mapField(n *yaml.Node, name string) (*yaml.Node, error) {
+	n = unwrapDocument(n)
+	if isMissingOrNull(n) {
+		return nil, nil
+	}
+	if name == "" {
+		if err := checkKind(n, yaml.ScalarNode); err != nil {
+			return nil, err
+		}
+		if n.Value == "" {
+			return n, nil
+		}
+		return nil, nil
+	}
+	if err := checkKind(n, yaml.MappingNode); err != nil {
+		return nil, err
+	}
+	var found *yaml.Node
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == name {
+			found = n.Content[i+1]
+		}
+	}
+	return found, nil
+}
+
+// setMapField adds key name to map node n. As in kyaml, a null node takes
+// the entry among its contents but stays a null, so the entry is lost.
+func setMapField(n *yaml.Node, name string, v *yaml.Node) {
+	n = unwrapDocument(n)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == name {
+			n.Content[i+1] = v
+			return
+		}
+	}
+	n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: tagStr, Value: name}, v)
+}
+
+// appendElement appends v to list node n. As in kyaml, a null node takes
+// the element among its contents but stays a null, so the element is lost.
+func appendElement(n *yaml.Node, v *yaml.Node) error {
+	n = unwrapDocument(n)
+	if err := checkKind(n, yaml.SequenceNode); err != nil {
+		return err
+	}
+	n.Content = append(n.Content, v)
+	return nil
+}
