@@ -19,7 +19,7 @@ func (b *Builder) accumulate(ctx context.Context, n *Node, acc *Accumulation) er
 	if err != nil {
 		return err
 	}
-	if acc.Config, err = acc.Config.Merge(cfg); err != nil {
+	if err = b.mergeConfig(acc, cfg, len(n.K.Configurations) == 0); err != nil {
 		return fmt.Errorf("merging config: %w", err)
 	}
 	if len(n.K.Crds) > 0 {
@@ -85,7 +85,7 @@ func (b *Builder) accumulateResources(ctx context.Context, n *Node, acc *Accumul
 				return fmt.Errorf("accumulation err='accumulating resources from '%s': '%s' must resolve to a file': recursed merging from path '%s': %w",
 					e.Path, e.Child.Dir, e.Child.Dir, err)
 			}
-			if acc.Config, err = acc.Config.Merge(sub.Config); err != nil {
+			if err = b.mergeConfig(acc, sub.Config, sub.PlainConfig); err != nil {
 				return fmt.Errorf("recursed merging from path '%s': %w", e.Child.Dir, err)
 			}
 			if err := acc.Vars.MergeSet(&sub.Vars); err != nil {
@@ -103,6 +103,43 @@ func (b *Builder) accumulateResources(ctx context.Context, n *Node, acc *Accumul
 		}
 	}
 	return nil
+}
+
+// mergeConfig merges a transformer configuration into acc's, as
+// kustomize's MergeConfig does. Nearly every kustomization uses only the
+// default field specs, and merging the defaults into an empty or default
+// configuration always gives the same (deduplicated) defaults, so that
+// case shares one precomputed value instead of merging hundreds of specs
+// per node. plain says cfg is the defaults (or that value).
+func (b *Builder) mergeConfig(acc *Accumulation, cfg *fieldspec.Config, plain bool) error {
+	if plain && (acc.PlainConfig || acc.Config.IsEmpty()) {
+		p, err := b.plainConfig()
+		if err != nil {
+			return err
+		}
+		acc.Config, acc.PlainConfig = p, true
+		return nil
+	}
+	merged, err := acc.Config.Merge(cfg)
+	if err != nil {
+		return err
+	}
+	acc.Config, acc.PlainConfig = merged, false
+	return nil
+}
+
+// plainConfig is the defaults merged into an empty configuration, computed
+// once per builder. It is shared and must not be modified.
+func (b *Builder) plainConfig() (*fieldspec.Config, error) {
+	b.plainOnce.Do(func() {
+		d, err := fieldspec.Defaults()
+		if err != nil {
+			b.plainErr = err
+			return
+		}
+		b.plain, b.plainErr = (&fieldspec.Config{}).Merge(d)
+	})
+	return b.plain, b.plainErr
 }
 
 // transformerConfig is kustomize's default field specs merged with the

@@ -329,32 +329,59 @@ func (b *Builder) load(ctx context.Context, n *Node, r *nodeResult) (*Accumulati
 // through here: with a cache, a stage whose kind, fingerprint and input are
 // unchanged takes its output from the cache instead of running.
 func (b *Builder) runStage(ctx context.Context, s stages.Stage, rs *resource.List) error {
+	_, err := b.runStageEncoded(ctx, s, rs, nil)
+	return err
+}
+
+// runStages runs stages in order over rs; the encoding of one stage's
+// output, which its cache entry needs, is the next stage's input encoding.
+func (b *Builder) runStages(ctx context.Context, list []stages.Stage, rs *resource.List) error {
+	var enc []byte
+	for _, s := range list {
+		var err error
+		if enc, err = b.runStageEncoded(ctx, s, rs, enc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runStageEncoded is runStage given the encoding of rs when the caller
+// has it (nil otherwise); it returns the encoding of the output, or nil
+// without a cache.
+func (b *Builder) runStageEncoded(ctx context.Context, s stages.Stage, rs *resource.List, in []byte) ([]byte, error) {
 	start := time.Now()
 	var key cache.Key
 	cacheable := false
 	if b.memo != nil && b.memo.Store != nil {
-		if in, err := resource.EncodeList(rs); err == nil {
+		var err error
+		if in == nil {
+			in, err = resource.EncodeList(rs)
+		}
+		if err == nil {
 			key = b.memo.key("stage").String(s.Kind()).Bytes(s.Fingerprint()).Key(cache.Digest(in)).Sum()
 			cacheable = true
 			if data, ok := b.memo.Store.Get(key); ok {
 				if out, err := resource.DecodeList(data); err == nil {
 					rs.Replace(out.All())
 					b.stageDone(ctx, s.Kind(), true, time.Since(start))
-					return nil
+					return data, nil
 				}
 			}
 		}
 	}
 	if err := s.Run(ctx, rs); err != nil {
-		return err
+		return nil, err
 	}
+	var out []byte
 	if cacheable {
-		if out, err := resource.EncodeList(rs); err == nil {
-			b.memo.Store.Put(key, out)
+		if enc, err := resource.EncodeList(rs); err == nil {
+			b.memo.Store.Put(key, enc)
+			out = enc
 		}
 	}
 	b.stageDone(ctx, s.Kind(), false, time.Since(start))
-	return nil
+	return out, nil
 }
 
 // nodeCounts counts the stage runs of one node's build.

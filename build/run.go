@@ -49,6 +49,8 @@ type Options struct {
 type Accumulation struct {
 	Resources *resource.List
 	Config    *fieldspec.Config
+	// PlainConfig says Config is exactly kustomize's default field specs.
+	PlainConfig bool
 	// Vars are the legacy vars the node and its bases declare.
 	Vars stages.VarSet
 }
@@ -79,6 +81,10 @@ type Builder struct {
 	parsed map[*Entry]*parsedFile
 	stats  Stats
 	memo   *memo
+
+	plainOnce sync.Once
+	plain     *fieldspec.Config
+	plainErr  error
 }
 
 // Stats counts what a Builder did.

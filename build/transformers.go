@@ -22,12 +22,7 @@ func (b *Builder) runTransformers(ctx context.Context, n *Node, acc *Accumulatio
 	if err != nil {
 		return err
 	}
-	for _, s := range append(list, ext...) {
-		if err := b.runStage(ctx, s, acc.Resources); err != nil {
-			return err
-		}
-	}
-	return nil
+	return b.runStages(ctx, append(list, ext...), acc.Resources)
 }
 
 // fieldTransformers configures the builtin stages of the kustomization's

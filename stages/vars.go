@@ -2,12 +2,14 @@ package stages
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	yaml "go.yaml.in/yaml/v3"
 
@@ -305,11 +307,11 @@ func needsExpansion(v any) bool {
 func expandField(f fieldspec.Field, mapping func(string) any) error {
 	switch v := f.Value().(type) {
 	case string:
-		f.Set(ExpandVars(v, mapping))
+		f.Set(expandString(v, mapping))
 	case map[string]any:
 		for k, e := range v {
 			if s, ok := e.(string); ok {
-				v[k] = ExpandVars(s, mapping)
+				v[k] = expandString(s, mapping)
 			}
 		}
 	case []any:
@@ -318,10 +320,21 @@ func expandField(f fieldspec.Field, mapping func(string) any) error {
 			if !ok {
 				return errors.New("invalid value type expect a string")
 			}
-			v[i] = ExpandVars(s, mapping)
+			v[i] = expandString(s, mapping)
 		}
 	}
 	return nil
+}
+
+// expandString is ExpandVars as kustomize stores its result: a string that
+// is not valid UTF-8 (ExpandVars can make one, see readVarName) is kept as
+// its base64 encoding.
+func expandString(s string, mapping func(string) any) any {
+	v := ExpandVars(s, mapping)
+	if t, ok := v.(string); ok && !utf8.ValidString(t) {
+		return base64.StdEncoding.EncodeToString([]byte(t))
+	}
+	return v
 }
 
 // ExpandVars replaces the $(NAME) references in s by mapping(NAME), as

@@ -503,6 +503,12 @@ func cloneRefs(s []NameBackReference) []NameBackReference {
 	return out
 }
 
+// IsEmpty reports whether c (which may be nil) has no field specs at all.
+func (c *Config) IsEmpty() bool {
+	return c == nil || len(c.NamePrefix)+len(c.NameSuffix)+len(c.Namespace)+len(c.CommonLabels)+len(c.Labels)+
+		len(c.TemplateLabels)+len(c.CommonAnnotations)+len(c.NameReference)+len(c.VarReference)+len(c.Images)+len(c.Replicas) == 0
+}
+
 // Clone returns a deep copy of c.
 func (c *Config) Clone() *Config {
 	return &Config{

@@ -204,13 +204,44 @@ func setField(n *node, name string, val *node) error {
 	}
 	if f := n.field(name); f != nil {
 		if f != val {
-			*f = *val
+			*f = *keepQuoting(f, val)
 		}
 		return nil
 	}
 	n.keys = append(n.keys, name)
 	n.vals = append(n.vals, val)
 	return nil
+}
+
+// keepQuoting returns the value that replaces the scalar old. kyaml gives
+// the new value old's style, so a scalar replacing a quoted string is
+// printed quoted and reads back as a string. Object trees do not record
+// styles; a string that only quoting (or a block style) can produce is
+// taken to have been quoted.
+func keepQuoting(old, val *node) *node {
+	if old.kind != scalarNode || val.kind != scalarNode || val.null {
+		return val
+	}
+	if _, isString := val.value.(string); isString {
+		return val
+	}
+	if s, ok := old.value.(string); !ok || !needsQuotes(s) {
+		return val
+	}
+	c := *val
+	c.value = c.text
+	return &c
+}
+
+// needsQuotes reports whether a string cannot be written as a plain YAML
+// scalar that reads back as the same string.
+func needsQuotes(s string) bool {
+	var v any
+	if err := yaml.Unmarshal([]byte(s), &v); err != nil {
+		return true
+	}
+	r, ok := v.(string)
+	return !ok || r != s
 }
 
 // smpDirective reads and removes a `$patch` directive from a patch node.
