@@ -99,8 +99,8 @@ func (b *Builder) fieldTransformers(n *Node, tc *fieldspec.Config) ([]stages.Sta
 		cfg := replacementsConfig(k.Replacements)
 		s, err := stages.NewReplacements(cfg, read)
 		if err != nil {
-			return nil, fmt.Errorf("trouble configuring builtin ReplacementTransformer with config: `\n%s`: %w",
-				stages.ReplacementsConfigYAML(cfg.Replacements), err)
+			return nil, fmt.Errorf("%s: trouble configuring builtin ReplacementTransformer with config: `\n%s`: %w",
+				n.File.Path, stages.ReplacementsConfigYAML(cfg.Replacements), err)
 		}
 		out = append(out, s)
 	}

@@ -82,4 +82,3 @@ func describePatchConfig(cfg PatchConfig) string {
 	}
 	return b.String()
 }
-

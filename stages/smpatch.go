@@ -144,13 +144,13 @@ func (s *smpStage) Run(_ context.Context, rs *resource.List) error {
 	if s.mode == smpByTarget {
 		idx, err := s.target.Select(rs)
 		if err != nil {
-			return fmt.Errorf("unable to find patch target %q in `resources`: %w", s.target.String(), err)
+			return fmt.Errorf("%s: unable to find patch target %q in `resources`: %w", s.kind, s.target.String(), err)
 		}
 		var gone []int
 		for _, i := range idx {
 			deleted, err := s.apply(rs, i, s.patches[0])
 			if err != nil {
-				return err
+				return fmt.Errorf("%s: %w", s.kind, err)
 			}
 			if deleted {
 				gone = append(gone, i)
@@ -169,13 +169,13 @@ func (s *smpStage) Run(_ context.Context, rs *resource.List) error {
 			}
 			err := fmt.Errorf("%s matches for Id %s; failed to find unique target for patch %s", what, id, id)
 			if s.kind == "PatchTransformer" {
-				return fmt.Errorf("no resource matches strategic merge patch %q: %w", id.String(), err)
+				err = fmt.Errorf("no resource matches strategic merge patch %q: %w", id.String(), err)
 			}
-			return err
+			return fmt.Errorf("%s: %w", s.kind, err)
 		}
 		deleted, err := s.apply(rs, matches[0], patch)
 		if err != nil {
-			return err
+			return fmt.Errorf("%s: %w", s.kind, err)
 		}
 		if deleted {
 			rs.Remove(matches[0])

@@ -51,10 +51,14 @@ type node struct {
 }
 
 // toNode converts an object tree into nodes. Map keys are sorted: their
-// order does not change the merge.
+// order does not change the merge. Nil maps and slices are nulls, as they
+// print.
 func toNode(v any) *node {
 	switch t := v.(type) {
 	case map[string]any:
+		if t == nil {
+			return toNode(nil)
+		}
 		n := &node{kind: mappingNode, keys: resource.SortedKeys(t)}
 		n.vals = make([]*node, len(n.keys))
 		for i, k := range n.keys {
@@ -62,6 +66,10 @@ func toNode(v any) *node {
 		}
 		return n
 	case []any:
+		if t == nil {
+			// A nil slice prints as null.
+			return toNode(nil)
+		}
 		n := &node{kind: sequenceNode, items: make([]*node, len(t))}
 		for i, e := range t {
 			n.items[i] = toNode(e)

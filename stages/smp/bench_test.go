@@ -1,0 +1,25 @@
+package smp
+
+import (
+	"math/rand"
+	"testing"
+)
+
+func BenchmarkMergeDeployment(b *testing.B) {
+	r := rand.New(rand.NewSource(3))
+	obj := randomDeployment(r)
+	for len(obj["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)) < 3 {
+		obj = randomDeployment(r)
+	}
+	patch := map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"name": "d"},
+		"spec": map[string]any{"template": map[string]any{"spec": map[string]any{"containers": []any{
+			map[string]any{"name": "c1", "image": "new", "env": []any{map[string]any{"name": "X", "value": "y"}}},
+		}}}}}
+	s := Builtin()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, _, err := Merge(obj, patch, s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
