@@ -9,6 +9,6 @@
 // dag, dependencies first and independent nodes concurrently, and builds
 // each node exactly once: it accumulates the node's resources, applies its
 // components, and runs its transformer stages (package stages). A root's
-// output is then finished (name references, local configs, ordering) and
-// written by package output.
+// output is then finished (name references, legacy vars, local configs,
+// ordering) and written by package output.
 package build

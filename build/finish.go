@@ -43,8 +43,8 @@ var buildAnnotations = []string{
 }
 
 // finish runs the steps kustomize runs only on the root of a build: name
-// reference fix-up, dropping local configs, ordering, the managed-by label,
-// and removing build annotations.
+// reference fix-up, resolving legacy vars, dropping local configs,
+// ordering, the managed-by label, and removing build annotations.
 func (b *Builder) finish(ctx context.Context, n *Node, acc *Accumulation) ([]*resource.Resource, error) {
 	rs := acc.Resources.Copy()
 	// Generated objects get their content-hash suffix at the root only,

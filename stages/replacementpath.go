@@ -79,8 +79,8 @@ func elementAt(n *yaml.Node, idx int) (*yaml.Node, error) {
 }
 
 // matchElement returns the first element of a list node that a source
-// selector picks: a map whose field name has exactly value (any value when
-// value is empty), or, with no name, a scalar equal to value.
+// selector picks: a map whose field name has exactly value, or, with no
+// name, an element whose text is value.
 func matchElement(n *yaml.Node, name, value string) (*yaml.Node, error) {
 	elems, err := elements(n)
 	if err != nil {
@@ -97,7 +97,7 @@ func matchElement(n *yaml.Node, name, value string) (*yaml.Node, error) {
 			continue
 		}
 		for i := 0; i+1 < len(e.Content); i += 2 {
-			if e.Content[i].Value == name && (value == "" || e.Content[i+1].Value == value) {
+			if e.Content[i].Value == name && e.Content[i+1].Value == value {
 				return e, nil
 			}
 		}

@@ -417,13 +417,9 @@ func writeTarget(rs *resource.List, i int, value *yaml.Node, t *ReplacementTarge
 			}
 		}
 	}
-	obj, err := fromNode(root)
+	m, err := objectFromNode(root)
 	if err != nil {
 		return err
-	}
-	m, ok := obj.(map[string]any)
-	if !ok {
-		return fmt.Errorf("replacement target %s is no longer an object", rs.At(i).ID())
 	}
 	rs.Edit(i).SetObject(m)
 	return nil

@@ -559,7 +559,7 @@ metadata:
 - path: list.yaml
 `,
 			files: map[string]string{
-				"one.yaml": "sourceValue: a\ntargets:\n- select: {kind: Deployment}\n  fieldPaths: [metadata.annotations.one]\n  options: {create: true}\n",
+				"one.yaml":  "sourceValue: a\ntargets:\n- select: {kind: Deployment}\n  fieldPaths: [metadata.annotations.one]\n  options: {create: true}\n",
 				"list.yaml": "- sourceValue: b\n  targets:\n  - select: {kind: Deployment}\n    fieldPaths: [metadata.annotations.two]\n    options: {create: true}\n",
 			},
 			input: `
@@ -618,6 +618,14 @@ metadata:
 			config:  "- sourceValue: x\n  targets:\n  - select: {kind: Deployment}\n    fieldPaths: [spec.template.spec.containers.name]\n",
 			input:   twoContainers,
 			wantErr: `unable to find field "spec.template.spec.containers.name" in replacement target: wrong node kind: expected MappingNode but got SequenceNode`,
+		},
+		{
+			// kustomize creates keys without a type, so "true" is a
+			// boolean and the object cannot be written as JSON.
+			name:    "a created key that reads as a boolean",
+			config:  "- sourceValue: x\n  targets:\n  - select: {kind: Deployment}\n    fieldPaths: [metadata.annotations.true]\n    options: {create: true}\n",
+			input:   "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n  annotations: {}\n",
+			wantErr: `map[string]interface {}{"apiVersion":"apps/v1", "kind":"Deployment", "metadata":map[string]interface {}{"annotations":map[interface {}]interface {}{true:"x"}, "name":"d"}}: json: unsupported type: map[interface {}]interface {}`,
 		},
 		{
 			name:    "a target without select",

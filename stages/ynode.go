@@ -92,7 +92,9 @@ func formatYAMLFloat(f float64) string {
 
 // fromNode converts YAML nodes back into an object tree. A scalar is read
 // as its tag says (or, without a tag, as plain YAML); one whose text does
-// not fit its tag is an error worded as kustomize's.
+// not fit its tag is an error worded as kustomize's. A map with a key that
+// is not a string (possible only for keys created without a tag) comes
+// back as a map[any]any, which objectFromNode refuses.
 func fromNode(n *yaml.Node) (any, error) {
 	switch n.Kind {
 	case yaml.DocumentNode:
@@ -107,12 +109,37 @@ func fromNode(n *yaml.Node) (any, error) {
 		return fromNode(n.Alias)
 	case yaml.MappingNode:
 		m := make(map[string]any, len(n.Content)/2)
+		var general map[any]any
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			v, err := fromNode(n.Content[i+1])
 			if err != nil {
 				return nil, err
 			}
-			m[n.Content[i].Value] = v
+			k := n.Content[i]
+			if k.Tag == "" && general == nil {
+				// A key kyaml created has no tag and is read as plain
+				// YAML: "1" or "true" is then not a string.
+				if kv, err := decodeScalar(k); err != nil || kv != k.Value {
+					general = make(map[any]any, len(n.Content)/2)
+					for sk, sv := range m {
+						general[sk] = sv
+					}
+				}
+			}
+			if general == nil {
+				m[k.Value] = v
+				continue
+			}
+			kv := any(k.Value)
+			if k.Tag == "" {
+				if d, err := decodeScalar(k); err == nil {
+					kv = d
+				}
+			}
+			general[kv] = v
+		}
+		if general != nil {
+			return general, nil
 		}
 		return m, nil
 	case yaml.SequenceNode:
@@ -127,6 +154,45 @@ func fromNode(n *yaml.Node) (any, error) {
 		return s, nil
 	}
 	return decodeScalar(n)
+}
+
+// objectFromNode converts the nodes of a whole object back into an object
+// tree, failing as kustomize fails to write an object that has a map with
+// a key that is not a string.
+func objectFromNode(n *yaml.Node) (map[string]any, error) {
+	v, err := fromNode(n)
+	if err != nil {
+		return nil, err
+	}
+	if hasGeneralMap(v) {
+		return nil, fmt.Errorf("%#v: json: unsupported type: map[interface {}]interface {}", v)
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("expected an object (a map) but found %T", v)
+	}
+	return m, nil
+}
+
+// hasGeneralMap reports whether v holds a map[any]any.
+func hasGeneralMap(v any) bool {
+	switch t := v.(type) {
+	case map[any]any:
+		return true
+	case map[string]any:
+		for _, e := range t {
+			if hasGeneralMap(e) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range t {
+			if hasGeneralMap(e) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // decodeScalar reads a scalar node as yaml.v3 does.
@@ -282,8 +348,9 @@ func mapField(n *yaml.Node, name string) (*yaml.Node, error) {
 	return found, nil
 }
 
-// setMapField adds key name to map node n. As in kyaml, a null node takes
-// the entry among its contents but stays a null, so the entry is lost.
+// setMapField adds key name to map node n. As in kyaml, the key has no
+// tag (so it is read as plain YAML), and a null node takes the entry among
+// its contents but stays a null, so the entry is lost.
 func setMapField(n *yaml.Node, name string, v *yaml.Node) {
 	n = unwrapDocument(n)
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -292,7 +359,7 @@ func setMapField(n *yaml.Node, name string, v *yaml.Node) {
 			return
 		}
 	}
-	n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: tagStr, Value: name}, v)
+	n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: name}, v)
 }
 
 // appendElement appends v to list node n. As in kyaml, a null node takes

@@ -23,3 +23,11 @@ func BenchmarkMergeDeployment(b *testing.B) {
 		}
 	}
 }
+
+func BenchmarkParseBuiltinTable(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		if _, err := ParseTable(builtinSchemaText); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
