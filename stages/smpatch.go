@@ -74,7 +74,7 @@ func PatchStrategicMergeFromConfig(data []byte, read ReadFile) (Stage, error) {
 // newStrategicMergePatch builds the stage for the strategic-merge patches
 // of one `patches` entry.
 func newStrategicMergePatch(cfg PatchConfig, patches []*resource.Resource, text, source string) (Stage, error) {
-	s := &smpStage{kind: "PatchTransformer", mode: smpByID, source: source}
+	s := &smpStage{kind: "PatchTransformer", mode: smpByID}
 	if cfg.Target != nil {
 		if len(patches) > 1 {
 			// kustomize issue #5049: which patch would go to which target?
@@ -111,7 +111,6 @@ type smpStage struct {
 	// it the patch applies as written.
 	copyPatch bool
 	options   PatchOptions
-	source    string
 	texts     []string
 	patches   []map[string]any
 	ids       []resource.ID

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
@@ -117,7 +118,27 @@ func useCache(opts *build.Options, store *cache.Store) {
 	if store == nil {
 		return
 	}
-	opts.Cache = build.Cache{Store: store, Files: cache.LoadFileIndex(store), Version: Version}
+	files := cache.LoadFileIndex(store)
+	opts.Cache = build.Cache{Store: store, Files: files, Version: cacheVersion(files)}
+}
+
+// cacheVersion is the version salted into every cache key: kpipe's version
+// plus the digest of the running executable, so that a rebuilt kpipe (a
+// development build keeps its version string) never trusts results of a
+// different binary. The stat index makes the digest cheap on later runs.
+func cacheVersion(files *cache.FileIndex) string {
+	exe, err := os.Executable()
+	if err == nil {
+		exe, err = filepath.EvalSymlinks(exe)
+	}
+	if err != nil {
+		return Version + "+unknown-binary-" + fmt.Sprint(time.Now().UnixNano()) // never matches: no cache hits
+	}
+	d, ok := files.Digest(exe)
+	if !ok {
+		return Version + "+unknown-binary-" + fmt.Sprint(time.Now().UnixNano())
+	}
+	return fmt.Sprintf("%s+%x", Version, d[:])
 }
 
 // closeCache records the run's statistics and the file index, and closes
