@@ -2,6 +2,7 @@ package build
 
 import (
 	"context"
+	"slices"
 
 	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/resource"
@@ -74,7 +75,7 @@ func (b *Builder) finish(ctx context.Context, n *Node, acc *Accumulation) ([]*re
 			return nil, err
 		}
 	}
-	if b.opts.ManagedByLabel || contains(n.K.BuildMetadata, "managedByLabel") {
+	if b.opts.ManagedByLabel || slices.Contains(n.K.BuildMetadata, "managedByLabel") {
 		l := stages.NewLabels(stages.LabelsConfig{
 			Labels:     map[string]string{managedByLabel: ManagedByValue},
 			FieldSpecs: []fieldspec.FieldSpec{{Path: "metadata/labels", CreateIfNotPresent: true}},
@@ -131,38 +132,11 @@ func cleanAnnotations(rs *resource.List, i int) {
 		return
 	}
 	r = rs.Edit(i)
-	md = resource.LookupMap(r.Edit(), "metadata")
-	strs := resource.StringMap(md["annotations"])
+	strs := r.Annotations()
 	for k := range strs {
-		if isBuildAnnotation(k) {
+		if slices.Contains(buildAnnotations, k) {
 			delete(strs, k)
 		}
 	}
-	if len(strs) == 0 {
-		delete(md, "annotations")
-		return
-	}
-	out := make(map[string]any, len(strs))
-	for k, v := range strs {
-		out[k] = v
-	}
-	md["annotations"] = out
-}
-
-func isBuildAnnotation(k string) bool {
-	for _, a := range buildAnnotations {
-		if a == k {
-			return true
-		}
-	}
-	return false
-}
-
-func contains(list []string, s string) bool {
-	for _, e := range list {
-		if e == s {
-			return true
-		}
-	}
-	return false
+	r.SetAnnotations(strs)
 }

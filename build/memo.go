@@ -66,6 +66,7 @@ type memo struct {
 	mu    sync.Mutex
 	reads map[*Node]map[string]readRecord
 	keys  map[*Node]cache.Key // full keys known so far
+	pres  map[*Node]cache.Key // pre-keys computed so far (fixed for a run)
 }
 
 // readRecord is one file a node's stages read.
@@ -81,7 +82,7 @@ func newMemo(c Cache, g *Graph, o Options) *memo {
 		ManagedBy, Alpha, Exec, Helm bool
 		Restriction                  string
 	}{o.Reorder, o.ManagedByLabel, o.EnableAlphaPlugins, o.EnableExec, o.EnableHelm, g.restriction.String()})
-	m := &memo{Cache: c, opts: fp, reads: map[*Node]map[string]readRecord{}, keys: map[*Node]cache.Key{}}
+	m := &memo{Cache: c, opts: fp, reads: map[*Node]map[string]readRecord{}, keys: map[*Node]cache.Key{}, pres: map[*Node]cache.Key{}}
 	if m.Files == nil {
 		m.Files = cache.LoadFileIndex(nil)
 	}
@@ -106,7 +107,24 @@ func (m *memo) key(kind string) *cache.KeyBuilder {
 
 // preKey is a node's key without the files its stages read; false when it
 // cannot be known (an entry failed to load, or a base's key is unknown).
+// Once known it cannot change within a run, so it is computed once.
 func (m *memo) preKey(n *Node) (cache.Key, bool) {
+	m.mu.Lock()
+	k, ok := m.pres[n]
+	m.mu.Unlock()
+	if ok {
+		return k, true
+	}
+	k, ok = m.computePreKey(n)
+	if ok {
+		m.mu.Lock()
+		m.pres[n] = k
+		m.mu.Unlock()
+	}
+	return k, ok
+}
+
+func (m *memo) computePreKey(n *Node) (cache.Key, bool) {
 	kb := m.key("node")
 	k, err := json.Marshal(n.K)
 	if err != nil {

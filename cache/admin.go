@@ -67,7 +67,7 @@ func (s *Store) Info() (Info, error) {
 		return nil
 	})
 	info.Bytes = s.Size()
-	if b, ok := s.getMeta("lastrun"); ok {
+	if b, ok := s.GetMeta("lastrun"); ok {
 		var r RunStats
 		if json.Unmarshal(b, &r) == nil {
 			info.LastRun = &r

@@ -189,7 +189,7 @@ func firstLine(err error) string {
 }
 
 func (s *Store) checkFormat() bool {
-	v, ok := s.getMeta("format")
+	v, ok := s.GetMeta("format")
 	if !ok {
 		// A new directory, or one never written: claim it.
 		empty := true
@@ -316,8 +316,9 @@ func (s *Store) Flush() {
 	}
 }
 
-// GetMeta reads a metadata value (not verified: metadata is advisory).
-func (s *Store) getMeta(name string) ([]byte, bool) {
+// GetMeta reads a metadata value such as the file index or the last run's
+// statistics. Metadata is advisory and not verified: callers validate it.
+func (s *Store) GetMeta(name string) ([]byte, bool) {
 	if s == nil {
 		return nil, false
 	}
@@ -332,10 +333,6 @@ func (s *Store) getMeta(name string) ([]byte, bool) {
 	})
 	return v, err == nil
 }
-
-// GetMeta reads a metadata value such as the file index or the last run's
-// statistics. Metadata is advisory: callers must validate it.
-func (s *Store) GetMeta(name string) ([]byte, bool) { return s.getMeta(name) }
 
 // PutMeta writes a metadata value at once.
 func (s *Store) PutMeta(name string, v []byte) {

@@ -178,6 +178,25 @@ func (r *Resource) SetAnnotation(key, value string) {
 	m[key] = value
 }
 
+// SetAnnotations replaces all annotations, written as strings, and removes
+// the annotations map when ann is empty (kustomize's SetAnnotations).
+func (r *Resource) SetAnnotations(ann map[string]string) {
+	r.mustBeMutable()
+	md, ok := r.obj["metadata"].(map[string]any)
+	if !ok {
+		return
+	}
+	if len(ann) == 0 {
+		delete(md, "annotations")
+		return
+	}
+	m := make(map[string]any, len(ann))
+	for k, v := range ann {
+		m[k] = v
+	}
+	md["annotations"] = m
+}
+
 // RemoveAnnotation deletes one annotation, and the annotations map when it
 // becomes empty.
 func (r *Resource) RemoveAnnotation(key string) {

@@ -171,17 +171,5 @@ func restoreAnnotations(r *resource.Resource, saved map[string]string) {
 	for k, v := range saved {
 		ann[k] = v
 	}
-	md, ok := r.Edit()["metadata"].(map[string]any)
-	if !ok {
-		return
-	}
-	if len(ann) == 0 {
-		delete(md, "annotations")
-		return
-	}
-	m := make(map[string]any, len(ann))
-	for k, v := range ann {
-		m[k] = v
-	}
-	md["annotations"] = m
+	r.SetAnnotations(ann)
 }

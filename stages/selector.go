@@ -3,6 +3,7 @@ package stages
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -120,25 +121,16 @@ func (s labelSelector) matches(labels map[string]string) bool {
 				return false
 			}
 		case "=", "in":
-			if !ok || !contains(r.values, v) {
+			if !ok || !slices.Contains(r.values, v) {
 				return false
 			}
 		case "!=", "notin":
-			if ok && contains(r.values, v) {
+			if ok && slices.Contains(r.values, v) {
 				return false
 			}
 		}
 	}
 	return true
-}
-
-func contains(list []string, v string) bool {
-	for _, e := range list {
-		if e == v {
-			return true
-		}
-	}
-	return false
 }
 
 // parseLabelSelector parses "a=b,c!=d,e in (f,g),h notin (i),j,!k".

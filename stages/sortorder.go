@@ -29,17 +29,8 @@ type SortOptions struct {
 
 // DefaultLegacyOrder returns kustomize's default legacy kind order.
 func DefaultLegacyOrder() *LegacySortOptions {
-	return &LegacySortOptions{
-		OrderFirst: []string{
-			"Namespace", "ResourceQuota", "StorageClass", "CustomResourceDefinition",
-			"ServiceAccount", "PodSecurityPolicy", "Role", "ClusterRole",
-			"RoleBinding", "ClusterRoleBinding", "ConfigMap", "Secret", "Endpoints",
-			"Service", "LimitRange", "PriorityClass", "PersistentVolume",
-			"PersistentVolumeClaim", "Deployment", "StatefulSet", "CronJob",
-			"PodDisruptionBudget",
-		},
-		OrderLast: []string{"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"},
-	}
+	first, last := resource.DefaultKindOrder()
+	return &LegacySortOptions{OrderFirst: first, OrderLast: last}
 }
 
 type sortOrder struct {
@@ -69,14 +60,7 @@ func (s *sortOrder) Run(_ context.Context, rs *resource.List) error {
 	if s.opts.Order != OrderLegacy {
 		return nil
 	}
-	rank := map[string]int{}
-	first, last := s.opts.LegacySortOptions.OrderFirst, s.opts.LegacySortOptions.OrderLast
-	for i, k := range first {
-		rank[k] = i - len(first)
-	}
-	for i, k := range last {
-		rank[k] = 1 + i
-	}
+	rank := resource.KindRanks(s.opts.LegacySortOptions.OrderFirst, s.opts.LegacySortOptions.OrderLast)
 	type keyed struct {
 		id resource.ID
 		r  *resource.Resource
@@ -106,13 +90,9 @@ func legacyGVKLess(a, b resource.GVK, rank map[string]int) bool {
 	}
 	// Kustomize puts a Namespace of some group before the core Namespace.
 	if a.Kind == "Namespace" && b.Kind == "Namespace" && (a.Group == "" || b.Group == "") {
-		return legacyGVKKey(a) > legacyGVKKey(b)
+		return a.OrderKey() > b.OrderKey()
 	}
-	return legacyGVKKey(a) < legacyGVKKey(b)
-}
-
-func legacyGVKKey(g resource.GVK) string {
-	return orDefault(g.Group, "~G") + "_" + orDefault(g.Version, "~V") + "_" + orDefault(g.Kind, "~K")
+	return a.OrderKey() < b.OrderKey()
 }
 
 func legacyIDKey(id resource.ID) string {

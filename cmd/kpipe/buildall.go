@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/hashicorp/go-multierror"
@@ -62,19 +61,18 @@ and the exit code is 1.`,
 
 // rootReport is one root's entry in the --report file.
 type rootReport struct {
-	Path         string  `json:"path"`
-	Output       string  `json:"output,omitempty"`
-	Status       string  `json:"status"` // "ok" or "error"
-	Error        string  `json:"error,omitempty"`
-	Digest       string  `json:"digest,omitempty"` // sha256 of the output
-	Changed      bool    `json:"changed"`          // output differs from the last run's
-	Seconds      float64 `json:"seconds"`          // this root's own finishing, rendering and writing
-	Cached       bool    `json:"cached"`           // final output taken from the cache
-	NodesBuilt   int     `json:"nodesBuilt"`
-	NodesCached  int     `json:"nodesCached"`
-	StageHits    int     `json:"stageHits"`
-	StageMisses  int     `json:"stageMisses"`
-	resourcesLen int
+	Path        string  `json:"path"`
+	Output      string  `json:"output,omitempty"`
+	Status      string  `json:"status"` // "ok" or "error"
+	Error       string  `json:"error,omitempty"`
+	Digest      string  `json:"digest,omitempty"` // sha256 of the output
+	Changed     bool    `json:"changed"`          // output differs from the last run's
+	Seconds     float64 `json:"seconds"`          // this root's own finishing, rendering and writing
+	Cached      bool    `json:"cached"`           // final output taken from the cache
+	NodesBuilt  int     `json:"nodesBuilt"`
+	NodesCached int     `json:"nodesCached"`
+	StageHits   int     `json:"stageHits"`
+	StageMisses int     `json:"stageMisses"`
 }
 
 // report is the --report file.
@@ -146,17 +144,11 @@ func runBuildAll(c *cli.Context) error {
 			}
 			err := res.Err
 			if err == nil {
-				data := res.YAML
-				if data == nil {
-					data, err = output.Marshal(res.Resources)
-				}
-				if err == nil {
-					sum := sha256.Sum256(data)
-					rr.Digest = hex.EncodeToString(sum[:])
-					rr.Changed = prev[roots[i]] != rr.Digest
-					if rr.Output != "" {
-						err = writeIfChanged(rr.Output, data)
-					}
+				sum := sha256.Sum256(res.YAML)
+				rr.Digest = hex.EncodeToString(sum[:])
+				rr.Changed = prev[roots[i]] != rr.Digest
+				if rr.Output != "" {
+					err = writeIfChanged(rr.Output, res.YAML)
 				}
 			}
 			if err != nil {
@@ -264,8 +256,6 @@ func writeIfChanged(path string, data []byte) error {
 	return output.WriteFileAtomic(path, data)
 }
 
-var digestsMu sync.Mutex
-
 // previousDigests reads the output digests of the last run by root.
 func previousDigests(s *cache.Store) map[string]string {
 	m := map[string]string{}
@@ -280,8 +270,6 @@ func saveDigests(s *cache.Store, prev, now map[string]string) {
 	if s == nil {
 		return
 	}
-	digestsMu.Lock()
-	defer digestsMu.Unlock()
 	for k, v := range now {
 		prev[k] = v
 	}

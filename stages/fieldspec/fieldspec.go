@@ -13,6 +13,7 @@ package fieldspec
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/kpipe/kpipe/resource"
 )
@@ -131,85 +132,18 @@ func indexSpec(s []FieldSpec, x FieldSpec) int {
 	return -1
 }
 
-// kindRank orders kinds as kustomize's Gvk.IsLessThan does: a fixed list of
-// kinds first (Namespace, ResourceQuota, ...), webhook configurations last,
-// everything else in between.
-func kindRank(kind string) int {
-	switch kind {
-	case "Namespace":
-		return -22
-	case "ResourceQuota":
-		return -21
-	case "StorageClass":
-		return -20
-	case "CustomResourceDefinition":
-		return -19
-	case "ServiceAccount":
-		return -18
-	case "PodSecurityPolicy":
-		return -17
-	case "Role":
-		return -16
-	case "ClusterRole":
-		return -15
-	case "RoleBinding":
-		return -14
-	case "ClusterRoleBinding":
-		return -13
-	case "ConfigMap":
-		return -12
-	case "Secret":
-		return -11
-	case "Endpoints":
-		return -10
-	case "Service":
-		return -9
-	case "LimitRange":
-		return -8
-	case "PriorityClass":
-		return -7
-	case "PersistentVolume":
-		return -6
-	case "PersistentVolumeClaim":
-		return -5
-	case "Deployment":
-		return -4
-	case "StatefulSet":
-		return -3
-	case "CronJob":
-		return -2
-	case "PodDisruptionBudget":
-		return -1
-	case "MutatingWebhookConfiguration":
-		return 1
-	case "ValidatingWebhookConfiguration":
-		return 2
-	}
-	return 0
-}
-
-// sortKey is the tie-breaking key of kustomize's GVK order:
-// "group_version_kind" with "~G", "~V", "~K" for empty parts.
-func sortKey(g resource.GVK) string {
-	gr, v, k := g.Group, g.Version, g.Kind
-	if gr == "" {
-		gr = "~G"
-	}
-	if v == "" {
-		v = "~V"
-	}
-	if k == "" {
-		k = "~K"
-	}
-	return gr + "_" + v + "_" + k
-}
+// defaultRanks ranks kinds in kustomize's default order; computed once,
+// never modified.
+var defaultRanks = sync.OnceValue(func() map[string]int {
+	return resource.KindRanks(resource.DefaultKindOrder())
+})
 
 // LessGVK reports whether a sorts before b in kustomize's GVK order (the
 // order Merge sorts field specs and name references by).
 func LessGVK(a, b resource.GVK) bool {
-	ra, rb := kindRank(a.Kind), kindRank(b.Kind)
-	if ra != rb {
+	rank := defaultRanks()
+	if ra, rb := rank[a.Kind], rank[b.Kind]; ra != rb {
 		return ra < rb
 	}
-	return sortKey(a) < sortKey(b)
+	return a.OrderKey() < b.OrderKey()
 }
