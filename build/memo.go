@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kpipe/kpipe/cache"
+	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/resource"
 	"github.com/kpipe/kpipe/stages"
 )
@@ -67,6 +68,12 @@ type memo struct {
 	reads map[*Node]map[string]readRecord
 	keys  map[*Node]cache.Key // full keys known so far
 	pres  map[*Node]cache.Key // pre-keys computed so far (fixed for a run)
+	// used are the files each node's stages read, as its full key covers
+	// them (from this run's reads, or the stored manifest).
+	used map[*Node][]readRecord
+	// dirs are the digests of the nodes' directories (their listings) when
+	// the build started.
+	dirs map[string]cache.Key
 }
 
 // readRecord is one file a node's stages read.
@@ -76,15 +83,35 @@ type readRecord struct {
 	Digest cache.Key // of the content read
 }
 
-func newMemo(c Cache, g *Graph, o Options) *memo {
+// settings encodes the options that change a build's output, canonically.
+func settings(o Options, r loaders.Restriction) []byte {
 	fp, _ := json.Marshal(struct {
 		Reorder                      string
 		ManagedBy, Alpha, Exec, Helm bool
 		Restriction                  string
-	}{o.Reorder, o.ManagedByLabel, o.EnableAlphaPlugins, o.EnableExec, o.EnableHelm, g.restriction.String()})
-	m := &memo{Cache: c, opts: fp, reads: map[*Node]map[string]readRecord{}, keys: map[*Node]cache.Key{}, pres: map[*Node]cache.Key{}}
+	}{o.Reorder, o.ManagedByLabel, o.EnableAlphaPlugins, o.EnableExec, o.EnableHelm, r.String()})
+	return fp
+}
+
+// SettingsKey is the digest of everything besides its inputs that a
+// build's output depends on: kpipe's version (o.Cache.Version) and the
+// options that change output. It names a cache.RootIndex.
+func SettingsKey(o Options, r loaders.Restriction) cache.Key {
+	return cache.NewKey(o.Cache.Version, "settings").Bytes(settings(o, r)).Sum()
+}
+
+func newMemo(c Cache, g *Graph, o Options) *memo {
+	m := &memo{Cache: c, opts: settings(o, g.restriction), reads: map[*Node]map[string]readRecord{}, keys: map[*Node]cache.Key{},
+		pres: map[*Node]cache.Key{}, used: map[*Node][]readRecord{}, dirs: map[string]cache.Key{}}
 	if m.Files == nil {
-		m.Files = cache.LoadFileIndex(nil)
+		m.Files = cache.LoadFileIndex("")
+	}
+	for _, n := range g.Nodes {
+		if _, ok := m.dirs[n.Dir]; !ok {
+			if d, ok := m.Files.Digest(n.Dir); ok {
+				m.dirs[n.Dir] = d
+			}
+		}
 	}
 	for _, n := range g.Nodes {
 		n := n
@@ -212,6 +239,9 @@ func (m *memo) fullKey(n *Node) (cache.Key, bool) {
 		}
 		recs[i].Real, recs[i].Digest = real, d
 	}
+	m.mu.Lock()
+	m.used[n] = recs
+	m.mu.Unlock()
 	return m.completeKey(pre, recs), true
 }
 
@@ -261,6 +291,9 @@ func (m *memo) remember(n *Node) (cache.Key, bool) {
 		return cache.Key{}, false
 	}
 	m.Store.Put(m.manifestKey(pre), buf.Bytes())
+	m.mu.Lock()
+	m.used[n] = recs
+	m.mu.Unlock()
 	k := m.completeKey(pre, recs)
 	m.setKey(n, k)
 	return k, true

@@ -62,12 +62,17 @@ func runBuild(c *cli.Context) error {
 	for _, w := range g.Warnings {
 		opts.Warn(w)
 	}
+	cdir, err := cacheDir(c)
+	if err != nil {
+		return err
+	}
+	prepareCache(&opts, cdir)
 	store, err := openCache(c, 2*time.Second)
 	if err != nil {
 		return err
 	}
-	useCache(&opts, store)
-	defer closeCache(store, &opts)
+	opts.Cache.Store = store
+	defer closeCache(store, cdir, &opts)
 	b := build.NewBuilder(g, opts)
 	res := b.Run(c.Context, loadErrs)[0]
 	if res.Err != nil {
@@ -113,13 +118,12 @@ func buildOptions(c *cli.Context) (loaders.Restriction, build.Options, error) {
 	}, nil
 }
 
-// useCache sets opts up to use store (which may be nil).
-func useCache(opts *build.Options, store *cache.Store) {
-	if store == nil {
-		return
-	}
-	files := cache.LoadFileIndex(store)
-	opts.Cache = build.Cache{Store: store, Files: files, Version: cacheVersion(files)}
+// prepareCache loads the file index of the cache directory dir ("" for
+// none) into opts and sets the version salted into every cache key; the
+// store itself is opened only when a build needs it.
+func prepareCache(opts *build.Options, dir string) {
+	files := cache.LoadFileIndex(dir)
+	opts.Cache = build.Cache{Files: files, Version: cacheVersion(files)}
 }
 
 // cacheVersion is the version salted into every cache key: kpipe's version
@@ -141,14 +145,26 @@ func cacheVersion(files *cache.FileIndex) string {
 	return fmt.Sprintf("%s+%x", Version, d[:])
 }
 
-// closeCache records the run's statistics and the file index, and closes
-// the store.
-func closeCache(store *cache.Store, opts *build.Options) {
+// closeCache saves the file index and closes the store.
+func closeCache(store *cache.Store, dir string, opts *build.Options) {
+	saveFileIndex(dir, opts)
+	closeStore(store, opts)
+}
+
+// saveFileIndex writes the file index back to the cache directory dir.
+func saveFileIndex(dir string, opts *build.Options) {
+	if dir != "" && opts.Cache.Files != nil {
+		if err := opts.Cache.Files.Save(dir); err != nil {
+			opts.Warn("Warning: cache: saving the file index: " + err.Error())
+		}
+	}
+}
+
+// closeStore records the run's statistics and closes the store (which may
+// be nil).
+func closeStore(store *cache.Store, opts *build.Options) {
 	if store == nil {
 		return
-	}
-	if opts.Cache.Files != nil {
-		opts.Cache.Files.Save(store)
 	}
 	store.RecordRun()
 	if err := store.Close(); err != nil {
