@@ -134,15 +134,24 @@ func runBuildAll(c *cli.Context) error {
 	}
 
 	rep := &report{Version: Version, Roots: make([]rootReport, len(roots))}
-	var todo []int // indexes of the roots to build
+	var check errgroup.Group
+	check.SetLimit(opts.Jobs)
 	for i, root := range roots {
-		rec, ok := index.Root(root)
-		if ok && rec.Output == outputOf(root) && checker.Unchanged(rec.Inputs) && outputIntact(opts.Cache.Files, rec) {
-			rep.Roots[i] = rootReport{Path: root, Output: rec.Output, Status: "ok", Digest: hex.EncodeToString(rec.OutputDigest[:]),
-				Cached: true, UpToDate: true}
-			continue
+		check.Go(func() error {
+			rec, ok := index.Root(root)
+			if ok && rec.Output == outputOf(root) && checker.Unchanged(rec.Inputs) && outputIntact(opts.Cache.Files, rec) {
+				rep.Roots[i] = rootReport{Path: root, Output: rec.Output, Status: "ok", Digest: hex.EncodeToString(rec.OutputDigest[:]),
+					Cached: true, UpToDate: true}
+			}
+			return nil
+		})
+	}
+	_ = check.Wait()
+	var todo []int // indexes of the roots to build
+	for i := range roots {
+		if !rep.Roots[i].UpToDate {
+			todo = append(todo, i)
 		}
-		todo = append(todo, i)
 	}
 
 	var st build.Stats
