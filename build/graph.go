@@ -49,6 +49,8 @@ type Entry struct {
 	// Err is set when the entry could not be loaded; it is reported when
 	// the build reaches the entry, as kustomize would.
 	Err error
+
+	src *fileRead // shared by the entries that read the same file
 }
 
 // Graph is the loaded kustomization graph of one or more roots.
@@ -66,6 +68,17 @@ type Graph struct {
 	restriction loaders.Restriction
 	warned      map[string]bool
 	kfiles      map[string]kfile // parsed kustomization files by directory
+	// files are the resource files read, by directory and entry: a
+	// directory loaded as several nodes (inheriting different namespaces)
+	// reads its files once.
+	files map[[2]string]*fileRead
+}
+
+// fileRead is the outcome of reading one entry as a file.
+type fileRead struct {
+	data []byte
+	real string
+	err  error
 }
 
 type kfile struct {
@@ -78,7 +91,8 @@ type kfile struct {
 // file); problems below a root are recorded in the entries that lead to
 // them and reported when that root is built.
 func Load(roots []string, r loaders.Restriction) (*Graph, []error) {
-	g := &Graph{Nodes: map[string]*Node{}, DAG: dag.New(), restriction: r, warned: map[string]bool{}, kfiles: map[string]kfile{}}
+	g := &Graph{Nodes: map[string]*Node{}, DAG: dag.New(), restriction: r, warned: map[string]bool{}, kfiles: map[string]kfile{},
+		files: map[[2]string]*fileRead{}}
 	errs := make([]error, len(roots))
 	for i, root := range roots {
 		dir, err := loaders.RealDir(root)
@@ -183,9 +197,15 @@ func (g *Graph) warn(kf *loaders.KustomizationFile) {
 // kustomization directory.
 func (g *Graph) loadResource(n *Node, p string, chain []string) *Entry {
 	e := &Entry{Path: p}
-	data, real, fileErr := n.Loader.ReadFile(p)
+	f, ok := g.files[[2]string{n.Dir, p}]
+	if !ok {
+		f = &fileRead{}
+		f.data, f.real, f.err = n.Loader.ReadFile(p)
+		g.files[[2]string{n.Dir, p}] = f
+	}
+	fileErr := f.err
 	if fileErr == nil {
-		e.File, e.Data = real, data
+		e.File, e.Data, e.src = f.real, f.data, f
 		return e
 	}
 	fileErr = fmt.Errorf("accumulating resources from '%s': %w", p, fileErr)

@@ -13,6 +13,7 @@ import (
 	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/resource"
 	"github.com/kpipe/kpipe/stages"
+	"github.com/kpipe/kpipe/stages/fieldspec"
 )
 
 // This file is where the build meets the cache. Results are memoized at
@@ -299,19 +300,35 @@ func (m *memo) remember(n *Node) (cache.Key, bool) {
 	return k, true
 }
 
-// encodeAccumulation and decodeAccumulation store a node's result.
+// encodeAccumulation and decodeAccumulation store a node's result. The
+// default field-spec configuration, which most nodes have, is not stored:
+// it is the same for every node and large.
 func encodeAccumulation(acc *Accumulation) ([]byte, error) {
+	v := *acc
+	if v.PlainConfig {
+		v.Config = nil
+	}
 	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(acc); err != nil {
+	if err := gob.NewEncoder(&buf).Encode(&v); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
 }
 
-func decodeAccumulation(data []byte) (*Accumulation, error) {
+func (b *Builder) decodeAccumulation(data []byte) (*Accumulation, error) {
 	acc := &Accumulation{}
 	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(acc); err != nil {
 		return nil, err
+	}
+	if acc.PlainConfig {
+		cfg, err := b.plainConfig()
+		if err != nil {
+			return nil, err
+		}
+		acc.Config = cfg
+	}
+	if acc.Config == nil {
+		acc.Config = &fieldspec.Config{}
 	}
 	if acc.Resources == nil {
 		acc.Resources = resource.NewList()
@@ -366,7 +383,7 @@ func (b *Builder) load(ctx context.Context, n *Node, r *nodeResult) (*Accumulati
 			return
 		}
 		if data, ok := b.memo.Store.Get(r.key); ok {
-			if acc, err := decodeAccumulation(data); err == nil {
+			if acc, err := b.decodeAccumulation(data); err == nil {
 				r.acc = acc
 				return
 			}
@@ -404,6 +421,13 @@ func (b *Builder) runStageEncoded(ctx context.Context, s stages.Stage, rs *resou
 	start := time.Now()
 	var key cache.Key
 	cacheable := false
+	if _, cheap := s.(stages.Cheap); cheap {
+		if err := s.Run(ctx, rs); err != nil {
+			return nil, err
+		}
+		b.stageDone(ctx, s.Kind(), false, time.Since(start))
+		return nil, nil
+	}
 	if b.memo != nil && b.memo.Store != nil {
 		var err error
 		if in == nil {

@@ -78,7 +78,7 @@ type Builder struct {
 
 	mu     sync.Mutex
 	done   map[string]*nodeResult
-	parsed map[*Entry]*parsedFile
+	parsed map[*fileRead]*parsedFile // resource files decoded, once each
 	stats  Stats
 	memo   *memo
 
@@ -138,7 +138,7 @@ func NewBuilder(g *Graph, opts Options) *Builder {
 	if opts.Warn == nil {
 		opts.Warn = func(string) {}
 	}
-	b := &Builder{g: g, opts: opts, done: map[string]*nodeResult{}, parsed: map[*Entry]*parsedFile{}}
+	b := &Builder{g: g, opts: opts, done: map[string]*nodeResult{}, parsed: map[*fileRead]*parsedFile{}}
 	if opts.Cache.Store != nil {
 		b.memo = newMemo(opts.Cache, g, opts)
 	}
@@ -268,7 +268,7 @@ func (b *Builder) buildNode(ctx context.Context, n *Node) (*Accumulation, error)
 // parse decodes a resource file entry once.
 func (b *Builder) parse(e *Entry) *parsedFile {
 	b.mu.Lock()
-	p, ok := b.parsed[e]
+	p, ok := b.parsed[e.src]
 	b.mu.Unlock()
 	if ok {
 		return p
@@ -287,7 +287,7 @@ func (b *Builder) parse(e *Entry) *parsedFile {
 		p.list.Freeze()
 	}
 	b.mu.Lock()
-	b.parsed[e] = p
+	b.parsed[e.src] = p
 	b.mu.Unlock()
 	return p
 }
