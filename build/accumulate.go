@@ -102,7 +102,14 @@ func (b *Builder) accumulateResources(ctx context.Context, n *Node, acc *Accumul
 			if p.err != nil {
 				return p.err
 			}
-			if err := acc.Resources.AppendAll(p.list); err != nil {
+			list := p.list
+			if n.Origin != nil {
+				list = p.list.Copy()
+				if err := b.runStage(ctx, stages.NewSetOrigin(*n.Origin.Append(e.Path)), list); err != nil {
+					return fmt.Errorf("cannot add path annotation for '%s': %w", e.Path, err)
+				}
+			}
+			if err := acc.Resources.AppendAll(list); err != nil {
 				return fmt.Errorf("merging resources from '%s': %w", e.Path, err)
 			}
 		}

@@ -18,6 +18,13 @@ func (b *Builder) runTransformers(ctx context.Context, n *Node, acc *Accumulatio
 	if err != nil {
 		return err
 	}
+	if n.Origin != nil {
+		// Each builtin's origin is the kustomization file and the builtin
+		// kind, which is its stage's kind.
+		for i, s := range list {
+			list[i] = stages.TransformerWithOrigin(s, n.Origin.BuiltinOrigin(n.KustFileName(), s.Kind()))
+		}
+	}
 	ext, err := b.listedTransformers(n)
 	if err != nil {
 		return err
@@ -216,7 +223,11 @@ func (b *Builder) listedTransformers(n *Node) ([]stages.Stage, error) {
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, s)
+			o, err := stages.OriginFromPluginConfig(c)
+			if err != nil {
+				return nil, fmt.Errorf("%s: transformers: %w", n.File.Path, err)
+			}
+			out = append(out, stages.TransformerWithOrigin(s, o))
 		}
 	}
 	return out, nil
@@ -224,9 +235,12 @@ func (b *Builder) listedTransformers(n *Node) ([]stages.Stage, error) {
 
 // pluginConfigs reads the plugin configs of one generators/transformers
 // entry: inline YAML, or a file of configs.
+// When origins are tracked, each config gets its origin annotation (the
+// kustomization file for inline ones), from which the plugin's own origin
+// is taken (stages.OriginFromPluginConfig).
 func (b *Builder) pluginConfigs(n *Node, p string) ([]*resource.Resource, error) {
 	if rs, err := resource.Decode([]byte(p)); err == nil && len(rs) > 0 {
-		return rs, nil
+		return withOrigin(rs, n.Origin.Append(n.KustFileName()), n.Origin != nil)
 	}
 	real, kind, err := n.Loader.Resolve(p)
 	if err == nil && kind == loaders.Dir {
@@ -239,6 +253,22 @@ func (b *Builder) pluginConfigs(n *Node, p string) ([]*resource.Resource, error)
 	rs, err := resource.Decode(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: loading plugin config: %w", real, err)
+	}
+	return withOrigin(rs, n.Origin.Append(p), n.Origin != nil)
+}
+
+// withOrigin sets the origin annotation of every object of rs to o when
+// track is set.
+func withOrigin(rs []*resource.Resource, o *stages.Origin, track bool) ([]*resource.Resource, error) {
+	if !track {
+		return rs, nil
+	}
+	val, err := o.String()
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rs {
+		r.SetAnnotation(stages.OriginAnnotation, val)
 	}
 	return rs, nil
 }
