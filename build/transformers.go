@@ -315,6 +315,8 @@ func (b *Builder) builtinStage(n *Node, c *resource.Resource) (stages.Stage, err
 		from = stages.ReplicasFromConfig
 	case "ReplacementTransformer":
 		from = withFiles(stages.ReplacementsFromConfig)
+	case "ValueAddTransformer":
+		from = func(data []byte) (stages.Stage, error) { return stages.ValueAddFromConfig(data, n.Dir, readFile(n)) }
 	case "HashTransformer":
 		from = func([]byte) (stages.Stage, error) { return stages.NewHashTransformer(), nil }
 	case "ConfigMapGenerator", "SecretGenerator", "IAMPolicyGenerator", "HelmChartInflationGenerator":
