@@ -22,7 +22,7 @@ func (b *Builder) runGenerators(ctx context.Context, n *Node, acc *Accumulation)
 	}
 	var listed []*resource.Resource
 	for _, p := range k.Generators {
-		configs, err := b.pluginConfigs(n, p)
+		configs, err := b.pluginConfigs(ctx, n, p)
 		if err != nil {
 			return fmt.Errorf("loading generator plugins: %w", err)
 		}

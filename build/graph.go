@@ -33,6 +33,10 @@ type Node struct {
 	Resources []*Entry
 	// Components are the node's `components` entries in order, likewise.
 	Components []*Entry
+	// PluginDirs are the `generators`, `transformers` and `validators`
+	// entries that name kustomization directories, which are built like
+	// bases and whose objects are the plugin configs; by entry, once each.
+	PluginDirs []*Entry
 
 	// Origin is where the node lies relative to the build root, for the
 	// origin and transformer annotations; nil when its root's kustomization
@@ -40,6 +44,31 @@ type Node struct {
 	// kustomize, a base or component is built under its root's
 	// buildMetadata, not its own.
 	Origin *stages.Origin
+}
+
+// Children returns the entries of n that name other nodes (resources,
+// components and plugin config directories), in that order.
+func (n *Node) Children() []*Entry {
+	var out []*Entry
+	for _, list := range [][]*Entry{n.Resources, n.Components, n.PluginDirs} {
+		for _, e := range list {
+			if e.Child != nil {
+				out = append(out, e)
+			}
+		}
+	}
+	return out
+}
+
+// PluginDir returns the plugin config directory entry written as p, or nil
+// when p is not one.
+func (n *Node) PluginDir(p string) *Entry {
+	for _, e := range n.PluginDirs {
+		if e.Path == p {
+			return e
+		}
+	}
+	return nil
 }
 
 // KustFileName is the base name of the node's kustomization file.
@@ -227,7 +256,24 @@ func (g *Graph) load(dir, inheritedNS string, chain []string, meta *buildMeta) (
 			break
 		}
 	}
+	g.loadPluginDirs(n, chain)
 	return n, nil
+}
+
+// loadPluginDirs loads the plugin config entries of n that are
+// directories: kustomize accumulates them like `resources` entries.
+func (g *Graph) loadPluginDirs(n *Node, chain []string) {
+	for _, list := range [][]string{n.K.Generators, n.K.Transformers, n.K.Validators} {
+		for _, p := range list {
+			if strings.Contains(p, "\n") || n.PluginDir(p) != nil {
+				continue // inline YAML, or loaded already
+			}
+			if _, kind, err := n.Loader.Resolve(p); err != nil || kind != loaders.Dir {
+				continue
+			}
+			n.PluginDirs = append(n.PluginDirs, g.loadResource(n, p, chain))
+		}
+	}
 }
 
 func (g *Graph) warn(kf *loaders.KustomizationFile) {
@@ -319,7 +365,7 @@ var errNotDir = errors.New("must build at directory")
 // checkChain re-checks the cycle rule for an already loaded node reached
 // through a new chain of referrers.
 func (g *Graph) checkChain(n *Node, chain []string) error {
-	for _, list := range [][]*Entry{n.Resources, n.Components} {
+	for _, list := range [][]*Entry{n.Resources, n.Components, n.PluginDirs} {
 		for _, e := range list {
 			if e.Child == nil {
 				continue

@@ -25,7 +25,7 @@ func (b *Builder) runTransformers(ctx context.Context, n *Node, acc *Accumulatio
 			list[i] = stages.TransformerWithOrigin(s, n.Origin.BuiltinOrigin(n.KustFileName(), s.Kind()))
 		}
 	}
-	ext, err := b.listedTransformers(n)
+	ext, err := b.listedTransformers(ctx, n)
 	if err != nil {
 		return err
 	}
@@ -211,10 +211,10 @@ func labelFieldSpecs(l loaders.Label, tc *fieldspec.Config) ([]fieldspec.FieldSp
 
 // listedTransformers configures the node's `transformers:` entries: inline
 // configs, or files of configs.
-func (b *Builder) listedTransformers(n *Node) ([]stages.Stage, error) {
+func (b *Builder) listedTransformers(ctx context.Context, n *Node) ([]stages.Stage, error) {
 	var out []stages.Stage
 	for _, p := range n.K.Transformers {
-		configs, err := b.pluginConfigs(n, p)
+		configs, err := b.pluginConfigs(ctx, n, p)
 		if err != nil {
 			return nil, err
 		}
@@ -238,13 +238,30 @@ func (b *Builder) listedTransformers(n *Node) ([]stages.Stage, error) {
 // When origins are tracked, each config gets its origin annotation (the
 // kustomization file for inline ones), from which the plugin's own origin
 // is taken (stages.OriginFromPluginConfig).
-func (b *Builder) pluginConfigs(n *Node, p string) ([]*resource.Resource, error) {
+func (b *Builder) pluginConfigs(ctx context.Context, n *Node, p string) ([]*resource.Resource, error) {
 	if rs, err := resource.Decode([]byte(p)); err == nil && len(rs) > 0 {
 		return withOrigin(rs, n.Origin.Append(n.KustFileName()), n.Origin != nil)
 	}
+	if e := n.PluginDir(p); e != nil {
+		// A kustomization directory: its accumulated objects (built like
+		// a base, under the same buildMetadata) are the configs.
+		if e.Err != nil {
+			return nil, e.Err
+		}
+		sub, err := b.child(ctx, e.Child)
+		if err != nil {
+			return nil, fmt.Errorf("accumulation err='accumulating resources from '%s': '%s' must resolve to a file': recursed accumulation of path '%s': %w",
+				e.Path, e.Child.Dir, e.Child.Dir, err)
+		}
+		configs := make([]*resource.Resource, sub.Resources.Len())
+		for i, r := range sub.Resources.All() {
+			configs[i] = r.Clone()
+		}
+		return configs, nil
+	}
 	real, kind, err := n.Loader.Resolve(p)
 	if err == nil && kind == loaders.Dir {
-		return nil, fmt.Errorf("%s: a kustomization directory as a plugin config entry ('%s') is not supported yet by kpipe", n.File.Path, real)
+		return nil, fmt.Errorf("%s: internal error: plugin config directory '%s' was not loaded", n.File.Path, real)
 	}
 	data, real, err := n.Loader.ReadFile(p)
 	if err != nil {
