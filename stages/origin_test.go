@@ -176,3 +176,57 @@ metadata:
 		t.Errorf("origin %q: a resource file's origin replaces any", got)
 	}
 }
+
+// fakePlugin stands for a plugin generator: it appends its objects.
+type fakePlugin struct{ objs string }
+
+func (f fakePlugin) Kind() string        { return "executable" }
+func (f fakePlugin) Fingerprint() []byte { return Fingerprint("fake", f.objs) }
+func (f fakePlugin) Run(_ context.Context, rs *resource.List) error {
+	made, err := resource.Decode([]byte(f.objs))
+	if err != nil {
+		return err
+	}
+	for _, r := range made {
+		if err := rs.Append(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func TestGeneratorWithOriginPlugin(t *testing.T) {
+	config := decodeList(t, `kind: executable
+metadata:
+  name: demo
+  annotations:
+    config.kubernetes.io/origin: |
+      path: ../base/kustomization.yaml
+`).At(0)
+	o, err := OriginFromPluginConfig(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := GeneratorWithOrigin(fakePlugin{objs: "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: nginx\n"}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := decodeList(t, "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n")
+	if err := g.Run(context.Background(), rs); err != nil {
+		t.Fatal(err)
+	}
+	if rs.Len() != 2 {
+		t.Fatalf("got %d objects, want the input's and the generated one", rs.Len())
+	}
+	want := "configuredIn: ../base/kustomization.yaml\nconfiguredBy:\n  kind: executable\n  name: demo\n"
+	if got := rs.At(1).Annotations()[OriginAnnotation]; got != want {
+		t.Errorf("generated object's origin:\n got %q\nwant %q", got, want)
+	}
+	if _, ok := rs.At(0).Annotations()[OriginAnnotation]; ok {
+		t.Error("the input object was annotated by a generator")
+	}
+	// A second run makes an object that already exists: create fails.
+	if err := g.Run(context.Background(), rs); err == nil {
+		t.Error("generating an existing object with behavior create succeeded")
+	}
+}

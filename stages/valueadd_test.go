@@ -102,8 +102,8 @@ metadata:
 func TestValueAddErrors(t *testing.T) {
 	read := func(string) ([]byte, error) { return nil, errors.New("no such file") }
 	for cfg, want := range map[string]string{
-		"value: v\n":                                       "must specify at least one target",
-		"targets:\n- fieldPath: \"\"\n":                    "fieldPath cannot be empty",
+		"value: v\n":                    "must specify at least one target",
+		"targets:\n- fieldPath: \"\"\n": "fieldPath cannot be empty",
 		"targets:\n- fieldPath: a\n  filePathPosition: -1": "cannot be negative",
 		"targetFilePath: missing.yaml\n":                   "no such file",
 	} {
