@@ -1,9 +1,13 @@
 package build
 
 import (
+	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kpipe/kpipe/cache"
 )
 
 // A base shared by overlays that do and do not ask for buildMetadata is
@@ -67,5 +71,49 @@ func TestPluginConfigDirectory(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// With a cache, a change to a file of a plugin config directory or of a
+// base built under buildMetadata shows in the next build.
+func TestWarmBuildFollowsPluginDirsAndOrigins(t *testing.T) {
+	root := writeTree(t, map[string]string{
+		"plugins/kustomization.yaml": "resources:\n- prefix.yaml\n",
+		"plugins/prefix.yaml": "apiVersion: builtin\nkind: PrefixSuffixTransformer\nmetadata:\n  name: p\nprefix: x-\n" +
+			"fieldSpecs:\n- path: metadata/name\n",
+		"base/kustomization.yaml":  "resources:\n- cm.yaml\n",
+		"base/cm.yaml":             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n",
+		"app/kustomization.yaml":   "resources:\n- ../base\ntransformers:\n- ../plugins\nbuildMetadata: [originAnnotations]\n",
+		"plain/kustomization.yaml": "resources:\n- ../base\n",
+	})
+	roots := []string{filepath.Join(root, "app"), filepath.Join(root, "plain")}
+	store := cache.Open(context.Background(), cache.Options{Dir: t.TempDir()})
+	if store == nil {
+		t.Fatal("cache did not open")
+	}
+	check := func(step string) {
+		t.Helper()
+		cold, _ := outputs(t, roots, nil)
+		warm, _ := outputs(t, roots, store)
+		for i := range roots {
+			if warm[i] != cold[i] {
+				t.Errorf("%s: %s: warm build differs from cold:\n%s\n---\n%s", step, roots[i], warm[i], cold[i])
+			}
+		}
+	}
+	check("first")
+	write := func(p, c string) {
+		if err := os.WriteFile(filepath.Join(root, p), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("plugins/prefix.yaml", "apiVersion: builtin\nkind: PrefixSuffixTransformer\nmetadata:\n  name: p\nprefix: y-\n"+
+		"fieldSpecs:\n- path: metadata/name\n")
+	check("plugin config changed")
+	write("base/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm2\n")
+	check("base changed")
+	out, _ := outputs(t, roots, store)
+	if !strings.Contains(out[0], "name: y-cm2") || !strings.Contains(out[0], "path: ../base/cm.yaml") || strings.Contains(out[1], "origin") {
+		t.Errorf("unexpected outputs:\n%s\n---\n%s", out[0], out[1])
 	}
 }
