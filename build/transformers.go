@@ -291,6 +291,10 @@ func withOrigin(rs []*resource.Resource, o *stages.Origin, track bool) ([]*resou
 }
 
 // builtinStage configures the builtin transformer a plugin config names.
+// Its callers give the stage its origin (stages.TransformerWithOrigin or
+// stages.GeneratorWithOrigin with stages.OriginFromPluginConfig(c)), so a
+// plugin stage returned from here is annotated like kustomize's plugins
+// are: a generator's objects must be appended to the list it is run on.
 func (b *Builder) builtinStage(n *Node, c *resource.Resource) (stages.Stage, error) {
 	id := c.ID()
 	if c.APIVersion() != "builtin" {
