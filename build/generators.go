@@ -22,7 +22,7 @@ func (b *Builder) runGenerators(ctx context.Context, n *Node, acc *Accumulation)
 	}
 	var listed []*resource.Resource
 	for _, p := range k.Generators {
-		configs, err := b.pluginConfigs(n, p)
+		configs, err := b.pluginConfigs(ctx, n, p)
 		if err != nil {
 			return fmt.Errorf("loading generator plugins: %w", err)
 		}
@@ -36,6 +36,9 @@ func (b *Builder) runGenerators(ctx context.Context, n *Node, acc *Accumulation)
 			entry = fmt.Sprintf("%s entry %d", field, i+1)
 		}
 		s, err := make(generatorConfig(g, global), read)
+		if err == nil && n.Origin != nil {
+			s, err = stages.GeneratorWithOrigin(s, n.Origin.BuiltinOrigin(n.KustFileName(), s.Kind()))
+		}
 		if err != nil {
 			return fmt.Errorf("%s: %s: %w", n.File.Path, entry, err)
 		}
@@ -58,6 +61,13 @@ func (b *Builder) runGenerators(ctx context.Context, n *Node, acc *Accumulation)
 		s, err := b.builtinGenerator(n, c)
 		if err != nil {
 			return fmt.Errorf("%s: generators: %w", n.File.Path, err)
+		}
+		o, err := stages.OriginFromPluginConfig(c)
+		if err == nil {
+			s, err = stages.GeneratorWithOrigin(s, o)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: generators: plugin %s: %w", n.File.Path, c.ID(), err)
 		}
 		if err := b.runStage(ctx, s, acc.Resources); err != nil {
 			return fmt.Errorf("%s: generators: plugin %s: %w", n.File.Path, c.ID(), err)

@@ -183,6 +183,16 @@ func (m *memo) computePreKey(n *Node) (cache.Key, bool) {
 		}
 		kb.String(e.Path).Key(ck)
 	}
+	for _, e := range n.PluginDirs {
+		if e.Err != nil {
+			return cache.Key{}, false
+		}
+		ck, ok := m.knownKey(e.Child)
+		if !ok {
+			return cache.Key{}, false
+		}
+		kb.String("plugins:" + e.Path).Key(ck)
+	}
 	return kb.Sum(), true
 }
 

@@ -215,10 +215,7 @@ func (b *Builder) countSubgraph(root *Node, res *Result) {
 			res.StagesRan += r.stagesRan
 			res.StagesCached += r.stagesCached
 		}
-		for _, e := range n.Resources {
-			walk(e.Child)
-		}
-		for _, e := range n.Components {
+		for _, e := range n.Children() {
 			walk(e.Child)
 		}
 	}

@@ -382,10 +382,8 @@ func findRoots(c *cli.Context, r loaders.Restriction, index *cache.RootIndex, ch
 	g, _ := build.Load(all, r)
 	referenced := map[string]bool{}
 	for _, n := range g.Nodes {
-		for _, e := range append(append([]*build.Entry(nil), n.Resources...), n.Components...) {
-			if e.Child != nil {
-				referenced[e.Child.Dir] = true
-			}
+		for _, e := range n.Children() {
+			referenced[e.Child.Dir] = true
 		}
 	}
 	roots := []string{}
