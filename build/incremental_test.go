@@ -20,7 +20,8 @@ func outputs(t *testing.T, roots []string, store *cache.Store) ([]string, Stats)
 	g, errs := Load(roots, loaders.RootOnly)
 	opts := Options{Jobs: 3}
 	if store != nil {
-		opts.Cache = Cache{Store: store, Files: cache.LoadFileIndex(store.Dir()), Version: "test"}
+		files, _ := cache.LoadFileIndex(store.Dir())
+		opts.Cache = Cache{Store: store, Files: files, Version: "test"}
 	}
 	b := NewBuilder(g, opts)
 	var out []string

@@ -105,7 +105,7 @@ func newMemo(c Cache, g *Graph, o Options) *memo {
 	m := &memo{Cache: c, opts: settings(o, g.restriction), reads: map[*Node]map[string]readRecord{}, keys: map[*Node]cache.Key{},
 		pres: map[*Node]cache.Key{}, used: map[*Node][]readRecord{}, dirs: map[string]cache.Key{}}
 	if m.Files == nil {
-		m.Files = cache.LoadFileIndex("")
+		m.Files, _ = cache.LoadFileIndex("")
 	}
 	for _, n := range g.Nodes {
 		if _, ok := m.dirs[n.Dir]; !ok {

@@ -43,17 +43,24 @@ const racyWindow = 2 * time.Second
 // fileIndexName is the index's file in the cache directory.
 const fileIndexName = "files.idx"
 
-// LoadFileIndex reads the file index kept in the cache directory dir: an
-// empty index when dir is "" or the index is missing or unreadable.
-func LoadFileIndex(dir string) *FileIndex {
+// LoadFileIndex reads the file index kept in the cache directory dir; the
+// index is empty when dir is "" or it has none. An index file that cannot
+// be read or fails verification is reported in the error, and the index
+// returned is empty (the next Save replaces the file).
+func LoadFileIndex(dir string) (*FileIndex, error) {
 	ix := &FileIndex{entries: map[string]fileEntry{}}
-	if dir != "" {
-		var m map[string]fileEntry
-		if readState(filepath.Join(dir, fileIndexName), &m) == nil && m != nil {
-			ix.entries = m
-		}
+	if dir == "" {
+		return ix, nil
 	}
-	return ix
+	var m map[string]fileEntry
+	if err := readState(filepath.Join(dir, fileIndexName), &m); err != nil {
+		ix.dirty = true
+		return ix, err
+	}
+	if m != nil {
+		ix.entries = m
+	}
+	return ix, nil
 }
 
 // Save writes the index back to the cache directory dir when it changed.

@@ -131,21 +131,28 @@ type DiscoveryRecord struct {
 }
 
 // LoadRootIndex reads the root index for the given settings from the cache
-// directory dir (an empty index when there is none, or it is unreadable;
-// with dir "", an index that is never saved).
-func LoadRootIndex(dir string, settings Key) *RootIndex {
+// directory dir: an empty index when there is none, and with dir "" one
+// that is never saved. An index file that cannot be read or fails
+// verification is reported in the error, and the index returned is empty
+// (the next Save replaces the file).
+func LoadRootIndex(dir string, settings Key) (*RootIndex, error) {
 	ri := &RootIndex{data: rootIndexData{Roots: map[string]RootRecord{}, Discovery: map[string]DiscoveryRecord{}}}
 	if dir == "" {
-		return ri
+		return ri, nil
 	}
 	ri.path = filepath.Join(dir, fmt.Sprintf("roots-%x.idx", settings[:12]))
 	var s storedRootIndex
-	if readState(ri.path, &s) == nil {
-		if d, ok := s.load(); ok {
-			ri.data = d
-		}
+	if err := readState(ri.path, &s); err != nil {
+		ri.dirty = true
+		return ri, err
 	}
-	return ri
+	d, ok := s.load()
+	if !ok {
+		ri.dirty = true
+		return ri, fmt.Errorf("%s: %w", ri.path, errBadStateFile)
+	}
+	ri.data = d
+	return ri, nil
 }
 
 // Root returns the record of root.

@@ -122,7 +122,10 @@ func buildOptions(c *cli.Context) (loaders.Restriction, build.Options, error) {
 // none) into opts and sets the version salted into every cache key; the
 // store itself is opened only when a build needs it.
 func prepareCache(opts *build.Options, dir string) {
-	files := cache.LoadFileIndex(dir)
+	files, err := cache.LoadFileIndex(dir)
+	if err != nil {
+		opts.Warn("Warning: cache: ignoring the file index: " + err.Error())
+	}
 	opts.Cache = build.Cache{Files: files, Version: cacheVersion(files)}
 }
 

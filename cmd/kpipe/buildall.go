@@ -115,7 +115,10 @@ func runBuildAll(c *cli.Context) error {
 		return err
 	}
 	prepareCache(&opts, cdir)
-	index := cache.LoadRootIndex(cdir, build.SettingsKey(opts, restriction))
+	index, err := cache.LoadRootIndex(cdir, build.SettingsKey(opts, restriction))
+	if err != nil {
+		opts.Warn("Warning: cache: ignoring the root index: " + err.Error())
+	}
 	checker := cache.NewInputChecker(opts.Cache.Files)
 	roots, all, err := findRoots(c, restriction, index, checker)
 	if err != nil {
