@@ -136,9 +136,9 @@ func TestHelmChartsWithCache(t *testing.T) {
 
 func TestHelmChartsNeedEnableHelmAndHelm(t *testing.T) {
 	dir := writeTree(t, map[string]string{
-		"kustomization.yaml":       "helmCharts:\n- name: c\n  releaseName: r\n",
-		"charts/c/Chart.yaml":      "apiVersion: v2\nname: c\nversion: 1.0.0\n",
-		"charts/c/values.yaml":     "",
+		"kustomization.yaml":        "helmCharts:\n- name: c\n  releaseName: r\n",
+		"charts/c/Chart.yaml":       "apiVersion: v2\nname: c\nversion: 1.0.0\n",
+		"charts/c/values.yaml":      "",
 		"charts/c/templates/a.yaml": "",
 	})
 	kfile := filepath.Join(dir, "kustomization.yaml")
