@@ -186,6 +186,9 @@ func (l *Loader) ReadFile(path string) ([]byte, string, error) {
 	return data, real, err
 }
 
+// ErrNotDirectory is the error ReadTree wraps when its path is a file.
+var ErrNotDirectory = errors.New("is not a directory")
+
 // TreeFile is one regular file of a directory tree read by ReadTree.
 type TreeFile struct {
 	// Rel is the file's path relative to the tree's root, with slashes.
@@ -205,7 +208,7 @@ func (l *Loader) ReadTree(path string) ([]TreeFile, string, error) {
 		return nil, real, err
 	}
 	if kind != Dir {
-		return nil, real, fmt.Errorf("'%s' is not a directory", real)
+		return nil, real, fmt.Errorf("'%s': %w", real, ErrNotDirectory)
 	}
 	rels, err := walkTree(real)
 	if err != nil {

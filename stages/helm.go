@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path"
@@ -118,6 +119,9 @@ func NewHelmChartInflationGenerator(args HelmChartArgs, h HelmSettings, read Rea
 	}
 	chartPath := filepath.Join(home, args.Name)
 	chart, err := readTree(chartPath)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, loaders.ErrNotDirectory) {
+		return nil, fmt.Errorf("reading chart %s: %w", chartPath, err)
+	}
 	if err != nil {
 		if args.Repo == "" {
 			return nil, fmt.Errorf("no repo specified for pull, no chart found at '%s': %w", chartPath, err)
