@@ -89,8 +89,8 @@ func (b *Builder) memoFiles() *cache.FileIndex {
 }
 
 // resolveHelm looks the helm command up on PATH and fills in the settings
-// a chart inflation needs; files (which may be nil) finds the binary's
-// digest cheaply.
+// a chart inflation needs; with a cache, files finds the binary's digest
+// (cheaply, after the first time).
 func resolveHelm(o HelmOptions, files *cache.FileIndex) (stages.HelmSettings, error) {
 	command := o.Command
 	if command == "" {
@@ -108,20 +108,17 @@ func resolveHelm(o HelmOptions, files *cache.FileIndex) (stages.HelmSettings, er
 		return h, fmt.Errorf("cannot run helm '%s': %w", command, err)
 	}
 	h.Path = p
-	var d cache.Key
-	var ok bool
-	if files != nil {
-		d, ok = files.Digest(p)
+	h.Env, h.EnvFingerprint = helmEnv(os.Environ())
+	if files == nil {
+		// Fingerprints only key the cache: without one, skip hashing the
+		// (large) binary.
+		return h, nil
 	}
+	d, ok := files.Digest(p)
 	if !ok {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return h, fmt.Errorf("cannot read helm binary '%s': %w", p, err)
-		}
-		d = cache.Digest(data)
+		return h, fmt.Errorf("cannot read helm binary '%s'", p)
 	}
 	h.Digest = hex.EncodeToString(d[:])
-	h.Env, h.EnvFingerprint = helmEnv(os.Environ())
 	return h, nil
 }
 
