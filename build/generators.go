@@ -11,15 +11,12 @@ import (
 )
 
 // runGenerators runs the node's generators into acc, in kustomize's order:
-// configMapGenerator entries, secretGenerator entries, then the plugin
-// configs listed under `generators:`. The listed configs are loaded before
+// configMapGenerator entries, secretGenerator entries, helmCharts, then the
+// plugin configs listed under `generators:`. The listed configs are loaded before
 // any generator runs; each generator is configured (its files read) just
 // before it runs.
 func (b *Builder) runGenerators(ctx context.Context, n *Node, acc *Accumulation) error {
 	k := n.K
-	if len(k.HelmCharts) > 0 || len(k.HelmChartInflationGenerator) > 0 {
-		return b.unsupported(n, "helmCharts")
-	}
 	var listed []*resource.Resource
 	for _, p := range k.Generators {
 		configs, err := b.pluginConfigs(ctx, n, p)
@@ -56,6 +53,9 @@ func (b *Builder) runGenerators(ctx context.Context, n *Node, acc *Accumulation)
 		if err := run("secretGenerator", i, g, stages.NewSecretGenerator); err != nil {
 			return err
 		}
+	}
+	if err := b.runHelmCharts(ctx, n, acc); err != nil {
+		return err
 	}
 	for _, c := range listed {
 		s, err := b.builtinGenerator(n, c)
@@ -95,7 +95,16 @@ func (b *Builder) builtinGenerator(n *Node, c *resource.Resource) (stages.Stage,
 			return stages.IAMPolicyGeneratorFromConfig(data)
 		}
 	case "HelmChartInflationGenerator":
-		return nil, fmt.Errorf("plugin %s: the builtin %s is not supported yet by kpipe", id, c.Kind())
+		if !b.helmEnabled() {
+			return nil, fmt.Errorf("plugin %s fails configuration: must specify --enable-helm", id)
+		}
+		h, err := b.helmSettings()
+		if err != nil {
+			return nil, fmt.Errorf("plugin %s: %w", id, err)
+		}
+		from = func(data []byte, read stages.ReadFile) (stages.Stage, error) {
+			return stages.HelmChartInflationGeneratorFromConfig(data, h, read, readTree(n))
+		}
 	default:
 		if _, err := b.builtinStage(n, c); err != nil {
 			return nil, fmt.Errorf("failed to load generator: %w", err)

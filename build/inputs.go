@@ -51,6 +51,9 @@ func (b *Builder) Inputs(root *Node) ([]cache.Input, bool) {
 			return false
 		}
 		for _, r := range used {
+			if r.Tree {
+				return false // a whole tree (a chart): not one digest the file index can check
+			}
 			inputs = append(inputs, cache.Input{Path: n.Loader.Abs(r.Path), Real: r.Real, Digest: r.Digest})
 		}
 		for _, e := range append(append([]*Entry(nil), n.Resources...), n.Components...) {

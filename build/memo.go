@@ -81,7 +81,8 @@ type memo struct {
 type readRecord struct {
 	Path   string    // as the kustomization names it
 	Real   string    // absolute, symlinks resolved
-	Digest cache.Key // of the content read
+	Digest cache.Key // of the content read (a tree: of its listing)
+	Tree   bool      // a directory read whole (a helm chart)
 }
 
 // settings encodes the options that change a build's output, canonically.
@@ -90,7 +91,8 @@ func settings(o Options, r loaders.Restriction) []byte {
 		Reorder                      string
 		ManagedBy, Alpha, Exec, Helm bool
 		Restriction                  string
-	}{o.Reorder, o.ManagedByLabel, o.EnableAlphaPlugins, o.EnableExec, o.EnableHelm, r.String()})
+		HelmFlags                    HelmOptions
+	}{o.Reorder, o.ManagedByLabel, o.EnableAlphaPlugins, o.EnableExec, o.EnableHelm, r.String(), o.Helm})
 	return fp
 }
 
@@ -124,6 +126,15 @@ func newMemo(c Cache, g *Graph, o Options) *memo {
 				m.reads[n] = map[string]readRecord{}
 			}
 			m.reads[n][path] = readRecord{Path: path, Real: real, Digest: d}
+		})
+		n.Loader.OnReadTree(func(path, real string, listing []byte) {
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			if m.reads[n] == nil {
+				m.reads[n] = map[string]readRecord{}
+			}
+			// A tree's own record is keyed apart from a file of the same path.
+			m.reads[n][path+"/"] = readRecord{Path: path, Real: real, Digest: cache.Digest(listing), Tree: true}
 		})
 	}
 	return m
@@ -244,8 +255,14 @@ func (m *memo) fullKey(n *Node) (cache.Key, bool) {
 		if err != nil {
 			return cache.Key{}, false
 		}
-		d, ok := m.Files.Digest(real)
-		if !ok {
+		var d cache.Key
+		if r.Tree {
+			listing, err := loaders.TreeListing(real)
+			if err != nil {
+				return cache.Key{}, false
+			}
+			d = cache.Digest(listing)
+		} else if d, ok = m.Files.Digest(real); !ok {
 			return cache.Key{}, false
 		}
 		recs[i].Real, recs[i].Digest = real, d
@@ -264,6 +281,9 @@ func (m *memo) completeKey(pre cache.Key, recs []readRecord) cache.Key {
 	kb := m.key("node+files").Key(pre)
 	for _, r := range recs {
 		kb.String(r.Path).String(r.Real).Key(r.Digest)
+		if r.Tree {
+			kb.String("tree")
+		}
 	}
 	return kb.Sum()
 }

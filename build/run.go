@@ -32,8 +32,11 @@ type Options struct {
 	EnableAlphaPlugins bool
 	// EnableExec allows KRM functions that run executables.
 	EnableExec bool
-	// EnableHelm allows helm chart inflation.
+	// EnableHelm allows helm chart inflation (so does EnableAlphaPlugins,
+	// as in kustomize).
 	EnableHelm bool
+	// Helm are the --helm-* flags.
+	Helm HelmOptions
 	// Warn receives warnings (for example about conflicting sort settings).
 	Warn func(msg string)
 	// Cache memoizes nodes, stages and outputs; its zero value builds
@@ -85,6 +88,10 @@ type Builder struct {
 	plainOnce sync.Once
 	plain     *fieldspec.Config
 	plainErr  error
+
+	helmOnce sync.Once
+	helm     stages.HelmSettings
+	helmErr  error
 }
 
 // Stats counts what a Builder did.

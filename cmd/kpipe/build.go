@@ -26,22 +26,18 @@ func buildCommand() *cli.Command {
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write output to this file, or to this existing directory one file per resource"},
 		}, commonBuildFlags()...),
 			// Flags of kustomize build whose features kpipe does not have yet.
-			&cli.StringFlag{Name: "helm-command", Usage: "not supported yet"},
 			&cli.StringSliceFlag{Name: "env", Aliases: []string{"e"}, Usage: "not supported yet"},
 			&cli.StringSliceFlag{Name: "mount", Usage: "not supported yet"},
 			&cli.BoolFlag{Name: "network", Usage: "not supported yet"},
 			&cli.StringFlag{Name: "network-name", Usage: "not supported yet"},
 			&cli.BoolFlag{Name: "as-current-user", Usage: "not supported yet"},
-			&cli.StringSliceFlag{Name: "helm-api-versions", Usage: "not supported yet"},
-			&cli.StringFlag{Name: "helm-kube-version", Usage: "not supported yet"},
-			&cli.BoolFlag{Name: "helm-debug", Usage: "not supported yet"},
 		),
 		Action: runBuild,
 	}
 }
 
 func runBuild(c *cli.Context) error {
-	if err := notSupported(c, "helm-command", "env", "mount", "network", "network-name", "as-current-user", "helm-api-versions", "helm-kube-version", "helm-debug"); err != nil {
+	if err := notSupported(c, "env", "mount", "network", "network-name", "as-current-user"); err != nil {
 		return err
 	}
 	if c.NArg() > 1 {
@@ -88,7 +84,11 @@ func commonBuildFlags() []cli.Flag {
 		&cli.StringFlag{Name: "reorder", Usage: "legacy or none (deprecated: use sortOptions in kustomization.yaml)"},
 		&cli.BoolFlag{Name: "enable-alpha-plugins", Usage: "enable plugins other than the builtins"},
 		&cli.BoolFlag{Name: "enable-exec", Usage: "enable KRM functions that run executables"},
-		&cli.BoolFlag{Name: "enable-helm", Usage: "enable helm chart inflation"},
+		&cli.BoolFlag{Name: "enable-helm", Usage: "enable helm chart inflation (helmCharts)"},
+		&cli.StringFlag{Name: "helm-command", Value: "helm", Usage: "the helm executable to run"},
+		&cli.StringSliceFlag{Name: "helm-api-versions", Usage: "Kubernetes api versions helm template passes to .Capabilities.APIVersions (for charts that set none)"},
+		&cli.StringFlag{Name: "helm-kube-version", Usage: "the Kubernetes version helm template passes to .Capabilities.KubeVersion (for charts that set none)"},
+		&cli.BoolFlag{Name: "helm-debug", Usage: "run helm template with --debug"},
 		&cli.BoolFlag{Name: "enable-managedby-label", Usage: "add app.kubernetes.io/managed-by to every resource"},
 		&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.NumCPU(), Usage: "build at most this many kustomizations at once"},
 	}, cacheFlags()...)
@@ -114,7 +114,9 @@ func buildOptions(c *cli.Context) (loaders.Restriction, build.Options, error) {
 		EnableAlphaPlugins: c.Bool("enable-alpha-plugins"),
 		EnableExec:         c.Bool("enable-exec"),
 		EnableHelm:         c.Bool("enable-helm"),
-		Warn:               func(msg string) { fmt.Fprintln(c.App.ErrWriter, msg) },
+		Helm: build.HelmOptions{Command: c.String("helm-command"), APIVersions: c.StringSlice("helm-api-versions"),
+			KubeVersion: c.String("helm-kube-version"), Debug: c.Bool("helm-debug")},
+		Warn: func(msg string) { fmt.Fprintln(c.App.ErrWriter, msg) },
 	}, nil
 }
 
