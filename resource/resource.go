@@ -63,8 +63,14 @@ func (r *Resource) mustBeMutable() {
 	}
 }
 
-// Freeze marks the resource as shared and immutable.
-func (r *Resource) Freeze() { r.frozen = true }
+// Freeze marks the resource as shared and immutable. Freezing a frozen
+// resource writes nothing, so lists sharing frozen resources may be frozen
+// concurrently.
+func (r *Resource) Freeze() {
+	if !r.frozen {
+		r.frozen = true
+	}
+}
 
 // Frozen reports whether the resource is shared and immutable.
 func (r *Resource) Frozen() bool { return r.frozen }
