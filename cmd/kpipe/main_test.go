@@ -157,8 +157,20 @@ func TestVersion(t *testing.T) {
 	}
 }
 
-// TestMain keeps the tests' cache out of the user's cache directory.
+// TestMain keeps the tests' cache out of the user's cache directory. With
+// KPIPE_TEST_AS_KPIPE=1 the test binary is kpipe itself (its arguments
+// after "--"), so that tests can start real kpipe processes.
 func TestMain(m *testing.M) {
+	if os.Getenv("KPIPE_TEST_AS_KPIPE") == "1" {
+		args := os.Args
+		for i, a := range args {
+			if a == "--" {
+				args = append([]string{"kpipe"}, args[i+1:]...)
+				break
+			}
+		}
+		os.Exit(run(context.Background(), args, os.Stdout, os.Stderr))
+	}
 	dir, err := os.MkdirTemp("", "kpipe-test-cache-")
 	if err != nil {
 		panic(err)
