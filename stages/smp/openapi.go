@@ -115,7 +115,60 @@ func FromOpenAPI(doc []byte, onBuiltin bool) (*Schema, error) {
 			s.kinds[[2]string{k.apiVersion, k.kind}] = nodes[k.def]
 		}
 	}
+	s.clusterScoped = clusterScopedKinds(top)
 	return s, nil
+}
+
+// ClusterScoped returns the kinds, as [apiVersion, kind], that the custom
+// document's API paths declare cluster scoped (read by GET at paths none
+// of which has a namespace), sorted; none for the built-in schema, whose
+// scopes package resource knows. kustomize leaves such kinds without a
+// namespace; kpipe does not read scopes from custom documents yet.
+func (s *Schema) ClusterScoped() [][2]string {
+	if s == nil {
+		return nil
+	}
+	return s.clusterScoped
+}
+
+// clusterScopedKinds reads the document's paths as kyaml's
+// findNamespaceability does.
+func clusterScopedKinds(top map[string]any) [][2]string {
+	paths, _ := top["paths"].(map[string]any)
+	namespaced := map[[2]string]bool{}
+	for path, item := range paths {
+		m, _ := item.(map[string]any)
+		get, _ := m["get"].(map[string]any)
+		gvk, _ := get["x-kubernetes-group-version-kind"].(map[string]any)
+		if gvk == nil {
+			continue
+		}
+		group, _ := gvk["group"].(string)
+		version, _ := gvk["version"].(string)
+		kind, _ := gvk["kind"].(string)
+		if group != "" {
+			version = group + "/" + version
+		}
+		k := [2]string{version, kind}
+		if strings.Contains(path, "namespaces/{namespace}") {
+			namespaced[k] = true
+		} else if _, seen := namespaced[k]; !seen {
+			namespaced[k] = false
+		}
+	}
+	var out [][2]string
+	for k, ns := range namespaced {
+		if !ns {
+			out = append(out, k)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i][0] != out[j][0] {
+			return out[i][0] < out[j][0]
+		}
+		return out[i][1] < out[j][1]
+	})
+	return out
 }
 
 func isKustomizeAPIVersion(apiVersion string) bool {

@@ -266,3 +266,21 @@ func resourceList(m map[string]any, path ...string) []any {
 	l, _ := v.([]any)
 	return l
 }
+
+func TestFromOpenAPIClusterScoped(t *testing.T) {
+	doc := `{"definitions": {}, "paths": {
+  "/apis/example.com/v1/clusterthings": {"get": {"x-kubernetes-group-version-kind": {"group": "example.com", "version": "v1", "kind": "ClusterThing"}}},
+  "/apis/example.com/v1/things": {"get": {"x-kubernetes-group-version-kind": {"group": "example.com", "version": "v1", "kind": "Thing"}}},
+  "/apis/example.com/v1/namespaces/{namespace}/things": {"get": {"x-kubernetes-group-version-kind": {"group": "example.com", "version": "v1", "kind": "Thing"}}},
+  "/api/v1/namespaces": {"get": {"x-kubernetes-group-version-kind": {"group": "", "version": "v1", "kind": "Namespace"}}},
+  "/api/v1/other": {"post": {}}
+}}`
+	got := mustFromOpenAPI(t, doc, false).ClusterScoped()
+	want := [][2]string{{"example.com/v1", "ClusterThing"}, {"v1", "Namespace"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("cluster-scoped kinds %v, want %v", got, want)
+	}
+	if Builtin().ClusterScoped() != nil {
+		t.Error("the built-in schema reports cluster-scoped kinds")
+	}
+}

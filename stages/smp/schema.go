@@ -15,6 +15,9 @@ import (
 type Schema struct {
 	kinds map[[2]string]*Node
 	id    string
+	// clusterScoped are the kinds a custom document's paths declare
+	// cluster scoped.
+	clusterScoped [][2]string
 }
 
 // ID identifies the schema's content: equal IDs, equal merges. Stages put
