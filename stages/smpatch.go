@@ -151,15 +151,24 @@ func (s *smpStage) mergeSchema() *smp.Schema {
 // WithMergeSchema returns s configured to take merge keys and patch
 // strategies from schema (a kustomization's `openapi` schema) instead of
 // the built-in Kubernetes schema, when s is a stage that reads them (one
-// that applies strategic-merge patches); other stages are returned as
-// they are. The schema's ID is part of the returned stage's fingerprint.
-// A nil schema leaves s unchanged.
+// that applies strategic-merge patches, possibly wrapped, say with an
+// origin); other stages are returned as they are. The schema's ID is part
+// of the returned stage's fingerprint. A nil schema leaves s unchanged.
 func WithMergeSchema(s Stage, schema *smp.Schema) Stage {
-	st, ok := s.(*smpStage)
-	if !ok || schema == nil {
-		return s
+	if st, ok := s.(mergeSchemaUser); ok && schema != nil {
+		return st.withMergeSchema(schema)
 	}
-	c := *st
+	return s
+}
+
+// mergeSchemaUser is a stage that merges with a schema, or wraps one that
+// does.
+type mergeSchemaUser interface {
+	withMergeSchema(schema *smp.Schema) Stage
+}
+
+func (s *smpStage) withMergeSchema(schema *smp.Schema) Stage {
+	c := *s
 	c.schema = schema
 	return &c
 }

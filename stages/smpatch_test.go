@@ -423,6 +423,12 @@ func TestWithMergeSchema(t *testing.T) {
 	if bytes.Equal(builtin.Fingerprint(), custom.Fingerprint()) {
 		t.Error("the schema does not change the fingerprint")
 	}
+	// A wrapped stage gets the schema too.
+	o := &Origin{Path: "k.yaml"}
+	wrapped := WithMergeSchema(TransformerWithOrigin(builtin, o), schema)
+	if !bytes.Equal(wrapped.Fingerprint(), TransformerWithOrigin(custom, o).Fingerprint()) {
+		t.Error("a stage wrapped with an origin did not get the schema")
+	}
 	if WithMergeSchema(builtin, nil) != builtin {
 		t.Error("a nil schema changed the stage")
 	}
