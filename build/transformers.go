@@ -29,7 +29,11 @@ func (b *Builder) runTransformers(ctx context.Context, n *Node, acc *Accumulatio
 	if err != nil {
 		return err
 	}
-	return b.runStages(ctx, append(list, ext...), acc.Resources)
+	all, err := withNodeSchema(n, append(list, ext...))
+	if err != nil {
+		return err
+	}
+	return b.runStages(ctx, all, acc.Resources)
 }
 
 // fieldTransformers configures the builtin stages of the kustomization's
