@@ -383,8 +383,9 @@ func (g *Graph) loadDir(n *Node, p string, chain []string) (*Node, error) {
 	if kind != loaders.Dir {
 		return nil, fmt.Errorf("%w: '%s': file is not directory", errNotDir, real)
 	}
-	for _, visited := range chain {
-		if loaders.Within(real, visited) {
+	// As kustomize's loaders do, check the innermost referrer first.
+	for i := len(chain) - 1; i >= 0; i-- {
+		if visited := chain[i]; loaders.Within(real, visited) {
 			return nil, &CycleError{Candidate: real, Visited: visited, Chain: append(append([]string(nil), chain...), real)}
 		}
 	}
@@ -410,8 +411,8 @@ func (g *Graph) checkChain(n *Node, chain []string) error {
 			if e.Child == nil {
 				continue
 			}
-			for _, visited := range chain {
-				if loaders.Within(e.Child.Dir, visited) {
+			for i := len(chain) - 1; i >= 0; i-- {
+				if visited := chain[i]; loaders.Within(e.Child.Dir, visited) {
 					return &CycleError{Candidate: e.Child.Dir, Visited: visited, Chain: append(append([]string(nil), chain...), e.Child.Dir)}
 				}
 			}
