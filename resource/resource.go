@@ -63,8 +63,14 @@ func (r *Resource) mustBeMutable() {
 	}
 }
 
-// Freeze marks the resource as shared and immutable.
-func (r *Resource) Freeze() { r.frozen = true }
+// Freeze marks the resource as shared and immutable. Freezing a frozen
+// resource writes nothing, so nodes sharing one (a file's objects, decoded
+// once per graph) may freeze their lists concurrently.
+func (r *Resource) Freeze() {
+	if !r.frozen {
+		r.frozen = true
+	}
+}
 
 // Frozen reports whether the resource is shared and immutable.
 func (r *Resource) Frozen() bool { return r.frozen }
