@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/gob"
 	"encoding/json"
+	"fmt"
 	"sort"
 	"sync"
 	"time"
@@ -441,7 +442,7 @@ func (b *Builder) runStages(ctx context.Context, list []stages.Stage, rs *resour
 	for _, s := range list {
 		var err error
 		if enc, err = b.runStageEncoded(ctx, s, rs, enc); err != nil {
-			return err
+			return fmt.Errorf("%s: %w", s.Kind(), err)
 		}
 	}
 	return nil

@@ -33,7 +33,10 @@ func (b *Builder) runTransformers(ctx context.Context, n *Node, acc *Accumulatio
 	if err != nil {
 		return err
 	}
-	return b.runStages(ctx, all, acc.Resources)
+	if err := b.runStages(ctx, all, acc.Resources); err != nil {
+		return fmt.Errorf("%s: %w", n.File.Path, err)
+	}
+	return nil
 }
 
 // fieldTransformers configures the builtin stages of the kustomization's

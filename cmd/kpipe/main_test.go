@@ -80,6 +80,9 @@ func TestBadInput(t *testing.T) {
 		{"no-kustomization", []string{"unable to find one of 'kustomization.yaml'", "no-kustomization"}},
 		{"escapes-root/root", []string{"security; file", "outside.yaml", "is not in or below"}},
 		{"cycle/a", []string{"cycle detected", "cycle/a -> ", "cycle/b -> ", "cycle/a)"}},
+		{"json-patch-missing-path", []string{"json-patch-missing-path/kustomization.yaml", "PatchTransformer", "doc is missing path: /data/missing/x"}},
+		{"replacement-no-source", []string{"replacement-no-source/kustomization.yaml", "nothing selected by Secret.[noVer].[noGrp]/nope"}},
+		{"generator-escapes/root", []string{"generator-escapes/root/kustomization.yaml", `configMapGenerator "cfg"`, "secret.properties' is not in or below"}},
 		{"duplicate-id", []string{"may not add resource with an already registered id: ConfigMap.v1.[noGrp]/same.[noNs]", "two.yaml"}},
 	}
 	for _, tc := range cases {
