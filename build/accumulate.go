@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/kpipe/kpipe/resource"
 	"github.com/kpipe/kpipe/stages"
 	"github.com/kpipe/kpipe/stages/fieldspec"
 )
@@ -80,6 +81,7 @@ func (b *Builder) mergeVars(ctx context.Context, n *Node, acc *Accumulation) err
 
 // accumulateResources appends the node's `resources` entries in order.
 func (b *Builder) accumulateResources(ctx context.Context, n *Node, acc *Accumulation) error {
+	add := resource.NewAppender(acc.Resources)
 	for _, e := range n.Resources {
 		switch {
 		case e.Err != nil:
@@ -90,7 +92,7 @@ func (b *Builder) accumulateResources(ctx context.Context, n *Node, acc *Accumul
 				return fmt.Errorf("accumulation err='accumulating resources from '%s': '%s' must resolve to a file': recursed accumulation of path '%s': %w",
 					e.Path, e.Child.Dir, e.Child.Dir, err)
 			}
-			if err := acc.Resources.AppendAll(sub.Resources); err != nil {
+			if err := add.AppendAll(sub.Resources); err != nil {
 				return fmt.Errorf("accumulation err='accumulating resources from '%s': '%s' must resolve to a file': recursed merging from path '%s': %w",
 					e.Path, e.Child.Dir, e.Child.Dir, err)
 			}
@@ -113,7 +115,7 @@ func (b *Builder) accumulateResources(ctx context.Context, n *Node, acc *Accumul
 					return fmt.Errorf("cannot add path annotation for '%s': %w", e.Path, err)
 				}
 			}
-			if err := acc.Resources.AppendAll(list); err != nil {
+			if err := add.AppendAll(list); err != nil {
 				return fmt.Errorf("merging resources from '%s': %w", e.Path, err)
 			}
 		}

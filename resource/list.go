@@ -57,10 +57,45 @@ func (l *List) Append(r *Resource) error {
 // AppendAll appends every resource of o in order, failing on the first
 // duplicate ID.
 func (l *List) AppendAll(o *List) error {
-	for _, r := range o.items {
-		if err := l.Append(r); err != nil {
-			return err
+	if len(o.items) < 2 {
+		for _, r := range o.items {
+			if err := l.Append(r); err != nil {
+				return err
+			}
 		}
+		return nil
+	}
+	return NewAppender(l).AppendAll(o)
+}
+
+// An Appender appends to a list while keeping an index of its current IDs,
+// so that each duplicate check is a map lookup (appending many resources
+// one at a time with List.Append compares every pair). The list must not
+// change other than through the Appender while it is in use.
+type Appender struct {
+	l   *List
+	ids map[ID]bool
+}
+
+// NewAppender indexes l's current IDs.
+func NewAppender(l *List) *Appender {
+	a := &Appender{l: l, ids: make(map[ID]bool, len(l.items))}
+	for _, r := range l.items {
+		a.ids[r.ID().Key()] = true
+	}
+	return a
+}
+
+// AppendAll appends every resource of o in order, failing on the first
+// duplicate ID (the resources before it are appended).
+func (a *Appender) AppendAll(o *List) error {
+	for _, r := range o.items {
+		id := r.ID()
+		if a.ids[id.Key()] {
+			return fmt.Errorf("may not add resource with an already registered id: %s", id)
+		}
+		a.ids[id.Key()] = true
+		a.l.items = append(a.l.items, r)
 	}
 	return nil
 }

@@ -82,18 +82,29 @@ func (s *namespaceStage) Run(_ context.Context, rs *resource.List) error {
 	if ns == "" {
 		return nil
 	}
+	// How many resources have each current ID, kept up to date as IDs
+	// change, so that each step's conflict check is a map lookup (a scan
+	// of the list per resource made large builds quadratic).
+	count := make(map[resource.ID]int, rs.Len())
+	for _, r := range rs.All() {
+		count[r.ID().Key()]++
+	}
 	for i := 0; i < rs.Len(); i++ {
 		r := rs.At(i)
 		if len(r.Object()) == 0 || r.Annotations()[helmGeneratedAnnotation] == "true" {
 			continue
 		}
+		before := r.ID().Key()
 		r = rs.Edit(i)
 		r.RememberID()
 		if err := s.apply(r); err != nil {
 			return err
 		}
-		if m := rs.ByCurrentID(r.ID()); len(m) != 1 {
-			return fmt.Errorf("namespace transformation produces ID conflict: %s", describeAll(rs, m))
+		after := r.ID().Key()
+		count[before]--
+		count[after]++
+		if count[after] != 1 {
+			return fmt.Errorf("namespace transformation produces ID conflict: %s", describeAll(rs, rs.ByCurrentID(r.ID())))
 		}
 	}
 	return nil

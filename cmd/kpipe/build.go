@@ -128,7 +128,10 @@ func prepareCache(opts *build.Options, dir string) {
 	if err != nil {
 		opts.Warn("Warning: cache: ignoring the file index: " + err.Error())
 	}
-	opts.Cache = build.Cache{Files: files, Version: cacheVersion(files)}
+	opts.Cache = build.Cache{Files: files}
+	if dir != "" {
+		opts.Cache.Version = cacheVersion(files)
+	}
 }
 
 // cacheVersion is the version salted into every cache key: kpipe's version

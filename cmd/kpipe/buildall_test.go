@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/kpipe/kpipe/benchmarks/genrepo"
@@ -256,4 +257,35 @@ func equalMaps(a, b map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// TestBuildAllConcurrentRuns starts two build-all runs at once on the same
+// cache directory and different output directories: both must succeed
+// with the output of a run without a cache.
+func TestBuildAllConcurrentRuns(t *testing.T) {
+	tree, _ := newRepo(t)
+	cacheDir := t.TempDir()
+	outs := []string{filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")}
+	codes := make([]int, 2)
+	stderrs := make([]string, 2)
+	var wg sync.WaitGroup
+	for i := range outs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			codes[i], _, stderrs[i] = kpipe(t, "build-all", tree, "--out-dir", outs[i], "--cache-dir", cacheDir)
+		}()
+	}
+	wg.Wait()
+	cold := filepath.Join(t.TempDir(), "cold")
+	buildAll(t, tree, "", cold)
+	want := outputsUnder(t, cold)
+	for i := range outs {
+		if codes[i] != 0 {
+			t.Fatalf("run %d: exit %d\n%s", i, codes[i], stderrs[i])
+		}
+		if got := outputsUnder(t, outs[i]); !equalMaps(got, want) {
+			t.Errorf("run %d: outputs differ from a build without the cache", i)
+		}
+	}
 }
