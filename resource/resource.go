@@ -64,8 +64,8 @@ func (r *Resource) mustBeMutable() {
 }
 
 // Freeze marks the resource as shared and immutable. Freezing a frozen
-// resource writes nothing, so nodes sharing one (a file's objects, decoded
-// once per graph) may freeze their lists concurrently.
+// resource writes nothing, so lists sharing frozen resources may be frozen
+// concurrently.
 func (r *Resource) Freeze() {
 	if !r.frozen {
 		r.frozen = true
