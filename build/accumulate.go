@@ -13,6 +13,9 @@ import (
 // configurations, crds, generators, components, transformers, validators.
 // A component is accumulated into its parent's acc.
 func (b *Builder) accumulate(ctx context.Context, n *Node, acc *Accumulation) error {
+	if err := checkSchema(n); err != nil {
+		return err
+	}
 	if err := b.accumulateResources(ctx, n, acc); err != nil {
 		return fmt.Errorf("accumulating resources: %w", err)
 	}
@@ -22,11 +25,6 @@ func (b *Builder) accumulate(ctx context.Context, n *Node, acc *Accumulation) er
 	}
 	if err = b.mergeConfig(acc, cfg, len(n.K.Configurations) == 0); err != nil {
 		return fmt.Errorf("merging config: %w", err)
-	}
-	if len(n.K.OpenAPI) > 0 {
-		// Not an error (most schemas only add kinds no patch touches), but
-		// strategic merges of custom kinds may differ from kustomize's.
-		b.opts.Warn(fmt.Sprintf("Warning: %s: custom 'openapi' schemas are not supported yet by kpipe; strategic merge patches use the built-in Kubernetes schema", n.File.Path))
 	}
 	if len(n.K.Crds) > 0 {
 		crds, err := b.crdConfig(n)

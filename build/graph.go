@@ -38,6 +38,12 @@ type Node struct {
 	// bases and whose objects are the plugin configs; by entry, once each.
 	PluginDirs []*Entry
 
+	// openapi is where the node's strategic-merge schema comes from (nil:
+	// the built-in schema), and openapiErr what is wrong with its own
+	// `openapi:` declaration; see openapi.go.
+	openapi    *schemaSource
+	openapiErr error
+
 	// Origin is where the node lies relative to the build root, for the
 	// origin and transformer annotations; nil when its root's kustomization
 	// asks for no buildMetadata. K.BuildMetadata is the root's list: like
@@ -182,7 +188,7 @@ func Load(roots []string, r loaders.Restriction) (*Graph, []error) {
 			g.Roots = append(g.Roots, nil)
 			continue
 		}
-		n, err := g.load(dir, "", nil, nil)
+		n, err := g.load(dir, "", nil, nil, nil)
 		if err != nil {
 			errs[i] = err
 		}
@@ -216,7 +222,9 @@ func (g *Graph) WithRoots(dirs []string) (*Graph, []error) {
 // load returns the node for dir reached through chain (the directories of
 // the referrers, outermost first), loading it and its entries on first use.
 // meta is the buildMetadata context from the referrer; nil for a root.
-func (g *Graph) load(dir, inheritedNS string, chain []string, meta *buildMeta) (*Node, error) {
+// inheritedNS and inheritedAPI are the namespace and the `openapi` schema
+// the referrers pass down, if any.
+func (g *Graph) load(dir, inheritedNS string, inheritedAPI *schemaSource, chain []string, meta *buildMeta) (*Node, error) {
 	f, ok := g.kfiles[dir]
 	if !ok {
 		// A base shared by many overlays is read and parsed once.
@@ -240,6 +248,9 @@ func (g *Graph) load(dir, inheritedNS string, chain []string, meta *buildMeta) (
 	}
 	key += m.keySuffix(kf.K.BuildMetadata)
 	k.BuildMetadata = m.options
+	if inheritedAPI != nil {
+		key += "?openapi=" + inheritedAPI.id
+	}
 	if n, ok := g.Nodes[key]; ok {
 		// Already loaded through another parent: only the cycle rule, which
 		// depends on the path taken, must be checked again.
@@ -253,6 +264,12 @@ func (g *Graph) load(dir, inheritedNS string, chain []string, meta *buildMeta) (
 		return nil, err
 	}
 	n := &Node{Key: key, Dir: dir, File: kf, K: &k, Loader: ldr, Origin: m.origin}
+	n.openapi, n.openapiErr = declaredSchema(n, inheritedAPI)
+	if n.openapi != nil && n.openapi.decl == n {
+		if w := n.openapi.scopeWarning(); w != "" {
+			g.Warnings = append(g.Warnings, w)
+		}
+	}
 	g.Nodes[key] = n
 	g.DAG.Add(key)
 	chain = append(chain[:len(chain):len(chain)], dir)
@@ -271,6 +288,9 @@ func (g *Graph) load(dir, inheritedNS string, chain []string, meta *buildMeta) (
 		}
 	}
 	g.loadPluginDirs(n, chain)
+	if n.openapi == nil && n.openapiErr == nil {
+		n.openapi = inheritedSchema(n)
+	}
 	return n, nil
 }
 
@@ -363,13 +383,14 @@ func (g *Graph) loadDir(n *Node, p string, chain []string) (*Node, error) {
 	if kind != loaders.Dir {
 		return nil, fmt.Errorf("%w: '%s': file is not directory", errNotDir, real)
 	}
-	for _, visited := range chain {
-		if loaders.Within(real, visited) {
+	// As kustomize's loaders do, check the innermost referrer first.
+	for i := len(chain) - 1; i >= 0; i-- {
+		if visited := chain[i]; loaders.Within(real, visited) {
 			return nil, &CycleError{Candidate: real, Visited: visited, Chain: append(append([]string(nil), chain...), real)}
 		}
 	}
 	meta := childMeta(n, p)
-	child, err := g.load(real, n.K.Namespace, chain, &meta)
+	child, err := g.load(real, n.K.Namespace, n.openapi, chain, &meta)
 	if err != nil {
 		if _, ok := err.(*CycleError); ok {
 			return nil, err
@@ -390,8 +411,8 @@ func (g *Graph) checkChain(n *Node, chain []string) error {
 			if e.Child == nil {
 				continue
 			}
-			for _, visited := range chain {
-				if loaders.Within(e.Child.Dir, visited) {
+			for i := len(chain) - 1; i >= 0; i-- {
+				if visited := chain[i]; loaders.Within(e.Child.Dir, visited) {
 					return &CycleError{Candidate: e.Child.Dir, Visited: visited, Chain: append(append([]string(nil), chain...), e.Child.Dir)}
 				}
 			}

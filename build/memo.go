@@ -165,12 +165,15 @@ func (m *memo) preKey(n *Node) (cache.Key, bool) {
 }
 
 func (m *memo) computePreKey(n *Node) (cache.Key, bool) {
+	if n.openapiErr != nil {
+		return cache.Key{}, false
+	}
 	kb := m.key("node")
 	k, err := json.Marshal(n.K)
 	if err != nil {
 		return cache.Key{}, false
 	}
-	kb.String(n.Key).Bytes(k)
+	kb.String(n.Key).Bytes(k).String(n.schemaID())
 	for _, e := range n.Resources {
 		switch {
 		case e.Err != nil:

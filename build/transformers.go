@@ -29,7 +29,11 @@ func (b *Builder) runTransformers(ctx context.Context, n *Node, acc *Accumulatio
 	if err != nil {
 		return err
 	}
-	if err := b.runStages(ctx, append(list, ext...), acc.Resources); err != nil {
+	all, err := withNodeSchema(n, append(list, ext...))
+	if err != nil {
+		return err
+	}
+	if err := b.runStages(ctx, all, acc.Resources); err != nil {
 		return fmt.Errorf("%s: %w", n.File.Path, err)
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/kpipe/kpipe/resource"
+	"github.com/kpipe/kpipe/stages/smp"
 )
 
 // Annotations kustomize writes for a kustomization's buildMetadata.
@@ -214,6 +215,13 @@ type transformerOriginStage struct {
 }
 
 func (s *transformerOriginStage) Kind() string { return s.inner.Kind() }
+
+// withMergeSchema gives the wrapped stage a merge schema (WithMergeSchema).
+func (s *transformerOriginStage) withMergeSchema(schema *smp.Schema) Stage {
+	c := *s
+	c.inner = WithMergeSchema(s.inner, schema)
+	return &c
+}
 
 func (s *transformerOriginStage) Fingerprint() []byte {
 	return Fingerprint("TransformerWithOrigin", struct {

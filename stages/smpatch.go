@@ -114,6 +114,8 @@ type smpStage struct {
 	texts     []string
 	patches   []map[string]any
 	ids       []resource.ID
+	// schema gives the merge keys; nil is the built-in schema.
+	schema *smp.Schema
 }
 
 // add records the patches parsed from one text.
@@ -135,7 +137,40 @@ func (s *smpStage) Fingerprint() []byte {
 		Options   PatchOptions
 		Texts     []string
 		Schema    string
-	}{s.mode, s.target, s.copyPatch, s.options, s.texts, smp.BuiltinVersion()})
+	}{s.mode, s.target, s.copyPatch, s.options, s.texts, s.mergeSchema().ID()})
+}
+
+// mergeSchema is the schema the stage merges with.
+func (s *smpStage) mergeSchema() *smp.Schema {
+	if s.schema == nil {
+		return smp.Builtin()
+	}
+	return s.schema
+}
+
+// WithMergeSchema returns s configured to take merge keys and patch
+// strategies from schema (a kustomization's `openapi` schema) instead of
+// the built-in Kubernetes schema, when s is a stage that reads them (one
+// that applies strategic-merge patches, possibly wrapped, say with an
+// origin); other stages are returned as they are. The schema's ID is part
+// of the returned stage's fingerprint. A nil schema leaves s unchanged.
+func WithMergeSchema(s Stage, schema *smp.Schema) Stage {
+	if st, ok := s.(mergeSchemaUser); ok && schema != nil {
+		return st.withMergeSchema(schema)
+	}
+	return s
+}
+
+// mergeSchemaUser is a stage that merges with a schema, or wraps one that
+// does.
+type mergeSchemaUser interface {
+	withMergeSchema(schema *smp.Schema) Stage
+}
+
+func (s *smpStage) withMergeSchema(schema *smp.Schema) Stage {
+	c := *s
+	c.schema = schema
+	return &c
 }
 
 // Run applies the patches in order.
@@ -195,7 +230,7 @@ func (s *smpStage) apply(rs *resource.List, i int, patch map[string]any) (bool, 
 	if s.options.AllowNameChange || s.options.AllowKindChange {
 		r.RememberID()
 	}
-	merged, deleted, err := smp.Merge(obj, patch, smp.Builtin())
+	merged, deleted, err := smp.Merge(obj, patch, s.mergeSchema())
 	if err != nil {
 		return false, err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kpipe/kpipe/output"
 	"github.com/kpipe/kpipe/resource"
+	"github.com/kpipe/kpipe/stages/smp"
 )
 
 const smpDeployments = `
@@ -397,4 +398,45 @@ func FuzzNewPatch(f *testing.F) {
 			t.Fatalf("syntax error at run time: %v", err)
 		}
 	})
+}
+
+func TestWithMergeSchema(t *testing.T) {
+	schema, err := smp.FromOpenAPI([]byte(`{"definitions": {"w": {
+  "type": "object",
+  "properties": {"parts": {"type": "array", "x-kubernetes-patch-strategy": "merge", "x-kubernetes-patch-merge-key": "id"}},
+  "x-kubernetes-group-version-kind": [{"group": "example.com", "version": "v1", "kind": "Widget"}]
+}}}`), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\nparts:\n- id: a\n- id: b\n"
+	patch := "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\nparts:\n- id: c\n"
+	builtin, err := NewPatch(PatchConfig{Patch: patch}, mapFiles(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	custom := WithMergeSchema(builtin, schema)
+	// The list is replaced with the built-in schema (the kind is unknown)
+	// and merged by id with the custom one; the original stage is unchanged.
+	checkTx(t, builtin, in, "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\nparts:\n- id: c\n", "")
+	checkTx(t, custom, in, "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\nparts:\n- id: c\n- id: a\n- id: b\n", "")
+	if bytes.Equal(builtin.Fingerprint(), custom.Fingerprint()) {
+		t.Error("the schema does not change the fingerprint")
+	}
+	// A wrapped stage gets the schema too.
+	o := &Origin{Path: "k.yaml"}
+	wrapped := WithMergeSchema(TransformerWithOrigin(builtin, o), schema)
+	if !bytes.Equal(wrapped.Fingerprint(), TransformerWithOrigin(custom, o).Fingerprint()) {
+		t.Error("a stage wrapped with an origin did not get the schema")
+	}
+	if WithMergeSchema(builtin, nil) != builtin {
+		t.Error("a nil schema changed the stage")
+	}
+	ns, err := NewNamespace(NamespaceConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if WithMergeSchema(ns, schema) != ns {
+		t.Error("a stage that does not merge was changed")
+	}
 }

@@ -12,5 +12,7 @@
 //
 // The merge keys of the built-in kinds come from schema_table.go, generated
 // by tools/smpgen from the OpenAPI schema kustomize embeds (see
-// schema.go).
+// schema.go). A kustomization's custom OpenAPI document (`openapi: {path:
+// FILE}`) is read at run time by FromOpenAPI (openapi.go). A Schema is an
+// immutable value passed to Merge: there is no process-wide schema.
 package smp

@@ -3,6 +3,8 @@ package smp
 //go:generate go run -C ../../tools/smpgen . -o ../../stages/smp/schema_table.go
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"sync"
@@ -12,6 +14,19 @@ import (
 // schema that strategic-merge patching reads, indexed by resource type.
 type Schema struct {
 	kinds map[[2]string]*Node
+	id    string
+	// clusterScoped are the kinds a custom document's paths declare
+	// cluster scoped.
+	clusterScoped [][2]string
+}
+
+// ID identifies the schema's content: equal IDs, equal merges. Stages put
+// it in their fingerprints.
+func (s *Schema) ID() string {
+	if s == nil {
+		return "none"
+	}
+	return s.id
 }
 
 // Node is the schema of one field, list element or object: its patch
@@ -27,6 +42,10 @@ type Node struct {
 	fields   map[string]*Node // fields that lead to merge lists
 	any      *Node            // schema of fields not listed (additionalProperties)
 	leaf     bool             // a known schema with no merge lists below
+	// closed says fields that are not listed have no schema; otherwise
+	// (in the built-in table, which lists only the fields that lead to
+	// merge lists) they have a schema without merge lists.
+	closed bool
 }
 
 // leaf is the schema of everything that has a schema but no merge lists
@@ -43,6 +62,9 @@ func (n *Node) Field(name string) *Node {
 	}
 	if n.any != nil {
 		return n.any
+	}
+	if n.closed {
+		return nil
 	}
 	// A field the table does not list has a schema without merge lists.
 	return leafNode
@@ -103,6 +125,7 @@ func Builtin() *Schema {
 		if err != nil {
 			panic(fmt.Sprintf("kpipe: internal error: built-in strategic merge schema: %v", err))
 		}
+		s.id = "builtin/" + builtinSchemaVersion
 		builtinSchema = s
 	})
 	return builtinSchema
@@ -123,13 +146,49 @@ func BuiltinVersion() string { return builtinSchemaVersion }
 // object, its fields that lead to merge lists, and "*" for
 // additionalProperties). Blank lines are ignored.
 func ParseTable(text string) (*Schema, error) {
-	defs := map[string]*Node{}
-	type pending struct {
-		name, expr string
-		line       int
+	t, err := readTable(text)
+	if err != nil {
+		return nil, err
 	}
-	var bodies []pending
-	var kinds [][4]string
+	defs := map[string]*Node{}
+	for _, b := range t.defs {
+		defs[b.name] = &Node{}
+	}
+	if err := t.bind(defs, nil); err != nil {
+		return nil, err
+	}
+	s := &Schema{kinds: map[[2]string]*Node{}, id: "table/" + digest([]byte(text))}
+	for _, k := range t.kinds {
+		d, ok := defs[k.def]
+		if !ok {
+			return nil, fmt.Errorf("line %d: unknown definition @%s", k.line, k.def)
+		}
+		s.kinds[[2]string{k.apiVersion, k.kind}] = d
+	}
+	return s, nil
+}
+
+// table is a schema table read but not yet bound: its definitions' bodies
+// as text, and its kinds.
+type table struct {
+	defs  []tableDef
+	kinds []tableKind
+}
+
+type tableDef struct {
+	name, expr string
+	line       int
+}
+
+type tableKind struct {
+	apiVersion, kind, def string
+	line                  int
+}
+
+// readTable splits a schema table into definitions and kinds.
+func readTable(text string) (*table, error) {
+	t := &table{}
+	seen := map[string]bool{}
 	for i, line := range strings.Split(text, "\n") {
 		line = strings.TrimSpace(line)
 		if line == "" {
@@ -138,42 +197,58 @@ func ParseTable(text string) (*Schema, error) {
 		f := strings.Fields(line)
 		switch {
 		case f[0] == "def" && len(f) == 3:
-			if _, dup := defs[f[1]]; dup {
+			if seen[f[1]] {
 				return nil, fmt.Errorf("line %d: definition %s repeated", i+1, f[1])
 			}
-			defs[f[1]] = &Node{}
-			bodies = append(bodies, pending{f[1], f[2], i + 1})
+			seen[f[1]] = true
+			t.defs = append(t.defs, tableDef{f[1], f[2], i + 1})
 		case f[0] == "kind" && len(f) == 4:
-			kinds = append(kinds, [4]string{f[1], f[2], f[3], fmt.Sprint(i + 1)})
+			if !strings.HasPrefix(f[3], "@") {
+				return nil, fmt.Errorf("line %d: unknown definition %s", i+1, f[3])
+			}
+			t.kinds = append(t.kinds, tableKind{f[1], f[2], f[3][1:], i + 1})
 		default:
 			return nil, fmt.Errorf("line %d: cannot parse %q", i+1, line)
 		}
 	}
-	for _, b := range bodies {
-		p := &tableParser{s: b.expr, defs: defs}
-		n, err := p.expr()
-		if err == nil && p.pos != len(p.s) {
-			err = fmt.Errorf("unexpected %q", p.s[p.pos:])
+	return t, nil
+}
+
+// bind parses the bodies of the table's definitions into the nodes defs
+// holds for them (all of them, or those keep accepts); references in the
+// bodies are resolved through defs, which may hold definitions from
+// elsewhere.
+func (t *table) bind(defs map[string]*Node, keep func(name string) bool) error {
+	for _, b := range t.defs {
+		if keep != nil && !keep(b.name) {
+			continue
 		}
+		n, err := t.parseDef(b, defs)
 		if err != nil {
-			return nil, fmt.Errorf("line %d: definition %s: %w", b.line, b.name, err)
-		}
-		if n == nil || n == leafNode {
-			return nil, fmt.Errorf("line %d: definition %s must be an array or an object", b.line, b.name)
+			return err
 		}
 		if d := defs[b.name]; n != d {
 			*d = *n
 		}
 	}
-	s := &Schema{kinds: map[[2]string]*Node{}}
-	for _, k := range kinds {
-		d, ok := defs[strings.TrimPrefix(k[2], "@")]
-		if !ok || !strings.HasPrefix(k[2], "@") {
-			return nil, fmt.Errorf("line %s: unknown definition %s", k[3], k[2])
-		}
-		s.kinds[[2]string{k[0], k[1]}] = d
+	return nil
+}
+
+// parseDef parses one definition's body, resolving references through
+// defs.
+func (t *table) parseDef(b tableDef, defs map[string]*Node) (*Node, error) {
+	p := &tableParser{s: b.expr, defs: defs}
+	n, err := p.expr()
+	if err == nil && p.pos != len(p.s) {
+		err = fmt.Errorf("unexpected %q", p.s[p.pos:])
 	}
-	return s, nil
+	if err != nil {
+		return nil, fmt.Errorf("line %d: definition %s: %w", b.line, b.name, err)
+	}
+	if n == nil || n == leafNode {
+		return nil, fmt.Errorf("line %d: definition %s must be an array or an object", b.line, b.name)
+	}
+	return n, nil
 }
 
 // tableParser reads one EXPR of a schema table.
@@ -286,4 +361,10 @@ func (p *tableParser) expr() (*Node, error) {
 		return n, nil
 	}
 	return nil, fmt.Errorf("unexpected %q at offset %d of %q", p.peek(), p.pos, p.s)
+}
+
+// digest is the hex SHA-256 of data.
+func digest(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
 }
