@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/kpipe/kpipe/loaders"
+	"github.com/kpipe/kpipe/plugins"
 	"github.com/kpipe/kpipe/resource"
 	"github.com/kpipe/kpipe/stages"
 )
@@ -21,12 +22,16 @@ func (b *Builder) runGenerators(ctx context.Context, n *Node, acc *Accumulation)
 		return b.unsupported(n, "helmCharts")
 	}
 	var listed []*resource.Resource
+	var entries []string // the generators entry of each listed config
 	for _, p := range k.Generators {
 		configs, err := b.pluginConfigs(n, p)
 		if err != nil {
 			return fmt.Errorf("loading generator plugins: %w", err)
 		}
 		listed = append(listed, configs...)
+		for range configs {
+			entries = append(entries, p)
+		}
 	}
 	read := readFile(n)
 	global := generatorOptions(k.GeneratorOptions)
@@ -54,8 +59,8 @@ func (b *Builder) runGenerators(ctx context.Context, n *Node, acc *Accumulation)
 			return err
 		}
 	}
-	for _, c := range listed {
-		s, err := b.builtinGenerator(n, c)
+	for i, c := range listed {
+		s, err := b.pluginStage(n, entries[i], c, plugins.Generator)
 		if err != nil {
 			return fmt.Errorf("%s: generators: %w", n.File.Path, err)
 		}

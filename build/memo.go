@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/gob"
 	"encoding/json"
+	"fmt"
 	"sort"
 	"sync"
 	"time"
@@ -67,6 +68,11 @@ type memo struct {
 	reads map[*Node]map[string]readRecord
 	keys  map[*Node]cache.Key // full keys known so far
 	pres  map[*Node]cache.Key // pre-keys computed so far (fixed for a run)
+	// volatile nodes run external plugins: what those read (executables,
+	// the environment, any file) is not in a node's key, so such a node,
+	// and every node that includes it, is built each run; its stages,
+	// plugin stages included, are still memoized.
+	volatile map[*Node]bool
 }
 
 // readRecord is one file a node's stages read.
@@ -82,7 +88,8 @@ func newMemo(c Cache, g *Graph, o Options) *memo {
 		ManagedBy, Alpha, Exec, Helm bool
 		Restriction                  string
 	}{o.Reorder, o.ManagedByLabel, o.EnableAlphaPlugins, o.EnableExec, o.EnableHelm, g.restriction.String()})
-	m := &memo{Cache: c, opts: fp, reads: map[*Node]map[string]readRecord{}, keys: map[*Node]cache.Key{}, pres: map[*Node]cache.Key{}}
+	m := &memo{Cache: c, opts: fp, reads: map[*Node]map[string]readRecord{}, keys: map[*Node]cache.Key{}, pres: map[*Node]cache.Key{},
+		volatile: map[*Node]bool{}}
 	if m.Files == nil {
 		m.Files = cache.LoadFileIndex(nil)
 	}
@@ -239,9 +246,23 @@ func (m *memo) recorded(n *Node) []readRecord {
 	return recs
 }
 
+// setVolatile marks n as running external plugins.
+func (m *memo) setVolatile(n *Node) {
+	m.mu.Lock()
+	m.volatile[n] = true
+	m.mu.Unlock()
+}
+
 // remember stores n's manifest after n was built (or applied, for a
-// component) in this run, and returns n's full key.
+// component) in this run, and returns n's full key; false for a volatile
+// node, which gets no key.
 func (m *memo) remember(n *Node) (cache.Key, bool) {
+	m.mu.Lock()
+	v := m.volatile[n]
+	m.mu.Unlock()
+	if v {
+		return cache.Key{}, false
+	}
 	for _, e := range n.Components {
 		if e.Child != nil {
 			if _, ok := m.knownKey(e.Child); !ok {
@@ -306,7 +327,7 @@ func (b *Builder) resolve(ctx context.Context, n *Node) *nodeResult {
 		acc, err := b.buildNode(ctx, n)
 		return &nodeResult{acc: acc, err: err}
 	}
-	if k, ok := m.fullKey(n); ok && m.Store.Has(k) {
+	if k, ok := m.fullKey(n); ok && !b.opts.VerifyCache && m.Store.Has(k) {
 		m.setKey(n, k)
 		b.count(func(s *Stats) { s.NodesCached++ })
 		return &nodeResult{key: k, fromCache: true}
@@ -367,11 +388,18 @@ func (b *Builder) runStages(ctx context.Context, list []stages.Stage, rs *resour
 // runStageEncoded is runStage given the encoding of rs when the caller
 // has it (nil otherwise); it returns the encoding of the output, or nil
 // without a cache.
+//
+// A plugin stage (one with a Describe method) is not cached with
+// --no-cache-plugins. With --verify-cache a stage found in the cache runs
+// anyway and its output must equal the cached one; a plugin stage not in
+// the cache runs twice, and both outputs must be equal.
 func (b *Builder) runStageEncoded(ctx context.Context, s stages.Stage, rs *resource.List, in []byte) ([]byte, error) {
 	start := time.Now()
 	var key cache.Key
 	cacheable := false
-	if b.memo != nil && b.memo.Store != nil {
+	desc, isPlugin := s.(describer)
+	var want []byte // --verify-cache: the output the stage must give
+	if b.memo != nil && b.memo.Store != nil && !(isPlugin && b.opts.NoCachePlugins) {
 		var err error
 		if in == nil {
 			in, err = resource.EncodeList(rs)
@@ -381,15 +409,44 @@ func (b *Builder) runStageEncoded(ctx context.Context, s stages.Stage, rs *resou
 			cacheable = true
 			if data, ok := b.memo.Store.Get(key); ok {
 				if out, err := resource.DecodeList(data); err == nil {
-					rs.Replace(out.All())
-					b.stageDone(ctx, s.Kind(), true, time.Since(start))
-					return data, nil
+					if !b.opts.VerifyCache {
+						rs.Replace(out.All())
+						b.stageDone(ctx, s.Kind(), true, time.Since(start))
+						return data, nil
+					}
+					want = data
 				}
 			}
 		}
 	}
+	var again *resource.List // --verify-cache: a second run's input
+	if b.opts.VerifyCache && isPlugin && want == nil {
+		rs.Freeze()
+		again = rs.Copy()
+	}
 	if err := s.Run(ctx, rs); err != nil {
 		return nil, err
+	}
+	if b.opts.VerifyCache && (want != nil || again != nil) {
+		got, err := resource.EncodeList(rs)
+		if err != nil {
+			return nil, err
+		}
+		if want == nil {
+			if err := s.Run(ctx, again); err != nil {
+				return nil, err
+			}
+			if want, err = resource.EncodeList(again); err != nil {
+				return nil, err
+			}
+		}
+		if !bytes.Equal(got, want) {
+			what := s.Kind() + " stage"
+			if isPlugin {
+				what = desc.Describe()
+			}
+			return nil, fmt.Errorf("--verify-cache: %s printed different output for the same input; it is not a pure function of its input and config (use --no-cache-plugins for such plugins)", what)
+		}
 	}
 	var out []byte
 	if cacheable {
@@ -401,6 +458,10 @@ func (b *Builder) runStageEncoded(ctx context.Context, s stages.Stage, rs *resou
 	b.stageDone(ctx, s.Kind(), false, time.Since(start))
 	return out, nil
 }
+
+// describer is implemented by plugin stages, which name themselves for
+// messages.
+type describer interface{ Describe() string }
 
 // nodeCounts counts the stage runs of one node's build.
 type nodeCounts struct {

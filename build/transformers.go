@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/kpipe/kpipe/loaders"
+	"github.com/kpipe/kpipe/plugins"
 	"github.com/kpipe/kpipe/resource"
 	"github.com/kpipe/kpipe/stages"
 	"github.com/kpipe/kpipe/stages/fieldspec"
@@ -212,7 +213,7 @@ func (b *Builder) listedTransformers(n *Node) ([]stages.Stage, error) {
 			return nil, err
 		}
 		for _, c := range configs {
-			s, err := b.builtinStage(n, c)
+			s, err := b.pluginStage(n, p, c, plugins.Transformer)
 			if err != nil {
 				return nil, err
 			}

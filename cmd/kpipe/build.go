@@ -15,6 +15,7 @@ import (
 	"github.com/kpipe/kpipe/cache"
 	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/output"
+	"github.com/kpipe/kpipe/plugins"
 )
 
 func buildCommand() *cli.Command {
@@ -27,7 +28,6 @@ func buildCommand() *cli.Command {
 		}, commonBuildFlags()...),
 			// Flags of kustomize build whose features kpipe does not have yet.
 			&cli.StringFlag{Name: "helm-command", Usage: "not supported yet"},
-			&cli.StringSliceFlag{Name: "env", Aliases: []string{"e"}, Usage: "not supported yet"},
 			&cli.StringSliceFlag{Name: "mount", Usage: "not supported yet"},
 			&cli.BoolFlag{Name: "network", Usage: "not supported yet"},
 			&cli.StringFlag{Name: "network-name", Usage: "not supported yet"},
@@ -41,7 +41,7 @@ func buildCommand() *cli.Command {
 }
 
 func runBuild(c *cli.Context) error {
-	if err := notSupported(c, "helm-command", "env", "mount", "network", "network-name", "as-current-user", "helm-api-versions", "helm-kube-version", "helm-debug"); err != nil {
+	if err := notSupported(c, "helm-command", "mount", "network", "network-name", "as-current-user", "helm-api-versions", "helm-kube-version", "helm-debug"); err != nil {
 		return err
 	}
 	if c.NArg() > 1 {
@@ -86,6 +86,10 @@ func commonBuildFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "enable-helm", Usage: "enable helm chart inflation"},
 		&cli.BoolFlag{Name: "enable-managedby-label", Usage: "add app.kubernetes.io/managed-by to every resource"},
 		&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.NumCPU(), Usage: "build at most this many kustomizations at once"},
+		&cli.StringSliceFlag{Name: "env", Aliases: []string{"e"}, Usage: "KEY=VALUE, or KEY to pass from the environment, for KRM functions (repeatable)"},
+		&cli.DurationFlag{Name: "plugin-timeout", Value: plugins.DefaultTimeout, Usage: "kill a plugin that runs longer than this"},
+		&cli.BoolFlag{Name: "no-cache-plugins", Usage: "never cache the output of plugins (for plugins that are not pure functions of their input)"},
+		&cli.BoolFlag{Name: "verify-cache", Usage: "re-run cached stages (and plugins twice) and fail when an output differs"},
 	}, cacheFlags()...)
 }
 
@@ -109,6 +113,10 @@ func buildOptions(c *cli.Context) (loaders.Restriction, build.Options, error) {
 		EnableAlphaPlugins: c.Bool("enable-alpha-plugins"),
 		EnableExec:         c.Bool("enable-exec"),
 		EnableHelm:         c.Bool("enable-helm"),
+		PluginTimeout:      c.Duration("plugin-timeout"),
+		FnEnv:              c.StringSlice("env"),
+		NoCachePlugins:     c.Bool("no-cache-plugins"),
+		VerifyCache:        c.Bool("verify-cache"),
 		Warn:               func(msg string) { fmt.Fprintln(c.App.ErrWriter, msg) },
 	}, nil
 }
