@@ -441,11 +441,10 @@ func (b *Builder) runStageEncoded(ctx context.Context, s stages.Stage, rs *resou
 			}
 		}
 		if !bytes.Equal(got, want) {
-			what := s.Kind() + " stage"
 			if isPlugin {
-				what = desc.Describe()
+				return nil, fmt.Errorf("--verify-cache: %s printed different output for the same input: it is not a pure function of its config and input (build with --no-cache-plugins while it is not)", desc.Describe())
 			}
-			return nil, fmt.Errorf("--verify-cache: %s printed different output for the same input; it is not a pure function of its input and config (use --no-cache-plugins for such plugins)", what)
+			return nil, fmt.Errorf("--verify-cache: the %s stage gave a different output than the one cached for the same input (a kpipe bug, or a cache written by a different kpipe)", s.Kind())
 		}
 	}
 	var out []byte
