@@ -3,7 +3,6 @@ package plugins
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"strconv"
 	"strings"
 
@@ -82,9 +81,9 @@ func (p *plugin) configureFunction(c Config, spec fnSpec, o Options) error {
 		}
 		path := spec.Exec.Path
 		if !strings.Contains(path, "/") {
-			lp, err := exec.LookPath(path)
-			if err != nil {
-				return p.fail("exec function '%s': %v", path, err)
+			lp, ok := lookPath(path, o.Environ)
+			if !ok {
+				return p.fail("exec function '%s': not found on PATH", path)
 			}
 			path = lp
 		}
@@ -107,7 +106,7 @@ func (p *plugin) configureFunction(c Config, spec fnSpec, o Options) error {
 		}
 		engine := ""
 		for _, e := range []string{"docker", "podman"} {
-			if lp, err := exec.LookPath(e); err == nil {
+			if lp, ok := lookPath(e, o.Environ); ok {
 				engine = lp
 				break
 			}

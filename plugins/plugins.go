@@ -179,3 +179,23 @@ func absIn(dir, p string) string {
 	}
 	return filepath.Join(dir, p)
 }
+
+// lookPath finds an executable by name in the PATH of environ.
+func lookPath(name string, environ []string) (string, bool) {
+	for _, e := range environ {
+		k, v, _ := strings.Cut(e, "=")
+		if k != "PATH" {
+			continue
+		}
+		for _, dir := range filepath.SplitList(v) {
+			if dir == "" {
+				continue
+			}
+			p := filepath.Join(dir, name)
+			if checkExecutable(p) == nil {
+				return p, true
+			}
+		}
+	}
+	return "", false
+}
