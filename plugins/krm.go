@@ -205,6 +205,17 @@ func (p *plugin) invokeFunction(ctx context.Context, in []*resource.Resource) ([
 		for _, a := range []string{indexAnnotation, legacyIndexAnnotation, fnIDAnnotation} {
 			r.RemoveAnnotation(a)
 		}
+		// Like kustomize's function runner, give every object without a
+		// path one; the build strips path annotations from its output.
+		ann := r.Annotations()
+		if ann[pathAnnotation] == "" && ann[legacyPathAnnotation] == "" {
+			p := strings.ToLower(r.Kind()) + "_" + r.Name() + ".yaml"
+			if ns := r.Namespace(); ns != "" {
+				p = ns + "/" + p
+			}
+			r.SetAnnotation(pathAnnotation, p)
+			r.SetAnnotation(legacyPathAnnotation, p)
+		}
 	}
 	return rs, nil
 }
