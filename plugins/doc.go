@@ -53,6 +53,11 @@
 // not YAML is an error naming the plugin, its config file and the first
 // lines of its standard error, and nothing is cached then.
 //
+// A plugin stage is the one exception to rule 3 of the stage contract
+// (package stages): its Run executes a program, which may read anything.
+// The contract holds as far as the program is a pure function of what the
+// stage fingerprints, which is what --verify-cache checks.
+//
 // A plugin stage's Fingerprint covers its config, the digest of the
 // executable and the exact environment it is given. kpipe passes the
 // process environment except the shell's bookkeeping variables (OLDPWD,
@@ -61,5 +66,9 @@
 // the plugin can see has changed. A plugin that is not a pure function of
 // its input breaks that: `--no-cache-plugins` disables caching for plugin
 // stages, and `--verify-cache` re-runs them and reports one whose output
-// differs for the same input.
+// differs for the same input. Because where a plugin is found depends on
+// directories outside the kustomization (the plugin home, PATH), package
+// build does not memoize a whole kustomization that runs an external plugin
+// (nor the kustomizations that include it): it rebuilds it, taking each
+// stage, plugin stages included, from the stage cache.
 package plugins
