@@ -28,12 +28,12 @@ func (p *plugin) configureExec(c Config, o Options) error {
 	path := filepath.Join(pluginHome(o.Environ), g.Group, g.Version, strings.ToLower(g.Kind), g.Kind)
 	p.mode, p.path = modeExec, path
 	if err := checkExecutable(path); err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			return p.fail("%v", err)
-		}
 		so := path + ".so"
-		if _, err := os.Stat(so); err == nil {
+		if _, serr := os.Stat(so); serr == nil {
 			return p.fail("found the Go plugin '%s': loading Go plugins is not supported yet by kpipe", so)
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return p.fail("%v; no Go plugin at '%s' either", err, so)
 		}
 		return p.fail("no plugin found: neither an executable at '%s' nor a Go plugin at '%s'", path, so)
 	}
