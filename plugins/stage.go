@@ -77,11 +77,13 @@ func (p *plugin) Kind() string {
 // Describe names the plugin for messages: its config, executable and
 // config file.
 func (p *plugin) Describe() string {
-	what := "exec " + p.path
-	if p.mode == modeContainer {
-		what = "image " + p.image
+	switch {
+	case p.mode == modeContainer:
+		return fmt.Sprintf("plugin %s (image %s, configured in %s)", p.name, p.image, p.source)
+	case p.path != "":
+		return fmt.Sprintf("plugin %s (exec %s, configured in %s)", p.name, p.path, p.source)
 	}
-	return fmt.Sprintf("plugin %s (%s, configured in %s)", p.name, what, p.source)
+	return fmt.Sprintf("plugin %s (configured in %s)", p.name, p.source)
 }
 
 // Fingerprint covers the config, the executable's digest and the whole
