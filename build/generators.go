@@ -65,6 +65,9 @@ func (b *Builder) runGenerators(ctx context.Context, n *Node, acc *Accumulation)
 			return fmt.Errorf("%s: generators: %w", n.File.Path, err)
 		}
 		if err := b.runStage(ctx, s, acc.Resources); err != nil {
+			if _, ok := s.(describer); ok { // external plugins name themselves
+				return fmt.Errorf("%s: generators: %w", n.File.Path, err)
+			}
 			return fmt.Errorf("%s: generators: plugin %s: %w", n.File.Path, c.ID(), err)
 		}
 	}
