@@ -236,6 +236,20 @@ func TestValidators(t *testing.T) {
 	writeExec(t, p, "#!/bin/sh\nsed 's/image: nginx/image: evil/'\n")
 	_, err := buildWith(t, filepath.Join(root, "app"), opts)
 	wantErr(t, err, "validator shouldn't modify the resource map", "Deployment")
+
+	// A KRM function validator that passes its items through is not
+	// taken for a modification because of the path annotations the
+	// function runner adds.
+	fnRoot := writeTree(t, map[string]string{
+		"kustomization.yaml": "resources:\n- deploy.yaml\nvalidators:\n- fn.yaml\n",
+		"deploy.yaml":        deployment,
+		"fn.yaml":            "apiVersion: example.com/v1\nkind: Check\nmetadata:\n  name: check\n  annotations:\n    config.kubernetes.io/function: |\n      exec:\n        path: ./check.sh\n",
+	})
+	writeExec(t, filepath.Join(fnRoot, "check.sh"), "#!/bin/sh\ncat\n")
+	out = mustBuild(t, fnRoot, Options{EnableAlphaPlugins: true, EnableExec: true, PluginEnviron: pluginEnv(fnRoot)})
+	if strings.Contains(out, "path") || !strings.Contains(out, "image: nginx\n") {
+		t.Errorf("validator output:\n%s", out)
+	}
 }
 
 // Bad plugins: each a clear error naming the plugin and its config file.

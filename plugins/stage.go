@@ -263,7 +263,9 @@ func snapshotOf(rs *resource.List) []snapshot {
 }
 
 // unchanged checks that rs holds the objects of before, ignoring the
-// validated-by label.
+// validated-by label and the path annotations the function runner adds
+// (kustomize compares those too, so that every KRM function validator
+// fails there: "nodes unequal" with only config.kubernetes.io/path added).
 func unchanged(before []snapshot, rs *resource.List) error {
 	if len(before) != rs.Len() {
 		return fmt.Errorf("%d objects before, %d after", len(before), rs.Len())
@@ -275,9 +277,12 @@ func unchanged(before []snapshot, rs *resource.List) error {
 		}
 		after := resource.CopyMap(rs.At(m[0]).Object())
 		tmp := resource.New(after)
-		tmp.RemoveLabel(ValidatedByLabel)
 		orig := resource.New(resource.CopyMap(b.obj))
-		orig.RemoveLabel(ValidatedByLabel)
+		for _, r := range []*resource.Resource{tmp, orig} {
+			r.RemoveLabel(ValidatedByLabel)
+			r.RemoveAnnotation(pathAnnotation)
+			r.RemoveAnnotation(legacyPathAnnotation)
+		}
 		if !reflect.DeepEqual(tmp.Object(), orig.Object()) {
 			return fmt.Errorf("object %s was changed", b.id)
 		}
