@@ -44,6 +44,7 @@ func (b *Builder) pluginOptions() plugins.Options {
 		Timeout:     b.opts.PluginTimeout,
 		Env:         b.opts.FnEnv,
 		Environ:     b.opts.PluginEnviron,
+		Warn:        b.opts.Warn,
 	}
 }
 

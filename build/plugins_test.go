@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -144,9 +145,16 @@ func TestExecPluginTransformerEditsCommands(t *testing.T) {
 [ "$2" = --command ] || { echo "bad args: $*" >&2; exit 1; }
 input=$(cat)
 printf '%s\n' "$input" | grep -q 'kustomize.config.k8s.io/id' || { echo "no id annotation" >&2; exit 1; }
+echo "editing commands" >&2
 printf '%s\n' "$input" | sed "s/- sleep\$/- $3/; s/- \"3600\"\$/- \"1\"/"
 `)
-	out := mustBuild(t, filepath.Join(root, "app"), Options{EnableAlphaPlugins: true, PluginEnviron: pluginEnv(root)})
+	var mu sync.Mutex
+	var warnings []string
+	warn := func(m string) { mu.Lock(); warnings = append(warnings, m); mu.Unlock() }
+	out := mustBuild(t, filepath.Join(root, "app"), Options{EnableAlphaPlugins: true, PluginEnviron: pluginEnv(root), Warn: warn})
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "CommandSetter 'cmd'") || !strings.Contains(warnings[0], "editing commands") {
+		t.Errorf("the plugin's stderr was not passed on: %q", warnings)
+	}
 	for _, want := range []string{"- pause now\n", `- "1"`, "name: p-app"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)

@@ -159,5 +159,8 @@ func firstLines(what string, b []byte) string {
 		more = fmt.Sprintf("\n  ... (%d more lines)", len(lines)-max)
 		lines = lines[:max]
 	}
-	return fmt.Sprintf("\n%s:\n  %s%s", what, strings.Join(lines, "\n  "), more)
+	if what != "" {
+		what = "\n" + what + ":"
+	}
+	return fmt.Sprintf("%s\n  %s%s", what, strings.Join(lines, "\n  "), more)
 }

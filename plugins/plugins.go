@@ -56,6 +56,10 @@ type Options struct {
 	// Environ is the process environment plugins start from (nil: the
 	// current process's).
 	Environ []string
+	// Warn, when set, receives what a plugin that succeeded wrote to its
+	// standard error (kustomize passes it through); a failure quotes it in
+	// its error instead.
+	Warn func(msg string)
 }
 
 // Config is one plugin config of a kustomization.
@@ -98,7 +102,7 @@ func Load(c Config, o Options) (stages.Stage, error) {
 	if o.Environ == nil {
 		o.Environ = os.Environ()
 	}
-	p := &plugin{role: c.Role, source: c.Source, dir: c.Dir, timeout: o.Timeout,
+	p := &plugin{role: c.Role, source: c.Source, dir: c.Dir, timeout: o.Timeout, warn: o.Warn,
 		name: fmt.Sprintf("%s '%s'", kind, c.Object.Name())}
 	cfg, err := configYAML(c.Object)
 	if err != nil {

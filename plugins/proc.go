@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os/exec"
 	"time"
 )
@@ -33,6 +34,9 @@ func (p *plugin) exec(ctx context.Context, args []string, stdin []byte) (stdout,
 	stderr = errBuf.Bytes()
 	switch {
 	case runErr == nil:
+		if p.warn != nil && len(bytes.TrimSpace(stderr)) > 0 {
+			p.warn(fmt.Sprintf("%s wrote to stderr:%s", p.Describe(), firstLines("", stderr)))
+		}
 		return out.Bytes(), stderr, nil
 	case errors.Is(tctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
 		return nil, stderr, p.fail("timed out after %s and was killed (raise --plugin-timeout if it needs longer)%s", p.timeout, firstLines("stderr", stderr))

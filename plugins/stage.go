@@ -52,6 +52,7 @@ type plugin struct {
 	dir     string // working directory
 	timeout time.Duration
 	config  []byte // the config as YAML
+	warn    func(string)
 
 	mode     string
 	path     string   // the executable (for containers: the engine)
