@@ -51,7 +51,9 @@
 // there is no sandbox, as kustomize's plugin guide says. Every run is
 // bounded by a timeout; a crash, a hang, a non-zero exit or output that is
 // not YAML is an error naming the plugin, its config file and the first
-// lines of its standard error, and nothing is cached then.
+// lines of its standard error, and nothing is cached then. What a plugin
+// that succeeds writes to standard error is passed on as a warning (on the
+// runs that execute it, not on cache hits).
 //
 // A plugin stage is the one exception to rule 3 of the stage contract
 // (package stages): its Run executes a program, which may read anything.
