@@ -50,8 +50,8 @@ func (b *Builder) accumulate(ctx context.Context, n *Node, acc *Accumulation) er
 	if err := b.runTransformers(ctx, n, acc); err != nil {
 		return err
 	}
-	if len(n.K.Validators) > 0 {
-		return b.unsupported(n, "validators")
+	if err := b.runValidators(ctx, n, acc); err != nil {
+		return err
 	}
 	return b.mergeVars(ctx, n, acc)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/kpipe/kpipe/loaders"
+	"github.com/kpipe/kpipe/plugins"
 	"github.com/kpipe/kpipe/resource"
 	"github.com/kpipe/kpipe/stages"
 )
@@ -18,12 +19,16 @@ import (
 func (b *Builder) runGenerators(ctx context.Context, n *Node, acc *Accumulation) error {
 	k := n.K
 	var listed []*resource.Resource
+	var entries []string // the generators entry of each listed config
 	for _, p := range k.Generators {
 		configs, err := b.pluginConfigs(ctx, n, p)
 		if err != nil {
 			return fmt.Errorf("loading generator plugins: %w", err)
 		}
 		listed = append(listed, configs...)
+		for range configs {
+			entries = append(entries, p)
+		}
 	}
 	read := readFile(n)
 	global := generatorOptions(k.GeneratorOptions)
@@ -57,8 +62,8 @@ func (b *Builder) runGenerators(ctx context.Context, n *Node, acc *Accumulation)
 	if err := b.runHelmCharts(ctx, n, acc); err != nil {
 		return err
 	}
-	for _, c := range listed {
-		s, err := b.builtinGenerator(n, c)
+	for i, c := range listed {
+		s, err := b.pluginStage(n, entries[i], c, plugins.Generator)
 		if err != nil {
 			return fmt.Errorf("%s: generators: %w", n.File.Path, err)
 		}
@@ -70,6 +75,9 @@ func (b *Builder) runGenerators(ctx context.Context, n *Node, acc *Accumulation)
 			return fmt.Errorf("%s: generators: plugin %s: %w", n.File.Path, c.ID(), err)
 		}
 		if err := b.runStage(ctx, s, acc.Resources); err != nil {
+			if _, ok := asPlugin(s); ok { // external plugins name themselves
+				return fmt.Errorf("%s: generators: %w", n.File.Path, err)
+			}
 			return fmt.Errorf("%s: generators: plugin %s: %w", n.File.Path, c.ID(), err)
 		}
 	}

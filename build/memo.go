@@ -76,6 +76,11 @@ type memo struct {
 	// dirs are the digests of the nodes' directories (their listings) when
 	// the build started.
 	dirs map[string]cache.Key
+	// volatile nodes run external plugins: what those read (executables,
+	// the environment, any file) is not in a node's key, so such a node,
+	// and every node that includes it, is built each run; its stages,
+	// plugin stages included, are still memoized.
+	volatile map[*Node]bool
 }
 
 // readRecord is one file a node's stages read.
@@ -106,7 +111,7 @@ func SettingsKey(o Options, r loaders.Restriction) cache.Key {
 
 func newMemo(c Cache, g *Graph, o Options) *memo {
 	m := &memo{Cache: c, opts: settings(o, g.restriction), reads: map[*Node]map[string]readRecord{}, keys: map[*Node]cache.Key{},
-		pres: map[*Node]cache.Key{}, used: map[*Node][]readRecord{}, dirs: map[string]cache.Key{}}
+		pres: map[*Node]cache.Key{}, used: map[*Node][]readRecord{}, dirs: map[string]cache.Key{}, volatile: map[*Node]bool{}}
 	if m.Files == nil {
 		m.Files, _ = cache.LoadFileIndex("")
 	}
@@ -304,9 +309,23 @@ func (m *memo) recorded(n *Node) []readRecord {
 	return recs
 }
 
+// setVolatile marks n as running external plugins.
+func (m *memo) setVolatile(n *Node) {
+	m.mu.Lock()
+	m.volatile[n] = true
+	m.mu.Unlock()
+}
+
 // remember stores n's manifest after n was built (or applied, for a
-// component) in this run, and returns n's full key.
+// component) in this run, and returns n's full key; false for a volatile
+// node, which gets no key.
 func (m *memo) remember(n *Node) (cache.Key, bool) {
+	m.mu.Lock()
+	v := m.volatile[n]
+	m.mu.Unlock()
+	if v {
+		return cache.Key{}, false
+	}
 	for _, e := range n.Components {
 		if e.Child != nil {
 			if _, ok := m.knownKey(e.Child); !ok {
@@ -390,7 +409,7 @@ func (b *Builder) resolve(ctx context.Context, n *Node) *nodeResult {
 		acc, err := b.buildNode(ctx, n)
 		return &nodeResult{acc: acc, err: err}
 	}
-	if k, ok := m.fullKey(n); ok && m.Store.Has(k) {
+	if k, ok := m.fullKey(n); ok && !b.opts.VerifyCache && m.Store.Has(k) {
 		m.setKey(n, k)
 		b.count(func(s *Stats) { s.NodesCached++ })
 		return &nodeResult{key: k, fromCache: true}
@@ -451,6 +470,11 @@ func (b *Builder) runStages(ctx context.Context, list []stages.Stage, rs *resour
 // runStageEncoded is runStage given the encoding of rs when the caller
 // has it (nil otherwise); it returns the encoding of the output, or nil
 // without a cache.
+//
+// A plugin stage (one with a Describe method) is not cached with
+// --no-cache-plugins. With --verify-cache a stage found in the cache runs
+// anyway and its output must equal the cached one; a plugin stage not in
+// the cache runs twice, and both outputs must be equal.
 func (b *Builder) runStageEncoded(ctx context.Context, s stages.Stage, rs *resource.List, in []byte) ([]byte, error) {
 	start := time.Now()
 	var key cache.Key
@@ -462,7 +486,9 @@ func (b *Builder) runStageEncoded(ctx context.Context, s stages.Stage, rs *resou
 		b.stageDone(ctx, s.Kind(), false, time.Since(start))
 		return nil, nil
 	}
-	if b.memo != nil && b.memo.Store != nil {
+	desc, isPlugin := asPlugin(s)
+	var want []byte // --verify-cache: the output the stage must give
+	if b.memo != nil && b.memo.Store != nil && !(isPlugin && b.opts.NoCachePlugins) {
 		var err error
 		if in == nil {
 			in, err = resource.EncodeList(rs)
@@ -472,15 +498,43 @@ func (b *Builder) runStageEncoded(ctx context.Context, s stages.Stage, rs *resou
 			cacheable = true
 			if data, ok := b.memo.Store.Get(key); ok {
 				if out, err := resource.DecodeList(data); err == nil {
-					rs.Replace(out.All())
-					b.stageDone(ctx, s.Kind(), true, time.Since(start))
-					return data, nil
+					if !b.opts.VerifyCache {
+						rs.Replace(out.All())
+						b.stageDone(ctx, s.Kind(), true, time.Since(start))
+						return data, nil
+					}
+					want = data
 				}
 			}
 		}
 	}
+	var again *resource.List // --verify-cache: a second run's input
+	if b.opts.VerifyCache && isPlugin && want == nil {
+		rs.Freeze()
+		again = rs.Copy()
+	}
 	if err := s.Run(ctx, rs); err != nil {
 		return nil, err
+	}
+	if b.opts.VerifyCache && (want != nil || again != nil) {
+		got, err := resource.EncodeList(rs)
+		if err != nil {
+			return nil, err
+		}
+		if want == nil {
+			if err := s.Run(ctx, again); err != nil {
+				return nil, err
+			}
+			if want, err = resource.EncodeList(again); err != nil {
+				return nil, err
+			}
+		}
+		if !bytes.Equal(got, want) {
+			if isPlugin {
+				return nil, fmt.Errorf("--verify-cache: %s printed different output for the same input: it is not a pure function of its config and input (build with --no-cache-plugins while it is not)", desc.Describe())
+			}
+			return nil, fmt.Errorf("--verify-cache: the %s stage gave a different output than the one cached for the same input (a kpipe bug, or a cache written by a different kpipe)", s.Kind())
+		}
 	}
 	var out []byte
 	if cacheable {
@@ -491,6 +545,25 @@ func (b *Builder) runStageEncoded(ctx context.Context, s stages.Stage, rs *resou
 	}
 	b.stageDone(ctx, s.Kind(), false, time.Since(start))
 	return out, nil
+}
+
+// describer is implemented by plugin stages, which name themselves for
+// messages.
+type describer interface{ Describe() string }
+
+// asPlugin returns the external plugin stage s is, or wraps (origin
+// annotations wrap plugin stages), if any.
+func asPlugin(s stages.Stage) (describer, bool) {
+	for {
+		if d, ok := s.(describer); ok {
+			return d, true
+		}
+		u, ok := s.(interface{ Unwrap() stages.Stage })
+		if !ok {
+			return nil, false
+		}
+		s = u.Unwrap()
+	}
 }
 
 // nodeCounts counts the stage runs of one node's build.

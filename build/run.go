@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -32,6 +33,18 @@ type Options struct {
 	EnableAlphaPlugins bool
 	// EnableExec allows KRM functions that run executables.
 	EnableExec bool
+	// PluginTimeout bounds each plugin run (zero: plugins.DefaultTimeout).
+	PluginTimeout time.Duration
+	// FnEnv are the --env entries given to KRM functions.
+	FnEnv []string
+	// PluginEnviron is the environment plugins start from (nil: the
+	// process's).
+	PluginEnviron []string
+	// NoCachePlugins keeps plugin stages out of the cache.
+	NoCachePlugins bool
+	// VerifyCache re-runs stages found in the cache (and plugin stages
+	// twice when not cached) and fails when an output differs.
+	VerifyCache bool
 	// EnableHelm allows helm chart inflation (so does EnableAlphaPlugins,
 	// as in kustomize).
 	EnableHelm bool
@@ -311,7 +324,7 @@ func (b *Builder) finishRoot(ctx context.Context, n *Node, r *nodeResult) ([]*re
 	var key cache.Key
 	if b.memo != nil && r.key != (cache.Key{}) {
 		key = b.memo.key("root").Key(r.key).Sum()
-		if data, ok := b.memo.Store.Get(key); ok {
+		if data, ok := b.memo.Store.Get(key); ok && !b.opts.VerifyCache {
 			var v rootValue
 			if gob.NewDecoder(bytes.NewReader(data)).Decode(&v) == nil && v.List != nil {
 				b.count(func(s *Stats) { s.RootsCached++ })

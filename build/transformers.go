@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/kpipe/kpipe/loaders"
+	"github.com/kpipe/kpipe/plugins"
 	"github.com/kpipe/kpipe/resource"
 	"github.com/kpipe/kpipe/stages"
 	"github.com/kpipe/kpipe/stages/fieldspec"
@@ -226,7 +227,7 @@ func (b *Builder) listedTransformers(ctx context.Context, n *Node) ([]stages.Sta
 			return nil, err
 		}
 		for _, c := range configs {
-			s, err := b.builtinStage(n, c)
+			s, err := b.pluginStage(n, p, c, plugins.Transformer)
 			if err != nil {
 				return nil, err
 			}

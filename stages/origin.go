@@ -223,6 +223,9 @@ func (s *transformerOriginStage) withMergeSchema(schema *smp.Schema) Stage {
 	return &c
 }
 
+// Unwrap returns the wrapped transformer.
+func (s *transformerOriginStage) Unwrap() Stage { return s.inner }
+
 func (s *transformerOriginStage) Fingerprint() []byte {
 	return Fingerprint("TransformerWithOrigin", struct {
 		Kind   string
@@ -261,6 +264,9 @@ func GeneratorWithOrigin(g Stage, o *Origin) (Stage, error) {
 	if og, ok := g.(originGenerator); ok {
 		return og.withOrigin(o)
 	}
+	if og, ok := g.(OriginGenerator); ok {
+		return og.WithOrigin(o)
+	}
 	return &generatorOriginStage{inner: g, origin: *o}, nil
 }
 
@@ -278,12 +284,24 @@ func (s *generatorStage) withOrigin(o *Origin) (Stage, error) {
 	return &generatorStage{kind: s.kind, obj: obj}, nil
 }
 
+// OriginGenerator is a generator of another package (an external plugin)
+// that annotates what it makes itself, before merge behaviors apply, so
+// that GeneratorWithOrigin need not run it on an empty list.
+type OriginGenerator interface {
+	// WithOrigin returns the generator giving its objects the origin o
+	// when they have none.
+	WithOrigin(o *Origin) (Stage, error)
+}
+
 type generatorOriginStage struct {
 	inner  Stage
 	origin Origin
 }
 
 func (s *generatorOriginStage) Kind() string { return s.inner.Kind() }
+
+// Unwrap returns the wrapped generator.
+func (s *generatorOriginStage) Unwrap() Stage { return s.inner }
 
 func (s *generatorOriginStage) Fingerprint() []byte {
 	return Fingerprint("GeneratorWithOrigin", struct {

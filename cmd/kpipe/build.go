@@ -15,6 +15,7 @@ import (
 	"github.com/kpipe/kpipe/cache"
 	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/output"
+	"github.com/kpipe/kpipe/plugins"
 )
 
 func buildCommand() *cli.Command {
@@ -26,7 +27,6 @@ func buildCommand() *cli.Command {
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write output to this file, or to this existing directory one file per resource"},
 		}, commonBuildFlags()...),
 			// Flags of kustomize build whose features kpipe does not have yet.
-			&cli.StringSliceFlag{Name: "env", Aliases: []string{"e"}, Usage: "not supported yet"},
 			&cli.StringSliceFlag{Name: "mount", Usage: "not supported yet"},
 			&cli.BoolFlag{Name: "network", Usage: "not supported yet"},
 			&cli.StringFlag{Name: "network-name", Usage: "not supported yet"},
@@ -37,7 +37,7 @@ func buildCommand() *cli.Command {
 }
 
 func runBuild(c *cli.Context) error {
-	if err := notSupported(c, "env", "mount", "network", "network-name", "as-current-user"); err != nil {
+	if err := notSupported(c, "mount", "network", "network-name", "as-current-user"); err != nil {
 		return err
 	}
 	if c.NArg() > 1 {
@@ -91,6 +91,10 @@ func commonBuildFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "helm-debug", Usage: "run helm template with --debug"},
 		&cli.BoolFlag{Name: "enable-managedby-label", Usage: "add app.kubernetes.io/managed-by to every resource"},
 		&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.NumCPU(), Usage: "build at most this many kustomizations at once"},
+		&cli.StringSliceFlag{Name: "env", Aliases: []string{"e"}, Usage: "KEY=VALUE, or KEY to pass from the environment, for KRM functions (repeatable)"},
+		&cli.DurationFlag{Name: "plugin-timeout", Value: plugins.DefaultTimeout, Usage: "kill a plugin that runs longer than this"},
+		&cli.BoolFlag{Name: "no-cache-plugins", Usage: "never cache the output of plugins (for plugins that are not pure functions of their input)"},
+		&cli.BoolFlag{Name: "verify-cache", Usage: "re-run cached stages (and plugins twice) and fail when an output differs"},
 	}, cacheFlags()...)
 }
 
@@ -114,6 +118,10 @@ func buildOptions(c *cli.Context) (loaders.Restriction, build.Options, error) {
 		EnableAlphaPlugins: c.Bool("enable-alpha-plugins"),
 		EnableExec:         c.Bool("enable-exec"),
 		EnableHelm:         c.Bool("enable-helm"),
+		PluginTimeout:      c.Duration("plugin-timeout"),
+		FnEnv:              c.StringSlice("env"),
+		NoCachePlugins:     c.Bool("no-cache-plugins"),
+		VerifyCache:        c.Bool("verify-cache"),
 		Helm: build.HelmOptions{Command: c.String("helm-command"), APIVersions: c.StringSlice("helm-api-versions"),
 			KubeVersion: c.String("helm-kube-version"), Debug: c.Bool("helm-debug")},
 		Warn: func(msg string) { fmt.Fprintln(c.App.ErrWriter, msg) },

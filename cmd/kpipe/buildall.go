@@ -142,7 +142,7 @@ func runBuildAll(c *cli.Context) error {
 	for i, root := range roots {
 		check.Go(func() error {
 			rec, ok := index.Root(root)
-			if ok && rec.Output == outputOf(root) && checker.Unchanged(rec.Inputs) && outputIntact(opts.Cache.Files, rec) {
+			if ok && !opts.VerifyCache && rec.Output == outputOf(root) && checker.Unchanged(rec.Inputs) && outputIntact(opts.Cache.Files, rec) {
 				rep.Roots[i] = rootReport{Path: root, Output: rec.Output, Status: "ok", Digest: hex.EncodeToString(rec.OutputDigest[:]),
 					Cached: true, UpToDate: true}
 			}

@@ -180,3 +180,32 @@ func TestMain(m *testing.M) {
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
+
+// Plugin flags: --enable-alpha-plugins and --enable-exec gate a KRM exec
+// function, --env reaches it, --plugin-timeout bounds it; a failing build
+// prints nothing on stdout.
+func TestPluginFlags(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"kustomization.yaml": "transformers:\n- fn.yaml\n",
+		"fn.yaml":            "apiVersion: example.com/v1\nkind: Fn\nmetadata:\n  name: fn\n  annotations:\n    config.kubernetes.io/function: |\n      exec:\n        path: ./fn.sh\n",
+		"fn.sh":              "#!/bin/sh\ncat >/dev/null\n[ -n \"$HANG\" ] && sleep 30\nprintf 'apiVersion: v1\\nkind: ConfigMap\\nmetadata:\\n  name: %s\\n' \"$NAME\"\n",
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errOut := kpipe(t, "build", dir, "--no-cache", "--enable-alpha-plugins")
+	if code != 1 || out != "" || !strings.Contains(errOut, "--enable-exec") {
+		t.Errorf("without --enable-exec: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	code, out, errOut = kpipe(t, "build", dir, "--no-cache", "--enable-alpha-plugins", "--enable-exec", "-e", "NAME=from-env")
+	if code != 0 || out != "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-env\n" {
+		t.Errorf("with --env: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	code, out, errOut = kpipe(t, "build", dir, "--no-cache", "--enable-alpha-plugins", "--enable-exec", "--env", "HANG=1", "--plugin-timeout", "300ms")
+	if code != 1 || out != "" || !strings.Contains(errOut, "timed out after 300ms") || !strings.Contains(errOut, "fn.yaml") {
+		t.Errorf("hanging plugin: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
