@@ -117,8 +117,13 @@ func TestVersion(t *testing.T) {
 	}
 }
 
-// TestMain keeps the tests' cache out of the user's cache directory.
+// TestMain keeps the tests' cache out of the user's cache directory. With
+// KPIPE_TEST_AS_KPIPE=1 the test binary is kpipe itself, for scripts that
+// call kpipe (see TestFnRunNginx).
 func TestMain(m *testing.M) {
+	if os.Getenv("KPIPE_TEST_AS_KPIPE") == "1" {
+		os.Exit(run(context.Background(), os.Args, os.Stdout, os.Stderr))
+	}
 	dir, err := os.MkdirTemp("", "kpipe-test-cache-")
 	if err != nil {
 		panic(err)
