@@ -34,7 +34,8 @@ func buildOnce(b *testing.B, roots []string, store *cache.Store) {
 	g, errs := build.Load(roots, loaders.RootOnly)
 	opts := build.Options{}
 	if store != nil {
-		opts.Cache = build.Cache{Store: store, Files: cache.LoadFileIndex(store), Version: "bench"}
+		files, _ := cache.LoadFileIndex(store.Dir())
+		opts.Cache = build.Cache{Store: store, Files: files, Version: "bench"}
 	}
 	for _, r := range build.NewBuilder(g, opts).Run(context.Background(), errs) {
 		if r.Err != nil {
@@ -45,7 +46,7 @@ func buildOnce(b *testing.B, roots []string, store *cache.Store) {
 		}
 	}
 	if opts.Cache.Files != nil {
-		opts.Cache.Files.Save(store)
+		_ = opts.Cache.Files.Save(store.Dir())
 	}
 	store.Flush()
 }

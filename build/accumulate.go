@@ -28,7 +28,13 @@ func (b *Builder) accumulate(ctx context.Context, n *Node, acc *Accumulation) er
 		b.opts.Warn(fmt.Sprintf("Warning: %s: custom 'openapi' schemas are not supported yet by kpipe; strategic merge patches use the built-in Kubernetes schema", n.File.Path))
 	}
 	if len(n.K.Crds) > 0 {
-		return b.unsupported(n, "crds")
+		crds, err := b.crdConfig(n)
+		if err != nil {
+			return err
+		}
+		if err = b.mergeConfig(acc, crds, false); err != nil {
+			return fmt.Errorf("%s: merging CRDs %v: %w", n.File.Path, n.K.Crds, err)
+		}
 	}
 	if err := b.runGenerators(ctx, n, acc); err != nil {
 		return err
@@ -102,7 +108,14 @@ func (b *Builder) accumulateResources(ctx context.Context, n *Node, acc *Accumul
 			if p.err != nil {
 				return p.err
 			}
-			if err := acc.Resources.AppendAll(p.list); err != nil {
+			list := p.list
+			if n.Origin != nil {
+				list = p.list.Copy()
+				if err := b.runStage(ctx, stages.NewSetOrigin(*n.Origin.Append(e.Path)), list); err != nil {
+					return fmt.Errorf("cannot add path annotation for '%s': %w", e.Path, err)
+				}
+			}
+			if err := acc.Resources.AppendAll(list); err != nil {
 				return fmt.Errorf("merging resources from '%s': %w", e.Path, err)
 			}
 		}
@@ -163,6 +176,26 @@ func (b *Builder) transformerConfig(n *Node) (*fieldspec.Config, error) {
 		return nil, fmt.Errorf("%s: configurations %v: %w", n.File.Path, n.K.Configurations, err)
 	}
 	return cfg, nil
+}
+
+// crdConfig is the field specs the node's `crds` files add (name
+// references, annotation, label and prefix fields of custom kinds).
+func (b *Builder) crdConfig(n *Node) (*fieldspec.Config, error) {
+	out := &fieldspec.Config{}
+	for _, p := range n.K.Crds {
+		data, _, err := n.Loader.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("%s: loading CRDs %v: %w", n.File.Path, n.K.Crds, err)
+		}
+		c, err := fieldspec.FromCRDs(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: loading CRDs %v: unable to parse open API definition from '%s': %w", n.File.Path, n.K.Crds, p, err)
+		}
+		if out, err = out.Merge(c); err != nil {
+			return nil, fmt.Errorf("%s: loading CRDs %v: %w", n.File.Path, n.K.Crds, err)
+		}
+	}
+	return out, nil
 }
 
 // unsupported is the error for a kustomization field kpipe cannot build yet.

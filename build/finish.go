@@ -84,8 +84,18 @@ func (b *Builder) finish(ctx context.Context, n *Node, acc *Accumulation) ([]*re
 			return nil, err
 		}
 	}
+	// Origin and transformer annotations stay only when the root asks for
+	// them; kustomize removes them from every object otherwise, whoever
+	// wrote them.
+	drop := buildAnnotations
+	if !slices.Contains(n.K.BuildMetadata, "originAnnotations") {
+		drop = append(drop[:len(drop):len(drop)], stages.OriginAnnotation)
+	}
+	if !slices.Contains(n.K.BuildMetadata, "transformerAnnotations") {
+		drop = append(drop[:len(drop):len(drop)], stages.TransformationsAnnotation)
+	}
 	for i := range rs.All() {
-		cleanAnnotations(rs, i)
+		cleanAnnotations(rs, i, drop)
 	}
 	return rs.All(), nil
 }
@@ -120,11 +130,11 @@ func dropLocal(rs *resource.List) {
 	}
 }
 
-// cleanAnnotations removes build annotations from the i-th object. Like
+// cleanAnnotations removes the annotations drop names from the i-th object. Like
 // kustomize, which keeps its build state in annotations and rewrites them
 // all, an object whose annotations were touched gets every annotation value
 // as a string, and loses an annotations map left empty.
-func cleanAnnotations(rs *resource.List, i int) {
+func cleanAnnotations(rs *resource.List, i int, drop []string) {
 	r := rs.At(i)
 	md := resource.LookupMap(r.Object(), "metadata")
 	ann, isMap := md["annotations"].(map[string]any)
@@ -134,7 +144,7 @@ func cleanAnnotations(rs *resource.List, i int) {
 	r = rs.Edit(i)
 	strs := r.Annotations()
 	for k := range strs {
-		if slices.Contains(buildAnnotations, k) {
+		if slices.Contains(drop, k) {
 			delete(strs, k)
 		}
 	}

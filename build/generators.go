@@ -12,19 +12,16 @@ import (
 )
 
 // runGenerators runs the node's generators into acc, in kustomize's order:
-// configMapGenerator entries, secretGenerator entries, then the plugin
-// configs listed under `generators:`. The listed configs are loaded before
+// configMapGenerator entries, secretGenerator entries, helmCharts, then the
+// plugin configs listed under `generators:`. The listed configs are loaded before
 // any generator runs; each generator is configured (its files read) just
 // before it runs.
 func (b *Builder) runGenerators(ctx context.Context, n *Node, acc *Accumulation) error {
 	k := n.K
-	if len(k.HelmCharts) > 0 || len(k.HelmChartInflationGenerator) > 0 {
-		return b.unsupported(n, "helmCharts")
-	}
 	var listed []*resource.Resource
 	var entries []string // the generators entry of each listed config
 	for _, p := range k.Generators {
-		configs, err := b.pluginConfigs(n, p)
+		configs, err := b.pluginConfigs(ctx, n, p)
 		if err != nil {
 			return fmt.Errorf("loading generator plugins: %w", err)
 		}
@@ -41,6 +38,9 @@ func (b *Builder) runGenerators(ctx context.Context, n *Node, acc *Accumulation)
 			entry = fmt.Sprintf("%s entry %d", field, i+1)
 		}
 		s, err := make(generatorConfig(g, global), read)
+		if err == nil && n.Origin != nil {
+			s, err = stages.GeneratorWithOrigin(s, n.Origin.BuiltinOrigin(n.KustFileName(), s.Kind()))
+		}
 		if err != nil {
 			return fmt.Errorf("%s: %s: %w", n.File.Path, entry, err)
 		}
@@ -59,13 +59,23 @@ func (b *Builder) runGenerators(ctx context.Context, n *Node, acc *Accumulation)
 			return err
 		}
 	}
+	if err := b.runHelmCharts(ctx, n, acc); err != nil {
+		return err
+	}
 	for i, c := range listed {
 		s, err := b.pluginStage(n, entries[i], c, plugins.Generator)
 		if err != nil {
 			return fmt.Errorf("%s: generators: %w", n.File.Path, err)
 		}
+		o, err := stages.OriginFromPluginConfig(c)
+		if err == nil {
+			s, err = stages.GeneratorWithOrigin(s, o)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: generators: plugin %s: %w", n.File.Path, c.ID(), err)
+		}
 		if err := b.runStage(ctx, s, acc.Resources); err != nil {
-			if _, ok := s.(describer); ok { // external plugins name themselves
+			if _, ok := asPlugin(s); ok { // external plugins name themselves
 				return fmt.Errorf("%s: generators: %w", n.File.Path, err)
 			}
 			return fmt.Errorf("%s: generators: plugin %s: %w", n.File.Path, c.ID(), err)
@@ -93,7 +103,16 @@ func (b *Builder) builtinGenerator(n *Node, c *resource.Resource) (stages.Stage,
 			return stages.IAMPolicyGeneratorFromConfig(data)
 		}
 	case "HelmChartInflationGenerator":
-		return nil, fmt.Errorf("plugin %s: the builtin %s is not supported yet by kpipe", id, c.Kind())
+		if !b.helmEnabled() {
+			return nil, fmt.Errorf("plugin %s fails configuration: must specify --enable-helm", id)
+		}
+		h, err := b.helmSettings()
+		if err != nil {
+			return nil, fmt.Errorf("plugin %s: %w", id, err)
+		}
+		from = func(data []byte, read stages.ReadFile) (stages.Stage, error) {
+			return stages.HelmChartInflationGeneratorFromConfig(data, h, read, readTree(n))
+		}
 	default:
 		if _, err := b.builtinStage(n, c); err != nil {
 			return nil, fmt.Errorf("failed to load generator: %w", err)

@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/kpipe/kpipe/dag"
 	"github.com/kpipe/kpipe/loaders"
+	"github.com/kpipe/kpipe/stages"
 )
 
 // Node is one kustomization (or component) directory as the build uses it.
@@ -31,6 +33,85 @@ type Node struct {
 	Resources []*Entry
 	// Components are the node's `components` entries in order, likewise.
 	Components []*Entry
+	// PluginDirs are the `generators`, `transformers` and `validators`
+	// entries that name kustomization directories, which are built like
+	// bases and whose objects are the plugin configs; by entry, once each.
+	PluginDirs []*Entry
+
+	// Origin is where the node lies relative to the build root, for the
+	// origin and transformer annotations; nil when its root's kustomization
+	// asks for no buildMetadata. K.BuildMetadata is the root's list: like
+	// kustomize, a base or component is built under its root's
+	// buildMetadata, not its own.
+	Origin *stages.Origin
+}
+
+// Children returns the entries of n that name other nodes (resources,
+// components and plugin config directories), in that order.
+func (n *Node) Children() []*Entry {
+	var out []*Entry
+	for _, list := range [][]*Entry{n.Resources, n.Components, n.PluginDirs} {
+		for _, e := range list {
+			if e.Child != nil {
+				out = append(out, e)
+			}
+		}
+	}
+	return out
+}
+
+// PluginDir returns the plugin config directory entry written as p, or nil
+// when p is not one.
+func (n *Node) PluginDir(p string) *Entry {
+	for _, e := range n.PluginDirs {
+		if e.Path == p {
+			return e
+		}
+	}
+	return nil
+}
+
+// KustFileName is the base name of the node's kustomization file.
+func (n *Node) KustFileName() string { return filepath.Base(n.File.Path) }
+
+// buildMeta is the buildMetadata context a node is loaded under: the
+// root's options and the node's origin (nil when options is empty).
+type buildMeta struct {
+	options []string
+	origin  *stages.Origin
+}
+
+// rootMeta is the context of a build root: its own buildMetadata.
+func rootMeta(k *loaders.Kustomization) buildMeta {
+	if len(k.BuildMetadata) == 0 {
+		return buildMeta{}
+	}
+	return buildMeta{options: k.BuildMetadata, origin: &stages.Origin{}}
+}
+
+// childMeta is the context of the base or component p of n.
+func childMeta(n *Node, p string) buildMeta {
+	if n.Origin == nil {
+		return buildMeta{}
+	}
+	return buildMeta{options: n.K.BuildMetadata, origin: n.Origin.Append(p)}
+}
+
+// keySuffix tells apart the builds of one directory under different
+// buildMetadata contexts; a build root's context (own options, empty
+// origin) and the plain one have none, so a root's key stays its directory.
+func (m buildMeta) keySuffix(own []string) string {
+	if slices.Equal(m.options, own) && (m.origin == nil || *m.origin == stages.Origin{}) {
+		return ""
+	}
+	s := "?buildMetadata=" + strings.Join(m.options, ",")
+	if m.origin != nil {
+		s += "&origin=" + m.origin.Path
+		if m.origin.Repo != "" {
+			s += "&repo=" + m.origin.Repo + "&ref=" + m.origin.Ref
+		}
+	}
+	return s
 }
 
 // IsComponent reports whether the node is a Component.
@@ -49,6 +130,8 @@ type Entry struct {
 	// Err is set when the entry could not be loaded; it is reported when
 	// the build reaches the entry, as kustomize would.
 	Err error
+
+	src *fileRead // shared by the entries that read the same file
 }
 
 // Graph is the loaded kustomization graph of one or more roots.
@@ -66,6 +149,17 @@ type Graph struct {
 	restriction loaders.Restriction
 	warned      map[string]bool
 	kfiles      map[string]kfile // parsed kustomization files by directory
+	// files are the resource files read, by directory and entry: a
+	// directory loaded as several nodes (inheriting different namespaces)
+	// reads its files once.
+	files map[[2]string]*fileRead
+}
+
+// fileRead is the outcome of reading one entry as a file.
+type fileRead struct {
+	data []byte
+	real string
+	err  error
 }
 
 type kfile struct {
@@ -78,7 +172,8 @@ type kfile struct {
 // file); problems below a root are recorded in the entries that lead to
 // them and reported when that root is built.
 func Load(roots []string, r loaders.Restriction) (*Graph, []error) {
-	g := &Graph{Nodes: map[string]*Node{}, DAG: dag.New(), restriction: r, warned: map[string]bool{}, kfiles: map[string]kfile{}}
+	g := &Graph{Nodes: map[string]*Node{}, DAG: dag.New(), restriction: r, warned: map[string]bool{}, kfiles: map[string]kfile{},
+		files: map[[2]string]*fileRead{}}
 	errs := make([]error, len(roots))
 	for i, root := range roots {
 		dir, err := loaders.RealDir(root)
@@ -87,7 +182,7 @@ func Load(roots []string, r loaders.Restriction) (*Graph, []error) {
 			g.Roots = append(g.Roots, nil)
 			continue
 		}
-		n, err := g.load(dir, "", nil)
+		n, err := g.load(dir, "", nil, nil)
 		if err != nil {
 			errs[i] = err
 		}
@@ -120,7 +215,8 @@ func (g *Graph) WithRoots(dirs []string) (*Graph, []error) {
 
 // load returns the node for dir reached through chain (the directories of
 // the referrers, outermost first), loading it and its entries on first use.
-func (g *Graph) load(dir, inheritedNS string, chain []string) (*Node, error) {
+// meta is the buildMetadata context from the referrer; nil for a root.
+func (g *Graph) load(dir, inheritedNS string, chain []string, meta *buildMeta) (*Node, error) {
 	f, ok := g.kfiles[dir]
 	if !ok {
 		// A base shared by many overlays is read and parsed once.
@@ -138,6 +234,12 @@ func (g *Graph) load(dir, inheritedNS string, chain []string) (*Node, error) {
 		k.Namespace = inheritedNS
 		key = dir + "?namespace=" + inheritedNS
 	}
+	m := rootMeta(&k)
+	if meta != nil {
+		m = *meta
+	}
+	key += m.keySuffix(kf.K.BuildMetadata)
+	k.BuildMetadata = m.options
 	if n, ok := g.Nodes[key]; ok {
 		// Already loaded through another parent: only the cycle rule, which
 		// depends on the path taken, must be checked again.
@@ -150,7 +252,7 @@ func (g *Graph) load(dir, inheritedNS string, chain []string) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{Key: key, Dir: dir, File: kf, K: &k, Loader: ldr}
+	n := &Node{Key: key, Dir: dir, File: kf, K: &k, Loader: ldr, Origin: m.origin}
 	g.Nodes[key] = n
 	g.DAG.Add(key)
 	chain = append(chain[:len(chain):len(chain)], dir)
@@ -168,7 +270,24 @@ func (g *Graph) load(dir, inheritedNS string, chain []string) (*Node, error) {
 			break
 		}
 	}
+	g.loadPluginDirs(n, chain)
 	return n, nil
+}
+
+// loadPluginDirs loads the plugin config entries of n that are
+// directories: kustomize accumulates them like `resources` entries.
+func (g *Graph) loadPluginDirs(n *Node, chain []string) {
+	for _, list := range [][]string{n.K.Generators, n.K.Transformers, n.K.Validators} {
+		for _, p := range list {
+			if strings.Contains(p, "\n") || n.PluginDir(p) != nil {
+				continue // inline YAML, or loaded already
+			}
+			if _, kind, err := n.Loader.Resolve(p); err != nil || kind != loaders.Dir {
+				continue
+			}
+			n.PluginDirs = append(n.PluginDirs, g.loadResource(n, p, chain))
+		}
+	}
 }
 
 func (g *Graph) warn(kf *loaders.KustomizationFile) {
@@ -183,9 +302,15 @@ func (g *Graph) warn(kf *loaders.KustomizationFile) {
 // kustomization directory.
 func (g *Graph) loadResource(n *Node, p string, chain []string) *Entry {
 	e := &Entry{Path: p}
-	data, real, fileErr := n.Loader.ReadFile(p)
+	f, ok := g.files[[2]string{n.Dir, p}]
+	if !ok {
+		f = &fileRead{}
+		f.data, f.real, f.err = n.Loader.ReadFile(p)
+		g.files[[2]string{n.Dir, p}] = f
+	}
+	fileErr := f.err
 	if fileErr == nil {
-		e.File, e.Data = real, data
+		e.File, e.Data, e.src = f.real, f.data, f
 		return e
 	}
 	fileErr = fmt.Errorf("accumulating resources from '%s': %w", p, fileErr)
@@ -243,7 +368,8 @@ func (g *Graph) loadDir(n *Node, p string, chain []string) (*Node, error) {
 			return nil, &CycleError{Candidate: real, Visited: visited, Chain: append(append([]string(nil), chain...), real)}
 		}
 	}
-	child, err := g.load(real, n.K.Namespace, chain)
+	meta := childMeta(n, p)
+	child, err := g.load(real, n.K.Namespace, chain, &meta)
 	if err != nil {
 		if _, ok := err.(*CycleError); ok {
 			return nil, err
@@ -259,7 +385,7 @@ var errNotDir = errors.New("must build at directory")
 // checkChain re-checks the cycle rule for an already loaded node reached
 // through a new chain of referrers.
 func (g *Graph) checkChain(n *Node, chain []string) error {
-	for _, list := range [][]*Entry{n.Resources, n.Components} {
+	for _, list := range [][]*Entry{n.Resources, n.Components, n.PluginDirs} {
 		for _, e := range list {
 			if e.Child == nil {
 				continue

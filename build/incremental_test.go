@@ -3,12 +3,8 @@ package build
 import (
 	"context"
 	"flag"
-	"fmt"
 	"math/rand"
-	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 	"testing"
 
 	"github.com/kpipe/kpipe/benchmarks/genrepo"
@@ -24,7 +20,8 @@ func outputs(t *testing.T, roots []string, store *cache.Store) ([]string, Stats)
 	g, errs := Load(roots, loaders.RootOnly)
 	opts := Options{Jobs: 3}
 	if store != nil {
-		opts.Cache = Cache{Store: store, Files: cache.LoadFileIndex(store), Version: "test"}
+		files, _ := cache.LoadFileIndex(store.Dir())
+		opts.Cache = Cache{Store: store, Files: files, Version: "test"}
 	}
 	b := NewBuilder(g, opts)
 	var out []string
@@ -36,7 +33,7 @@ func outputs(t *testing.T, roots []string, store *cache.Store) ([]string, Stats)
 		out = append(out, string(r.YAML))
 	}
 	if store != nil {
-		opts.Cache.Files.Save(store)
+		_ = opts.Cache.Files.Save(store.Dir())
 		store.Flush()
 	}
 	return out, b.Stats()
@@ -81,56 +78,9 @@ func TestWarmEqualsCold(t *testing.T) {
 // mutate changes one thing in the tree and says what.
 func mutate(t *testing.T, rng *rand.Rand, dir string) string {
 	t.Helper()
-	apps, _ := filepath.Glob(filepath.Join(dir, "apps", "*", "base"))
-	sort.Strings(apps)
-	base := apps[rng.Intn(len(apps))]
-	kfile := filepath.Join(base, "kustomization.yaml")
-	k := read(t, kfile)
-	extras, _ := filepath.Glob(filepath.Join(base, "extra-*.yaml"))
-	sort.Strings(extras)
-	switch op := rng.Intn(5); {
-	case op == 4: // edit a file a stage reads (a generator's file)
-		f := filepath.Join(base, "application.properties")
-		write(t, f, read(t, f)+fmt.Sprintf("extra.%d=x\n", rng.Intn(1e6)))
-		return "edit " + f
-	case op == 0 || len(extras) == 0: // edit a value
-		f := filepath.Join(base, "deployment.yaml")
-		d := read(t, f)
-		write(t, f, strings.Replace(d, "cpu: ", fmt.Sprintf("cpu: %d", rng.Intn(9)+1), 1))
-		return "edit " + f
-	case op == 1: // add a resource
-		name := fmt.Sprintf("extra-new%d.yaml", rng.Intn(1e6))
-		write(t, filepath.Join(base, name), fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\ndata:\n  k: v\n", strings.TrimSuffix(name, ".yaml")))
-		write(t, kfile, strings.Replace(k, "- deployment.yaml\n", "- deployment.yaml\n- "+name+"\n", 1))
-		return "add " + name
-	case op == 2: // remove a resource
-		victim := filepath.Base(extras[rng.Intn(len(extras))])
-		write(t, kfile, strings.Replace(k, "- "+victim+"\n", "", 1))
-		os.Remove(filepath.Join(base, victim))
-		return "remove " + victim
-	default: // rename a file
-		old := filepath.Base(extras[rng.Intn(len(extras))])
-		renamed := strings.TrimSuffix(old, ".yaml") + "-r.yaml"
-		if err := os.Rename(filepath.Join(base, old), filepath.Join(base, renamed)); err != nil {
-			t.Fatal(err)
-		}
-		write(t, kfile, strings.Replace(k, "- "+old+"\n", "- "+renamed+"\n", 1))
-		return "rename " + old
-	}
-}
-
-func read(t *testing.T, p string) string {
-	t.Helper()
-	b, err := os.ReadFile(p)
+	what, err := genrepo.Mutate(rng, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return string(b)
-}
-
-func write(t *testing.T, p, s string) {
-	t.Helper()
-	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	return what
 }

@@ -11,8 +11,10 @@ import (
 	"time"
 
 	"github.com/kpipe/kpipe/cache"
+	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/resource"
 	"github.com/kpipe/kpipe/stages"
+	"github.com/kpipe/kpipe/stages/fieldspec"
 )
 
 // This file is where the build meets the cache. Results are memoized at
@@ -68,6 +70,12 @@ type memo struct {
 	reads map[*Node]map[string]readRecord
 	keys  map[*Node]cache.Key // full keys known so far
 	pres  map[*Node]cache.Key // pre-keys computed so far (fixed for a run)
+	// used are the files each node's stages read, as its full key covers
+	// them (from this run's reads, or the stored manifest).
+	used map[*Node][]readRecord
+	// dirs are the digests of the nodes' directories (their listings) when
+	// the build started.
+	dirs map[string]cache.Key
 	// volatile nodes run external plugins: what those read (executables,
 	// the environment, any file) is not in a node's key, so such a node,
 	// and every node that includes it, is built each run; its stages,
@@ -79,19 +87,40 @@ type memo struct {
 type readRecord struct {
 	Path   string    // as the kustomization names it
 	Real   string    // absolute, symlinks resolved
-	Digest cache.Key // of the content read
+	Digest cache.Key // of the content read (a tree: of its listing)
+	Tree   bool      // a directory read whole (a helm chart)
 }
 
-func newMemo(c Cache, g *Graph, o Options) *memo {
+// settings encodes the options that change a build's output, canonically.
+func settings(o Options, r loaders.Restriction) []byte {
 	fp, _ := json.Marshal(struct {
 		Reorder                      string
 		ManagedBy, Alpha, Exec, Helm bool
 		Restriction                  string
-	}{o.Reorder, o.ManagedByLabel, o.EnableAlphaPlugins, o.EnableExec, o.EnableHelm, g.restriction.String()})
-	m := &memo{Cache: c, opts: fp, reads: map[*Node]map[string]readRecord{}, keys: map[*Node]cache.Key{}, pres: map[*Node]cache.Key{},
-		volatile: map[*Node]bool{}}
+		HelmFlags                    HelmOptions
+	}{o.Reorder, o.ManagedByLabel, o.EnableAlphaPlugins, o.EnableExec, o.EnableHelm, r.String(), o.Helm})
+	return fp
+}
+
+// SettingsKey is the digest of everything besides its inputs that a
+// build's output depends on: kpipe's version (o.Cache.Version) and the
+// options that change output. It names a cache.RootIndex.
+func SettingsKey(o Options, r loaders.Restriction) cache.Key {
+	return cache.NewKey(o.Cache.Version, "settings").Bytes(settings(o, r)).Sum()
+}
+
+func newMemo(c Cache, g *Graph, o Options) *memo {
+	m := &memo{Cache: c, opts: settings(o, g.restriction), reads: map[*Node]map[string]readRecord{}, keys: map[*Node]cache.Key{},
+		pres: map[*Node]cache.Key{}, used: map[*Node][]readRecord{}, dirs: map[string]cache.Key{}, volatile: map[*Node]bool{}}
 	if m.Files == nil {
-		m.Files = cache.LoadFileIndex(nil)
+		m.Files, _ = cache.LoadFileIndex("")
+	}
+	for _, n := range g.Nodes {
+		if _, ok := m.dirs[n.Dir]; !ok {
+			if d, ok := m.Files.Digest(n.Dir); ok {
+				m.dirs[n.Dir] = d
+			}
+		}
 	}
 	for _, n := range g.Nodes {
 		n := n
@@ -103,6 +132,15 @@ func newMemo(c Cache, g *Graph, o Options) *memo {
 				m.reads[n] = map[string]readRecord{}
 			}
 			m.reads[n][path] = readRecord{Path: path, Real: real, Digest: d}
+		})
+		n.Loader.OnReadTree(func(path, real string, listing []byte) {
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			if m.reads[n] == nil {
+				m.reads[n] = map[string]readRecord{}
+			}
+			// A tree's own record is keyed apart from a file of the same path.
+			m.reads[n][path+"/"] = readRecord{Path: path, Real: real, Digest: cache.Digest(listing), Tree: true}
 		})
 	}
 	return m
@@ -162,6 +200,16 @@ func (m *memo) computePreKey(n *Node) (cache.Key, bool) {
 		}
 		kb.String(e.Path).Key(ck)
 	}
+	for _, e := range n.PluginDirs {
+		if e.Err != nil {
+			return cache.Key{}, false
+		}
+		ck, ok := m.knownKey(e.Child)
+		if !ok {
+			return cache.Key{}, false
+		}
+		kb.String("plugins:" + e.Path).Key(ck)
+	}
 	return kb.Sum(), true
 }
 
@@ -213,12 +261,21 @@ func (m *memo) fullKey(n *Node) (cache.Key, bool) {
 		if err != nil {
 			return cache.Key{}, false
 		}
-		d, ok := m.Files.Digest(real)
-		if !ok {
+		var d cache.Key
+		if r.Tree {
+			listing, err := loaders.TreeListing(real)
+			if err != nil {
+				return cache.Key{}, false
+			}
+			d = cache.Digest(listing)
+		} else if d, ok = m.Files.Digest(real); !ok {
 			return cache.Key{}, false
 		}
 		recs[i].Real, recs[i].Digest = real, d
 	}
+	m.mu.Lock()
+	m.used[n] = recs
+	m.mu.Unlock()
 	return m.completeKey(pre, recs), true
 }
 
@@ -230,6 +287,9 @@ func (m *memo) completeKey(pre cache.Key, recs []readRecord) cache.Key {
 	kb := m.key("node+files").Key(pre)
 	for _, r := range recs {
 		kb.String(r.Path).String(r.Real).Key(r.Digest)
+		if r.Tree {
+			kb.String("tree")
+		}
 	}
 	return kb.Sum()
 }
@@ -282,24 +342,43 @@ func (m *memo) remember(n *Node) (cache.Key, bool) {
 		return cache.Key{}, false
 	}
 	m.Store.Put(m.manifestKey(pre), buf.Bytes())
+	m.mu.Lock()
+	m.used[n] = recs
+	m.mu.Unlock()
 	k := m.completeKey(pre, recs)
 	m.setKey(n, k)
 	return k, true
 }
 
-// encodeAccumulation and decodeAccumulation store a node's result.
+// encodeAccumulation and decodeAccumulation store a node's result. The
+// default field-spec configuration, which most nodes have, is not stored:
+// it is the same for every node and large.
 func encodeAccumulation(acc *Accumulation) ([]byte, error) {
+	v := *acc
+	if v.PlainConfig {
+		v.Config = nil
+	}
 	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(acc); err != nil {
+	if err := gob.NewEncoder(&buf).Encode(&v); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
 }
 
-func decodeAccumulation(data []byte) (*Accumulation, error) {
+func (b *Builder) decodeAccumulation(data []byte) (*Accumulation, error) {
 	acc := &Accumulation{}
 	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(acc); err != nil {
 		return nil, err
+	}
+	if acc.PlainConfig {
+		cfg, err := b.plainConfig()
+		if err != nil {
+			return nil, err
+		}
+		acc.Config = cfg
+	}
+	if acc.Config == nil {
+		acc.Config = &fieldspec.Config{}
 	}
 	if acc.Resources == nil {
 		acc.Resources = resource.NewList()
@@ -354,7 +433,7 @@ func (b *Builder) load(ctx context.Context, n *Node, r *nodeResult) (*Accumulati
 			return
 		}
 		if data, ok := b.memo.Store.Get(r.key); ok {
-			if acc, err := decodeAccumulation(data); err == nil {
+			if acc, err := b.decodeAccumulation(data); err == nil {
 				r.acc = acc
 				return
 			}
@@ -397,7 +476,14 @@ func (b *Builder) runStageEncoded(ctx context.Context, s stages.Stage, rs *resou
 	start := time.Now()
 	var key cache.Key
 	cacheable := false
-	desc, isPlugin := s.(describer)
+	if _, cheap := s.(stages.Cheap); cheap {
+		if err := s.Run(ctx, rs); err != nil {
+			return nil, err
+		}
+		b.stageDone(ctx, s.Kind(), false, time.Since(start))
+		return nil, nil
+	}
+	desc, isPlugin := asPlugin(s)
 	var want []byte // --verify-cache: the output the stage must give
 	if b.memo != nil && b.memo.Store != nil && !(isPlugin && b.opts.NoCachePlugins) {
 		var err error
@@ -461,6 +547,21 @@ func (b *Builder) runStageEncoded(ctx context.Context, s stages.Stage, rs *resou
 // describer is implemented by plugin stages, which name themselves for
 // messages.
 type describer interface{ Describe() string }
+
+// asPlugin returns the external plugin stage s is, or wraps (origin
+// annotations wrap plugin stages), if any.
+func asPlugin(s stages.Stage) (describer, bool) {
+	for {
+		if d, ok := s.(describer); ok {
+			return d, true
+		}
+		u, ok := s.(interface{ Unwrap() stages.Stage })
+		if !ok {
+			return nil, false
+		}
+		s = u.Unwrap()
+	}
+}
 
 // nodeCounts counts the stage runs of one node's build.
 type nodeCounts struct {

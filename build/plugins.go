@@ -63,7 +63,7 @@ func configSource(n *Node, entry string) string {
 func (b *Builder) runValidators(ctx context.Context, n *Node, acc *Accumulation) error {
 	var list []stages.Stage
 	for _, p := range n.K.Validators {
-		configs, err := b.pluginConfigs(n, p)
+		configs, err := b.pluginConfigs(ctx, n, p)
 		if err != nil {
 			return fmt.Errorf("validators: %w", err)
 		}

@@ -330,7 +330,8 @@ func TestPluginCaching(t *testing.T) {
 		if opts.PluginEnviron == nil {
 			opts.PluginEnviron = pluginEnv(root, "COUNTER="+counter)
 		}
-		opts.Cache = Cache{Store: store, Files: cache.LoadFileIndex(store), Version: "test"}
+		files, _ := cache.LoadFileIndex(store.Dir())
+		opts.Cache = Cache{Store: store, Files: files, Version: "test"}
 		defer store.Flush()
 		return buildWith(t, dir, opts)
 	}

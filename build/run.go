@@ -45,8 +45,11 @@ type Options struct {
 	// VerifyCache re-runs stages found in the cache (and plugin stages
 	// twice when not cached) and fails when an output differs.
 	VerifyCache bool
-	// EnableHelm allows helm chart inflation.
+	// EnableHelm allows helm chart inflation (so does EnableAlphaPlugins,
+	// as in kustomize).
 	EnableHelm bool
+	// Helm are the --helm-* flags.
+	Helm HelmOptions
 	// Warn receives warnings (for example about conflicting sort settings).
 	Warn func(msg string)
 	// Cache memoizes nodes, stages and outputs; its zero value builds
@@ -91,13 +94,17 @@ type Builder struct {
 
 	mu     sync.Mutex
 	done   map[string]*nodeResult
-	parsed map[*Entry]*parsedFile
+	parsed map[*fileRead]*parsedFile // resource files decoded, once each
 	stats  Stats
 	memo   *memo
 
 	plainOnce sync.Once
 	plain     *fieldspec.Config
 	plainErr  error
+
+	helmOnce sync.Once
+	helm     stages.HelmSettings
+	helmErr  error
 }
 
 // Stats counts what a Builder did.
@@ -151,7 +158,7 @@ func NewBuilder(g *Graph, opts Options) *Builder {
 	if opts.Warn == nil {
 		opts.Warn = func(string) {}
 	}
-	b := &Builder{g: g, opts: opts, done: map[string]*nodeResult{}, parsed: map[*Entry]*parsedFile{}}
+	b := &Builder{g: g, opts: opts, done: map[string]*nodeResult{}, parsed: map[*fileRead]*parsedFile{}}
 	if opts.Cache.Store != nil {
 		b.memo = newMemo(opts.Cache, g, opts)
 	}
@@ -228,10 +235,7 @@ func (b *Builder) countSubgraph(root *Node, res *Result) {
 			res.StagesRan += r.stagesRan
 			res.StagesCached += r.stagesCached
 		}
-		for _, e := range n.Resources {
-			walk(e.Child)
-		}
-		for _, e := range n.Components {
+		for _, e := range n.Children() {
 			walk(e.Child)
 		}
 	}
@@ -281,7 +285,7 @@ func (b *Builder) buildNode(ctx context.Context, n *Node) (*Accumulation, error)
 // parse decodes a resource file entry once.
 func (b *Builder) parse(e *Entry) *parsedFile {
 	b.mu.Lock()
-	p, ok := b.parsed[e]
+	p, ok := b.parsed[e.src]
 	b.mu.Unlock()
 	if ok {
 		return p
@@ -300,7 +304,7 @@ func (b *Builder) parse(e *Entry) *parsedFile {
 		p.list.Freeze()
 	}
 	b.mu.Lock()
-	b.parsed[e] = p
+	b.parsed[e.src] = p
 	b.mu.Unlock()
 	return p
 }

@@ -19,7 +19,14 @@ func (b *Builder) runTransformers(ctx context.Context, n *Node, acc *Accumulatio
 	if err != nil {
 		return err
 	}
-	ext, err := b.listedTransformers(n)
+	if n.Origin != nil {
+		// Each builtin's origin is the kustomization file and the builtin
+		// kind, which is its stage's kind.
+		for i, s := range list {
+			list[i] = stages.TransformerWithOrigin(s, n.Origin.BuiltinOrigin(n.KustFileName(), s.Kind()))
+		}
+	}
+	ext, err := b.listedTransformers(ctx, n)
 	if err != nil {
 		return err
 	}
@@ -205,10 +212,10 @@ func labelFieldSpecs(l loaders.Label, tc *fieldspec.Config) ([]fieldspec.FieldSp
 
 // listedTransformers configures the node's `transformers:` entries: inline
 // configs, or files of configs.
-func (b *Builder) listedTransformers(n *Node) ([]stages.Stage, error) {
+func (b *Builder) listedTransformers(ctx context.Context, n *Node) ([]stages.Stage, error) {
 	var out []stages.Stage
 	for _, p := range n.K.Transformers {
-		configs, err := b.pluginConfigs(n, p)
+		configs, err := b.pluginConfigs(ctx, n, p)
 		if err != nil {
 			return nil, err
 		}
@@ -217,7 +224,11 @@ func (b *Builder) listedTransformers(n *Node) ([]stages.Stage, error) {
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, s)
+			o, err := stages.OriginFromPluginConfig(c)
+			if err != nil {
+				return nil, fmt.Errorf("%s: transformers: %w", n.File.Path, err)
+			}
+			out = append(out, stages.TransformerWithOrigin(s, o))
 		}
 	}
 	return out, nil
@@ -225,13 +236,33 @@ func (b *Builder) listedTransformers(n *Node) ([]stages.Stage, error) {
 
 // pluginConfigs reads the plugin configs of one generators/transformers
 // entry: inline YAML, or a file of configs.
-func (b *Builder) pluginConfigs(n *Node, p string) ([]*resource.Resource, error) {
+// When origins are tracked, each config gets its origin annotation (the
+// kustomization file for inline ones), from which the plugin's own origin
+// is taken (stages.OriginFromPluginConfig).
+func (b *Builder) pluginConfigs(ctx context.Context, n *Node, p string) ([]*resource.Resource, error) {
 	if rs, err := resource.Decode([]byte(p)); err == nil && len(rs) > 0 {
-		return rs, nil
+		return withOrigin(rs, n.Origin.Append(n.KustFileName()), n.Origin != nil)
+	}
+	if e := n.PluginDir(p); e != nil {
+		// A kustomization directory: its accumulated objects (built like
+		// a base, under the same buildMetadata) are the configs.
+		if e.Err != nil {
+			return nil, e.Err
+		}
+		sub, err := b.child(ctx, e.Child)
+		if err != nil {
+			return nil, fmt.Errorf("accumulation err='accumulating resources from '%s': '%s' must resolve to a file': recursed accumulation of path '%s': %w",
+				e.Path, e.Child.Dir, e.Child.Dir, err)
+		}
+		configs := make([]*resource.Resource, sub.Resources.Len())
+		for i, r := range sub.Resources.All() {
+			configs[i] = r.Clone()
+		}
+		return configs, nil
 	}
 	real, kind, err := n.Loader.Resolve(p)
 	if err == nil && kind == loaders.Dir {
-		return nil, fmt.Errorf("%s: a kustomization directory as a plugin config entry ('%s') is not supported yet by kpipe", n.File.Path, real)
+		return nil, fmt.Errorf("%s: internal error: plugin config directory '%s' was not loaded", n.File.Path, real)
 	}
 	data, real, err := n.Loader.ReadFile(p)
 	if err != nil {
@@ -241,10 +272,30 @@ func (b *Builder) pluginConfigs(n *Node, p string) ([]*resource.Resource, error)
 	if err != nil {
 		return nil, fmt.Errorf("%s: loading plugin config: %w", real, err)
 	}
+	return withOrigin(rs, n.Origin.Append(p), n.Origin != nil)
+}
+
+// withOrigin sets the origin annotation of every object of rs to o when
+// track is set.
+func withOrigin(rs []*resource.Resource, o *stages.Origin, track bool) ([]*resource.Resource, error) {
+	if !track {
+		return rs, nil
+	}
+	val, err := o.String()
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rs {
+		r.SetAnnotation(stages.OriginAnnotation, val)
+	}
 	return rs, nil
 }
 
 // builtinStage configures the builtin transformer a plugin config names.
+// Its callers give the stage its origin (stages.TransformerWithOrigin or
+// stages.GeneratorWithOrigin with stages.OriginFromPluginConfig(c)), so a
+// plugin stage returned from here is annotated like kustomize's plugins
+// are: a generator's objects must be appended to the list it is run on.
 func (b *Builder) builtinStage(n *Node, c *resource.Resource) (stages.Stage, error) {
 	id := c.ID()
 	if c.APIVersion() != "builtin" {
@@ -286,6 +337,8 @@ func (b *Builder) builtinStage(n *Node, c *resource.Resource) (stages.Stage, err
 		from = stages.ReplicasFromConfig
 	case "ReplacementTransformer":
 		from = withFiles(stages.ReplacementsFromConfig)
+	case "ValueAddTransformer":
+		from = func(data []byte) (stages.Stage, error) { return stages.ValueAddFromConfig(data, n.Dir, readFile(n)) }
 	case "HashTransformer":
 		from = func([]byte) (stages.Stage, error) { return stages.NewHashTransformer(), nil }
 	case "ConfigMapGenerator", "SecretGenerator", "IAMPolicyGenerator", "HelmChartInflationGenerator":

@@ -169,7 +169,7 @@ func (s *Store) Clear() error {
 		return fmt.Errorf("clearing the cache: %w", err)
 	}
 	s.setFormat()
-	return nil
+	return removeStateFiles(s.opts.Dir)
 }
 
 // compact rewrites tables and value logs to give deleted space back.

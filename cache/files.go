@@ -1,9 +1,10 @@
 package cache
 
 import (
-	"bytes"
-	"encoding/gob"
+	"encoding/binary"
 	"os"
+	"path/filepath"
+	"sort"
 	"sync"
 	"syscall"
 	"time"
@@ -15,6 +16,12 @@ import (
 // recorded less than racyWindow after the file's modification time is "in
 // doubt" (the file may have changed again within the clock's resolution)
 // and the file is hashed again.
+//
+// A directory's digest covers its inode and the names and types of its
+// entries, so adding, removing or renaming an entry, or replacing the
+// directory, changes it.
+//
+// The index is kept in the file "files.idx" of the cache directory.
 type FileIndex struct {
 	mu      sync.Mutex
 	entries map[string]fileEntry
@@ -33,38 +40,48 @@ type fileEntry struct {
 // must have been taken to be trusted without reading the file.
 const racyWindow = 2 * time.Second
 
-// LoadFileIndex reads the file index saved in s (an empty index for a nil
-// store or a missing or unreadable index).
-func LoadFileIndex(s *Store) *FileIndex {
+// fileIndexName is the index's file in the cache directory.
+const fileIndexName = "files.idx"
+
+// LoadFileIndex reads the file index kept in the cache directory dir; the
+// index is empty when dir is "" or it has none. An index file that cannot
+// be read or fails verification is reported in the error, and the index
+// returned is empty (the next Save replaces the file).
+func LoadFileIndex(dir string) (*FileIndex, error) {
 	ix := &FileIndex{entries: map[string]fileEntry{}}
-	if b, ok := s.GetMeta("fileindex"); ok {
-		var m map[string]fileEntry
-		if gob.NewDecoder(bytes.NewReader(b)).Decode(&m) == nil {
-			ix.entries = m
-		}
+	if dir == "" {
+		return ix, nil
 	}
-	return ix
+	var m map[string]fileEntry
+	if err := readState(filepath.Join(dir, fileIndexName), &m); err != nil {
+		ix.dirty = true
+		return ix, err
+	}
+	if m != nil {
+		ix.entries = m
+	}
+	return ix, nil
 }
 
-// Save writes the index back to s when it changed.
-func (ix *FileIndex) Save(s *Store) {
+// Save writes the index back to the cache directory dir when it changed.
+func (ix *FileIndex) Save(dir string) error {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	if !ix.dirty || s == nil {
-		return
+	if !ix.dirty || dir == "" {
+		return nil
 	}
-	var buf bytes.Buffer
-	if gob.NewEncoder(&buf).Encode(ix.entries) == nil {
-		s.PutMeta("fileindex", buf.Bytes())
+	if err := writeState(filepath.Join(dir, fileIndexName), ix.entries); err != nil {
+		return err
 	}
 	ix.dirty = false
+	return nil
 }
 
-// Digest returns the digest of the file at path (an absolute, clean path),
-// and false when the file cannot be read.
+// Digest returns the digest of the file or directory at path (an
+// absolute, clean path), and false when it cannot be read.
 func (ix *FileIndex) Digest(path string) (Key, bool) {
 	fi, err := os.Stat(path)
-	if err != nil || !fi.Mode().IsRegular() {
+	if err != nil || !(fi.Mode().IsRegular() || fi.IsDir()) {
 		return Key{}, false
 	}
 	size, mod, ino := fi.Size(), fi.ModTime().UnixNano(), inode(fi)
@@ -77,6 +94,13 @@ func (ix *FileIndex) Digest(path string) (Key, bool) {
 		ix.mu.Unlock()
 		return e.Digest, true
 	}
+	if fi.IsDir() {
+		d, ok := dirDigest(path, ino)
+		if ok {
+			ix.remember(path, fi, d)
+		}
+		return d, ok
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return Key{}, false
@@ -84,19 +108,44 @@ func (ix *FileIndex) Digest(path string) (Key, bool) {
 	return ix.Record(path, data, fi), true
 }
 
+// dirDigest digests a directory's inode and listing.
+func dirDigest(path string, ino int64) (Key, bool) {
+	entries, err := os.ReadDir(path)
+	if err != nil {
+		return Key{}, false
+	}
+	names := make([]string, len(entries))
+	for i, e := range entries {
+		names[i] = e.Name() + "\x00" + e.Type().String()
+	}
+	sort.Strings(names)
+	kb := NewKey("dir", path)
+	kb.Bytes(binary.LittleEndian.AppendUint64(nil, uint64(ino)))
+	for _, n := range names {
+		kb.String(n)
+	}
+	return kb.Sum(), true
+}
+
 // Record notes the digest of data, just read from path whose stat (taken
 // before the read) is fi, and returns it.
 func (ix *FileIndex) Record(path string, data []byte, fi os.FileInfo) Key {
 	d := Digest(data)
 	ix.mu.Lock()
-	defer ix.mu.Unlock()
 	ix.hashed++
+	ix.mu.Unlock()
 	if fi != nil && fi.Size() == int64(len(data)) {
-		ix.entries[path] = fileEntry{Size: fi.Size(), ModNano: fi.ModTime().UnixNano(), Inode: inode(fi),
-			Recorded: time.Now().UnixNano(), Digest: d}
-		ix.dirty = true
+		ix.remember(path, fi, d)
 	}
 	return d
+}
+
+func (ix *FileIndex) remember(path string, fi os.FileInfo, d Key) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.entries[path] = fileEntry{Size: fi.Size(), ModNano: fi.ModTime().UnixNano(), Inode: inode(fi),
+		Recorded: time.Now().UnixNano(), Digest: d}
+	ix.dirty = true
 }
 
 // Counts returns how many files were hashed and how many were answered

@@ -3,6 +3,7 @@ package cache
 import (
 	"crypto/sha256"
 	"encoding/binary"
+	"fmt"
 	"hash"
 )
 
@@ -59,6 +60,19 @@ func (b *KeyBuilder) Sum() Key {
 func (b *KeyBuilder) length(n int) {
 	var buf [binary.MaxVarintLen64]byte
 	b.h.Write(buf[:binary.PutUvarint(buf[:], uint64(n))])
+}
+
+// MarshalBinary encodes the key as its bytes (gob would otherwise write
+// the array byte by byte).
+func (k Key) MarshalBinary() ([]byte, error) { return k[:], nil }
+
+// UnmarshalBinary decodes a key written by MarshalBinary.
+func (k *Key) UnmarshalBinary(b []byte) error {
+	if len(b) != len(k) {
+		return fmt.Errorf("cache key: %d bytes, want %d", len(b), len(k))
+	}
+	copy(k[:], b)
+	return nil
 }
 
 // Digest returns the SHA-256 digest of data as a Key.

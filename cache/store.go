@@ -148,10 +148,10 @@ func Open(ctx context.Context, opts Options) *Store {
 func openDB(dir string) (*badger.DB, error) {
 	o := badger.DefaultOptions(dir).
 		WithLogger(nil).
-		WithMemTableSize(16 << 20).
+		WithMemTableSize(8 << 20).
 		WithNumMemtables(2).
-		WithBlockCacheSize(16 << 20).
-		WithIndexCacheSize(8 << 20).
+		WithBlockCacheSize(4 << 20).
+		WithIndexCacheSize(4 << 20).
 		WithValueLogFileSize(64 << 20).
 		WithValueThreshold(1 << 10).
 		WithNumCompactors(2).

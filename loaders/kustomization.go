@@ -81,7 +81,7 @@ func FindKustomization(dir string) (*KustomizationFile, error) {
 // it reads the file as YAML 1.1 (so `yes` is a boolean), matches keys
 // without regard to case, and then applies kustomize's normalisation (default
 // kind and apiVersion, bases into resources, imageTags into images, env into
-// envs).
+// envs, helmChartInflationGenerator into helmCharts).
 func ParseKustomization(data []byte) (*Kustomization, []string, error) {
 	j, err := YAMLToJSON(data)
 	if err != nil {
@@ -216,6 +216,18 @@ func (k *Kustomization) normalize() {
 	k.Bases = nil
 	k.Images = append(k.Images, k.ImageTags...)
 	k.ImageTags = nil
+	// Entries of the deprecated helmChartInflationGenerator become
+	// helmCharts, as kustomize converts them: the first entry's chartHome
+	// and helmHome become helmGlobals when there are none, and
+	// releaseNamespace, extraArgs, helmBin and chartRepoName are dropped.
+	for _, a := range k.HelmChartInflationGenerator {
+		if k.HelmGlobals == nil {
+			k.HelmGlobals = &HelmGlobals{ChartHome: a.ChartHome, ConfigHome: a.HelmHome}
+		}
+		k.HelmCharts = append(k.HelmCharts, HelmChart{Name: a.ChartName, Version: a.ChartVersion, Repo: a.ChartRepoURL,
+			ValuesFile: a.Values, ValuesInline: a.ValuesLocal, ValuesMerge: a.ValuesMerge, ReleaseName: a.ReleaseName})
+	}
+	k.HelmChartInflationGenerator = nil
 	for _, gens := range [][]GeneratorArgs{k.ConfigMapGenerator, k.SecretGenerator} {
 		for i := range gens {
 			if gens[i].Env != "" {

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"sort"
 	"strings"
 )
 
@@ -44,6 +46,7 @@ type Loader struct {
 	root        string
 	restriction Restriction
 	onRead      func(path, real string, data []byte)
+	onReadTree  func(path, real string, listing []byte)
 }
 
 // OnRead sets a function called after every successful ReadFile with the
@@ -51,6 +54,13 @@ type Loader struct {
 // learn which files a kustomization's stages read, for the cache. It must
 // be set before the loader is used concurrently.
 func (l *Loader) OnRead(fn func(path, real string, data []byte)) { l.onRead = fn }
+
+// OnReadTree sets a function called after every successful ReadTree with
+// the directory as asked, its real path and its listing (see TreeListing),
+// so that the build can tell when files are added to or removed from it.
+// The files read are also reported to the OnRead function. It must be set
+// before the loader is used concurrently.
+func (l *Loader) OnReadTree(fn func(path, real string, listing []byte)) { l.onReadTree = fn }
 
 // New returns a loader rooted at dir, which must be a directory. The root is
 // made absolute and its symlinks are resolved.
@@ -174,4 +184,117 @@ func (l *Loader) ReadFile(path string) ([]byte, string, error) {
 		l.onRead(path, real, data)
 	}
 	return data, real, err
+}
+
+// ErrNotDirectory is the error ReadTree wraps when its path is a file.
+var ErrNotDirectory = errors.New("is not a directory")
+
+// TreeFile is one regular file of a directory tree read by ReadTree.
+type TreeFile struct {
+	// Rel is the file's path relative to the tree's root, with slashes.
+	Rel string
+	// Data is the file's content.
+	Data []byte
+}
+
+// ReadTree reads every regular file below the directory at path (relative
+// to the root), following symlinks as helm does when it loads a chart, in
+// lexical order of their relative paths. Like helm, which reads a chart
+// wherever it is, it does not apply the restriction. It returns the
+// directory's real path with the files.
+func (l *Loader) ReadTree(path string) ([]TreeFile, string, error) {
+	real, kind, err := l.Resolve(path)
+	if err != nil {
+		return nil, real, err
+	}
+	if kind != Dir {
+		return nil, real, fmt.Errorf("'%s': %w", real, ErrNotDirectory)
+	}
+	rels, err := walkTree(real)
+	if err != nil {
+		return nil, real, err
+	}
+	files := make([]TreeFile, 0, len(rels))
+	for _, rel := range rels {
+		data, err := os.ReadFile(filepath.Join(real, filepath.FromSlash(rel)))
+		if err != nil {
+			return nil, real, err
+		}
+		if l.onRead != nil {
+			p := filepath.Join(path, filepath.FromSlash(rel))
+			fr, _, err := l.Resolve(p)
+			if err != nil {
+				return nil, real, err
+			}
+			l.onRead(p, fr, data)
+		}
+		files = append(files, TreeFile{Rel: rel, Data: data})
+	}
+	if l.onReadTree != nil {
+		l.onReadTree(path, real, listing(rels))
+	}
+	return files, real, nil
+}
+
+// TreeListing returns the listing of the directory real (absolute): the
+// relative paths of the regular files ReadTree would read, one a line.
+func TreeListing(real string) ([]byte, error) {
+	rels, err := walkTree(real)
+	if err != nil {
+		return nil, err
+	}
+	return listing(rels), nil
+}
+
+func listing(rels []string) []byte {
+	var b strings.Builder
+	for _, r := range rels {
+		b.WriteString(r)
+		b.WriteByte('\n')
+	}
+	return []byte(b.String())
+}
+
+// walkTree lists the regular files below dir, following symlinks to files
+// and directories; a symlink back to a directory being walked is an error.
+func walkTree(dir string) ([]string, error) {
+	var out []string
+	var walk func(abs, rel string, seen map[string]bool) error
+	walk = func(abs, rel string, seen map[string]bool) error {
+		real, err := filepath.EvalSymlinks(abs)
+		if err != nil {
+			return err
+		}
+		if seen[real] {
+			return fmt.Errorf("symlink cycle at '%s'", abs)
+		}
+		seen[real] = true
+		defer delete(seen, real)
+		entries, err := os.ReadDir(abs)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			childAbs := filepath.Join(abs, e.Name())
+			childRel := path.Join(rel, e.Name())
+			st, err := os.Stat(childAbs)
+			if err != nil {
+				return err
+			}
+			switch {
+			case st.IsDir():
+				if err := walk(childAbs, childRel, seen); err != nil {
+					return err
+				}
+			case st.Mode().IsRegular():
+				out = append(out, childRel)
+			}
+		}
+		return nil
+	}
+	if err := walk(dir, "", map[string]bool{}); err != nil {
+		return nil, err
+	}
+	sort.Strings(out)
+	return out, nil
 }

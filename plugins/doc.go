@@ -72,7 +72,10 @@
 // `kustomize.config.k8s.io/behavior`, which are removed. A transformer's
 // output replaces the input objects of the same current ID (they keep
 // their build state), adds new ones and drops the ones it left out, as
-// kustomize does.
+// kustomize does. With origin annotations (buildMetadata), a generator
+// gives the objects it makes its config's origin before they are merged
+// (stages.OriginGenerator); package build wraps transformers with the
+// transformer annotation.
 //
 // # Safety and purity
 //

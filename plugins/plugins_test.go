@@ -140,6 +140,20 @@ END
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
+
+	// With origin annotations, the generated object is annotated before
+	// it is merged (not run on an empty list, where merge would fail).
+	s, err = stages.GeneratorWithOrigin(s, &stages.Origin{ConfiguredIn: "gen.yaml", ConfiguredBy: stages.OriginRef{Kind: "Gen", Name: "g"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs = resource.NewList(decodeOne(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: \"1\"\n"))
+	if err := s.Run(context.Background(), rs); err != nil {
+		t.Fatal(err)
+	}
+	if got := render(t, rs); !strings.Contains(got, "configuredIn: gen.yaml") || !strings.Contains(got, `b: "2"`) {
+		t.Errorf("with origin: got\n%s", got)
+	}
 }
 
 // Container functions run with docker or podman from PATH, without

@@ -62,6 +62,7 @@ type plugin struct {
 	digest   []byte   // of the executable
 	image    string   // container image
 	fnConfig map[string]any
+	origin   string      // generators: the origin annotation given to objects without one
 	configID resource.ID // of the config (KEP-993 plugins)
 	noIDs    bool        // functions: no ID annotations on items (kpipe fn run)
 }
@@ -106,7 +107,24 @@ func (p *plugin) Fingerprint() []byte {
 		Args                    []string
 		Env, Digest             []byte
 		Image                   string
-	}{int(p.role), p.mode, p.path, p.dir, string(p.config), p.args, env[:], p.digest, p.image})
+		Origin                  string
+	}{int(p.role), p.mode, p.path, p.dir, string(p.config), p.args, env[:], p.digest, p.image, p.origin})
+}
+
+// WithOrigin returns the generator giving the objects it makes the origin
+// o when they have none (build metadata originAnnotations), before they
+// are merged into the list.
+func (p *plugin) WithOrigin(o *stages.Origin) (stages.Stage, error) {
+	if o == nil {
+		return p, nil
+	}
+	val, err := o.String()
+	if err != nil {
+		return nil, err
+	}
+	c := *p
+	c.origin = val
+	return &c, nil
 }
 
 func (p *plugin) fail(format string, args ...any) error {
@@ -127,6 +145,9 @@ func (p *plugin) Run(ctx context.Context, rs *resource.List) error {
 		for _, r := range out {
 			if err := generatorOptions(r); err != nil {
 				return p.fail("%v", err)
+			}
+			if _, ok := r.Annotations()[stages.OriginAnnotation]; p.origin != "" && !ok {
+				r.SetAnnotation(stages.OriginAnnotation, p.origin)
 			}
 			if err := stages.Absorb(rs, r); err != nil {
 				return p.fail("merging generated object %s: %v", r.ID(), err)

@@ -58,13 +58,6 @@ func (r *Resource) appendEncoded(buf []byte) []byte {
 		buf = appendString(buf, r.Gen.Behavior)
 		buf = appendBool(buf, r.Gen.NeedsHash)
 	}
-	if r.Origin == nil {
-		buf = append(buf, 0)
-	} else {
-		buf = append(buf, 1)
-		buf = appendString(appendString(buf, r.Origin.Path), r.Origin.ConfiguredIn)
-		buf = appendID(buf, r.Origin.ConfiguredBy)
-	}
 	return buf
 }
 
@@ -262,9 +255,6 @@ func (d *decoder) resource() *Resource {
 	}
 	if d.byte() == 1 {
 		r.Gen = &Generated{Behavior: d.string(), NeedsHash: d.byte() == 1}
-	}
-	if d.byte() == 1 {
-		r.Origin = &Origin{Path: d.string(), ConfiguredIn: d.string(), ConfiguredBy: d.id()}
 	}
 	return r
 }

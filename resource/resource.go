@@ -24,10 +24,6 @@ type Resource struct {
 
 	// Gen is non-nil for objects made by a generator.
 	Gen *Generated
-
-	// Origin records where the object came from, when the kustomization asks
-	// for origin annotations.
-	Origin *Origin
 }
 
 // prevName is one earlier identity of a resource. The group and version are
@@ -43,14 +39,6 @@ type Generated struct {
 	Behavior string
 	// NeedsHash is true when a content hash will be appended to the name.
 	NeedsHash bool
-}
-
-// Origin is where a resource was defined: the file (relative to the build
-// root) and, for generated objects, the generator that made it.
-type Origin struct {
-	Path         string
-	ConfiguredIn string
-	ConfiguredBy ID
 }
 
 // New wraps an object tree. The tree becomes owned by the resource.
@@ -92,10 +80,6 @@ func (r *Resource) Clone() *Resource {
 	if r.Gen != nil {
 		g := *r.Gen
 		c.Gen = &g
-	}
-	if r.Origin != nil {
-		o := *r.Origin
-		c.Origin = &o
 	}
 	return c
 }

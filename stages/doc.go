@@ -18,7 +18,12 @@
 //  3. Run is a pure function of the fingerprinted config and the input
 //     resources. It reads no clock, no environment variable, no file, no
 //     global or package-level state. Its only effect is on the list it is
-//     given.
+//     given. (The helm chart inflation runs the helm binary: its config
+//     holds the chart's files, the values, the binary's digest and the
+//     environment, and Run gives helm a private copy in a temporary
+//     directory that it removes. External plugins, package plugins, run
+//     programs too: their fingerprint holds the executable's digest and
+//     the exact environment, and --verify-cache checks that they are pure.)
 //  4. Run edits resources only through List.Edit, which copies a frozen
 //     (shared) resource before it is changed, so a base shared by many
 //     overlays is never modified by one of them.

@@ -315,17 +315,15 @@ func absorb(rs *resource.List, res *resource.Resource) error {
 	old := rs.At(matches[0])
 	switch behavior {
 	case BehaviorReplace:
+		// The labels and annotations of both, res's winning: res keeps
+		// its own origin annotation, or takes old's.
 		takeOver(res, old)
-		if res.Origin == nil && old.Origin != nil {
-			o := *old.Origin
-			res.Origin = &o
-		}
 	case BehaviorMerge:
+		// A merged object keeps the origin of the one it merges into.
 		takeOver(res, old)
 		mergeData(res, old)
-		if old.Origin != nil {
-			o := *old.Origin
-			res.Origin = &o
+		if o, ok := old.Annotations()[OriginAnnotation]; ok {
+			res.SetAnnotation(OriginAnnotation, o)
 		}
 	default:
 		if behavior == "" {

@@ -21,6 +21,7 @@ func NewHashTransformer() Stage { return hashStage{} }
 type hashStage struct{}
 
 func (hashStage) Kind() string        { return "HashTransformer" }
+func (hashStage) Cheap()              {}
 func (hashStage) Fingerprint() []byte { return Fingerprint("HashTransformer", nil) }
 
 // Run appends the content hash to the name of every object that needs one.

@@ -66,6 +66,7 @@ type imagesStage struct {
 }
 
 func (s *imagesStage) Kind() string        { return "ImageTagTransformer" }
+func (s *imagesStage) Cheap()              {}
 func (s *imagesStage) Fingerprint() []byte { return Fingerprint(s.Kind(), s.cfg) }
 
 // imageProbeHit is returned by a probing pass that would change the object.

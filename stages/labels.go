@@ -52,6 +52,7 @@ type mapEntryStage struct {
 }
 
 func (s *mapEntryStage) Kind() string        { return s.kind }
+func (s *mapEntryStage) Cheap()              {}
 func (s *mapEntryStage) Fingerprint() []byte { return Fingerprint(s.kind, s.cfg) }
 
 // Run sets the entries in every resource.

@@ -30,6 +30,7 @@ type nameRefStage struct {
 }
 
 func (s *nameRefStage) Kind() string        { return "NameReferenceTransformer" }
+func (s *nameRefStage) Cheap()              {}
 func (s *nameRefStage) Fingerprint() []byte { return Fingerprint(s.Kind(), s.backRefs) }
 
 // nameRefJob is one field of a referrer to fix, and the kind it refers to.

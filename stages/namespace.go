@@ -72,6 +72,7 @@ type namespaceStage struct {
 }
 
 func (s *namespaceStage) Kind() string        { return "NamespaceTransformer" }
+func (s *namespaceStage) Cheap()              {}
 func (s *namespaceStage) Fingerprint() []byte { return Fingerprint(s.Kind(), s.cfg) }
 
 // Run sets the namespace on every object, one at a time, checking after

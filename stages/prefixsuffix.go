@@ -82,6 +82,7 @@ type prefixSuffixStage struct {
 }
 
 func (s *prefixSuffixStage) Kind() string        { return s.kind }
+func (s *prefixSuffixStage) Cheap()              {}
 func (s *prefixSuffixStage) Fingerprint() []byte { return Fingerprint(s.kind, s.cfg) }
 
 // Run adds the prefix to every object, then the suffix.

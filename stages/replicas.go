@@ -48,6 +48,7 @@ type replicasStage struct {
 }
 
 func (s *replicasStage) Kind() string        { return "ReplicaCountTransformer" }
+func (s *replicasStage) Cheap()              {}
 func (s *replicasStage) Fingerprint() []byte { return Fingerprint(s.Kind(), s.cfg) }
 
 // Run sets the count in every object a field spec selects.

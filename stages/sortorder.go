@@ -54,6 +54,7 @@ func NewSortOrder(opts SortOptions) (Stage, error) {
 }
 
 func (s *sortOrder) Kind() string        { return "SortOrderTransformer" }
+func (s *sortOrder) Cheap()              {}
 func (s *sortOrder) Fingerprint() []byte { return Fingerprint(s.Kind(), s.opts) }
 
 func (s *sortOrder) Run(_ context.Context, rs *resource.List) error {

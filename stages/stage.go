@@ -22,6 +22,18 @@ type Stage interface {
 	Run(ctx context.Context, rs *resource.List) error
 }
 
+// Cheap is implemented by stages whose Run costs less than memoizing it
+// would: hashing the input list for the key and storing the output list
+// cost more than the field edits they make (namespace, labels, prefixes,
+// images, ...). The engine runs them each time their node is built instead
+// of looking them up; nodes, generators, patches, replacements and plugins
+// are still memoized one by one.
+type Cheap interface {
+	Stage
+	// Cheap marks the stage; it does nothing.
+	Cheap()
+}
+
 // Fingerprint encodes a stage kind and its config canonically: JSON with
 // sorted map keys, hashed with SHA-256. Configs must be plain data (structs,
 // maps, slices, strings, numbers).

@@ -169,6 +169,7 @@ type varTargetsStage struct {
 }
 
 func (s *varTargetsStage) Kind() string        { return "VarTargets" }
+func (s *varTargetsStage) Cheap()              {}
 func (s *varTargetsStage) Fingerprint() []byte { return Fingerprint(s.Kind(), s.vars) }
 
 // Run records each var's name on the object it reads.
@@ -228,6 +229,7 @@ type varResolverStage struct {
 }
 
 func (s *varResolverStage) Kind() string        { return "RefVarTransformer" }
+func (s *varResolverStage) Cheap()              {}
 func (s *varResolverStage) Fingerprint() []byte { return Fingerprint(s.Kind(), s.cfg) }
 
 // Run resolves the vars and replaces their references.

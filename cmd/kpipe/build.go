@@ -27,21 +27,17 @@ func buildCommand() *cli.Command {
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write output to this file, or to this existing directory one file per resource"},
 		}, commonBuildFlags()...),
 			// Flags of kustomize build whose features kpipe does not have yet.
-			&cli.StringFlag{Name: "helm-command", Usage: "not supported yet"},
 			&cli.StringSliceFlag{Name: "mount", Usage: "not supported yet"},
 			&cli.BoolFlag{Name: "network", Usage: "not supported yet"},
 			&cli.StringFlag{Name: "network-name", Usage: "not supported yet"},
 			&cli.BoolFlag{Name: "as-current-user", Usage: "not supported yet"},
-			&cli.StringSliceFlag{Name: "helm-api-versions", Usage: "not supported yet"},
-			&cli.StringFlag{Name: "helm-kube-version", Usage: "not supported yet"},
-			&cli.BoolFlag{Name: "helm-debug", Usage: "not supported yet"},
 		),
 		Action: runBuild,
 	}
 }
 
 func runBuild(c *cli.Context) error {
-	if err := notSupported(c, "helm-command", "mount", "network", "network-name", "as-current-user", "helm-api-versions", "helm-kube-version", "helm-debug"); err != nil {
+	if err := notSupported(c, "mount", "network", "network-name", "as-current-user"); err != nil {
 		return err
 	}
 	if c.NArg() > 1 {
@@ -62,12 +58,17 @@ func runBuild(c *cli.Context) error {
 	for _, w := range g.Warnings {
 		opts.Warn(w)
 	}
+	cdir, err := cacheDir(c)
+	if err != nil {
+		return err
+	}
+	prepareCache(&opts, cdir)
 	store, err := openCache(c, 2*time.Second)
 	if err != nil {
 		return err
 	}
-	useCache(&opts, store)
-	defer closeCache(store, &opts)
+	opts.Cache.Store = store
+	defer closeCache(store, cdir, &opts)
 	b := build.NewBuilder(g, opts)
 	res := b.Run(c.Context, loadErrs)[0]
 	if res.Err != nil {
@@ -83,7 +84,11 @@ func commonBuildFlags() []cli.Flag {
 		&cli.StringFlag{Name: "reorder", Usage: "legacy or none (deprecated: use sortOptions in kustomization.yaml)"},
 		&cli.BoolFlag{Name: "enable-alpha-plugins", Usage: "enable plugins other than the builtins"},
 		&cli.BoolFlag{Name: "enable-exec", Usage: "enable KRM functions that run executables"},
-		&cli.BoolFlag{Name: "enable-helm", Usage: "enable helm chart inflation"},
+		&cli.BoolFlag{Name: "enable-helm", Usage: "enable helm chart inflation (helmCharts)"},
+		&cli.StringFlag{Name: "helm-command", Value: "helm", Usage: "the helm executable to run"},
+		&cli.StringSliceFlag{Name: "helm-api-versions", Usage: "Kubernetes api versions helm template passes to .Capabilities.APIVersions (for charts that set none)"},
+		&cli.StringFlag{Name: "helm-kube-version", Usage: "the Kubernetes version helm template passes to .Capabilities.KubeVersion (for charts that set none)"},
+		&cli.BoolFlag{Name: "helm-debug", Usage: "run helm template with --debug"},
 		&cli.BoolFlag{Name: "enable-managedby-label", Usage: "add app.kubernetes.io/managed-by to every resource"},
 		&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.NumCPU(), Usage: "build at most this many kustomizations at once"},
 		&cli.StringSliceFlag{Name: "env", Aliases: []string{"e"}, Usage: "KEY=VALUE, or KEY to pass from the environment, for KRM functions (repeatable)"},
@@ -117,17 +122,21 @@ func buildOptions(c *cli.Context) (loaders.Restriction, build.Options, error) {
 		FnEnv:              c.StringSlice("env"),
 		NoCachePlugins:     c.Bool("no-cache-plugins"),
 		VerifyCache:        c.Bool("verify-cache"),
-		Warn:               func(msg string) { fmt.Fprintln(c.App.ErrWriter, msg) },
+		Helm: build.HelmOptions{Command: c.String("helm-command"), APIVersions: c.StringSlice("helm-api-versions"),
+			KubeVersion: c.String("helm-kube-version"), Debug: c.Bool("helm-debug")},
+		Warn: func(msg string) { fmt.Fprintln(c.App.ErrWriter, msg) },
 	}, nil
 }
 
-// useCache sets opts up to use store (which may be nil).
-func useCache(opts *build.Options, store *cache.Store) {
-	if store == nil {
-		return
+// prepareCache loads the file index of the cache directory dir ("" for
+// none) into opts and sets the version salted into every cache key; the
+// store itself is opened only when a build needs it.
+func prepareCache(opts *build.Options, dir string) {
+	files, err := cache.LoadFileIndex(dir)
+	if err != nil {
+		opts.Warn("Warning: cache: ignoring the file index: " + err.Error())
 	}
-	files := cache.LoadFileIndex(store)
-	opts.Cache = build.Cache{Store: store, Files: files, Version: cacheVersion(files)}
+	opts.Cache = build.Cache{Files: files, Version: cacheVersion(files)}
 }
 
 // cacheVersion is the version salted into every cache key: kpipe's version
@@ -149,14 +158,26 @@ func cacheVersion(files *cache.FileIndex) string {
 	return fmt.Sprintf("%s+%x", Version, d[:])
 }
 
-// closeCache records the run's statistics and the file index, and closes
-// the store.
-func closeCache(store *cache.Store, opts *build.Options) {
+// closeCache saves the file index and closes the store.
+func closeCache(store *cache.Store, dir string, opts *build.Options) {
+	saveFileIndex(dir, opts)
+	closeStore(store, opts)
+}
+
+// saveFileIndex writes the file index back to the cache directory dir.
+func saveFileIndex(dir string, opts *build.Options) {
+	if dir != "" && opts.Cache.Files != nil {
+		if err := opts.Cache.Files.Save(dir); err != nil {
+			opts.Warn("Warning: cache: saving the file index: " + err.Error())
+		}
+	}
+}
+
+// closeStore records the run's statistics and closes the store (which may
+// be nil).
+func closeStore(store *cache.Store, opts *build.Options) {
 	if store == nil {
 		return
-	}
-	if opts.Cache.Files != nil {
-		opts.Cache.Files.Save(store)
 	}
 	store.RecordRun()
 	if err := store.Close(); err != nil {

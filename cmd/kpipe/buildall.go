@@ -69,6 +69,7 @@ type rootReport struct {
 	Changed     bool    `json:"changed"`          // output differs from the last run's
 	Seconds     float64 `json:"seconds"`          // this root's own finishing, rendering and writing
 	Cached      bool    `json:"cached"`           // final output taken from the cache
+	UpToDate    bool    `json:"upToDate"`         // inputs unchanged since the last run: not loaded at all
 	NodesBuilt  int     `json:"nodesBuilt"`
 	NodesCached int     `json:"nodesCached"`
 	StageHits   int     `json:"stageHits"`
@@ -83,6 +84,7 @@ type report struct {
 		Roots       int                         `json:"roots"`
 		Failed      int                         `json:"failed"`
 		Changed     int                         `json:"changed"`
+		UpToDate    int                         `json:"upToDate"`
 		Seconds     float64                     `json:"seconds"`
 		NodesBuilt  int                         `json:"nodesBuilt"`
 		NodesCached int                         `json:"nodesCached"`
@@ -93,33 +95,160 @@ type report struct {
 	} `json:"summary"`
 }
 
+// A run of build-all has three steps. First it finds the roots: from the
+// root index's discovery record when the trees hold the same, unchanged
+// kustomization files as last time, else by loading every kustomization.
+// Then it checks each root against the root index: a root whose recorded
+// inputs (every file and directory its last build read) and output file
+// are unchanged is up to date and is neither loaded nor built. Last, it
+// builds the other roots over one graph, with the store open, and records
+// their inputs. A run where nothing changed thus costs a walk of the trees
+// and a stat of each input, and never opens the store.
 func runBuildAll(c *cli.Context) error {
 	start := time.Now()
 	restriction, opts, err := buildOptions(c)
 	if err != nil {
 		return err
 	}
-	roots, all, err := findRoots(c, restriction)
+	cdir, err := cacheDir(c)
+	if err != nil {
+		return err
+	}
+	prepareCache(&opts, cdir)
+	index, err := cache.LoadRootIndex(cdir, build.SettingsKey(opts, restriction))
+	if err != nil {
+		opts.Warn("Warning: cache: ignoring the root index: " + err.Error())
+	}
+	checker := cache.NewInputChecker(opts.Cache.Files)
+	roots, all, err := findRoots(c, restriction, index, checker)
 	if err != nil {
 		return err
 	}
 	if len(roots) == 0 {
 		return errors.New("no kustomization roots found")
 	}
-	g, loadErrs := all.WithRoots(roots)
+	outDir := c.String("out-dir")
+	cwd, _ := os.Getwd()
+	outputOf := func(root string) string {
+		if outDir == "" {
+			return ""
+		}
+		return filepath.Join(outDir, outputName(cwd, root))
+	}
+
+	rep := &report{Version: Version, Roots: make([]rootReport, len(roots))}
+	var check errgroup.Group
+	check.SetLimit(opts.Jobs)
+	for i, root := range roots {
+		check.Go(func() error {
+			rec, ok := index.Root(root)
+			if ok && !opts.VerifyCache && rec.Output == outputOf(root) && checker.Unchanged(rec.Inputs) && outputIntact(opts.Cache.Files, rec) {
+				rep.Roots[i] = rootReport{Path: root, Output: rec.Output, Status: "ok", Digest: hex.EncodeToString(rec.OutputDigest[:]),
+					Cached: true, UpToDate: true}
+			}
+			return nil
+		})
+	}
+	_ = check.Wait()
+	var todo []int // indexes of the roots to build
+	for i := range roots {
+		if !rep.Roots[i].UpToDate {
+			todo = append(todo, i)
+		}
+	}
+
+	var st build.Stats
+	if len(todo) > 0 {
+		st, err = buildRoots(c, restriction, opts, all, roots, todo, outputOf, index, checker, rep)
+		if err != nil {
+			return err
+		}
+	}
+	if err := index.Save(); err != nil {
+		opts.Warn("Warning: cache: saving the root index: " + err.Error())
+	}
+	saveFileIndex(cdir, &opts)
+
+	var errs *multierror.Error
+	rep.Summary.Roots = len(roots)
+	rep.Summary.NodesBuilt, rep.Summary.NodesCached, rep.Summary.RootsCached = st.NodesBuilt, st.NodesCached, st.RootsCached
+	rep.Summary.Stages = st.Stages
+	rep.Summary.FilesHashed, rep.Summary.FilesStat = opts.Cache.Files.Counts()
+	for _, rr := range rep.Roots {
+		switch {
+		case rr.Status == "error":
+			rep.Summary.Failed++
+			errs = multierror.Append(errs, fmt.Errorf("%s: %s", rr.Path, rr.Error))
+		case rr.Changed:
+			rep.Summary.Changed++
+		case rr.UpToDate:
+			rep.Summary.UpToDate++
+		}
+	}
+	rep.Summary.Seconds = time.Since(start).Seconds()
+	if p := c.String("report"); p != "" {
+		data, _ := json.MarshalIndent(rep, "", "  ")
+		if err := output.WriteFileAtomic(p, append(data, '\n')); err != nil {
+			errs = multierror.Append(errs, fmt.Errorf("writing the report: %w", err))
+		}
+	}
+	if c.Bool("stats") {
+		printStats(c, rep)
+	}
+	fmt.Fprintf(c.App.ErrWriter, "built %d roots (%d failed, %d changed, %d up to date) in %.2fs: %d nodes built, %d from cache\n",
+		rep.Summary.Roots, rep.Summary.Failed, rep.Summary.Changed, rep.Summary.UpToDate, rep.Summary.Seconds, st.NodesBuilt, st.NodesCached)
+	if errs != nil {
+		errs.ErrorFormat = func(es []error) string {
+			lines := make([]string, len(es))
+			for i, e := range es {
+				lines[i] = "  * " + e.Error()
+			}
+			return fmt.Sprintf("%d of %d roots failed:\n%s", len(es), len(roots), strings.Join(lines, "\n"))
+		}
+		return errs
+	}
+	return nil
+}
+
+// outputIntact reports whether the output file a root record names still
+// holds the recorded output.
+func outputIntact(files *cache.FileIndex, rec cache.RootRecord) bool {
+	if rec.Output == "" {
+		return true
+	}
+	d, ok := files.Digest(rec.Output)
+	return ok && d == rec.OutputDigest
+}
+
+// buildRoots builds roots[i] for every i in todo over one graph (taken
+// from all when discovery loaded one), writes their outputs, fills their
+// report entries and records their inputs in index.
+func buildRoots(c *cli.Context, restriction loaders.Restriction, opts build.Options, all *build.Graph,
+	roots []string, todo []int, outputOf func(string) string, index *cache.RootIndex, checker *cache.InputChecker, rep *report) (build.Stats, error) {
+	dirs := make([]string, len(todo))
+	for j, i := range todo {
+		dirs[j] = roots[i]
+	}
+	var g *build.Graph
+	var loadErrs []error
+	if all != nil {
+		g, loadErrs = all.WithRoots(dirs)
+	} else {
+		g, loadErrs = build.Load(dirs, restriction)
+	}
 	for _, w := range g.Warnings {
 		opts.Warn(w)
 	}
 	store, err := openCache(c, 30*time.Second)
 	if err != nil {
-		return err
+		return build.Stats{}, err
 	}
-	useCache(&opts, store)
-	defer closeCache(store, &opts)
+	opts.Cache.Store = store
+	defer closeStore(store, &opts)
 
 	var bar *progressbar.ProgressBar
 	if f, ok := c.App.ErrWriter.(*os.File); ok && c.Bool("progress") && term.IsTerminal(int(f.Fd())) {
-		bar = progressbar.NewOptions(len(g.Nodes)+len(roots),
+		bar = progressbar.NewOptions(len(g.Nodes)+len(dirs),
 			progressbar.OptionSetWriter(f), progressbar.OptionSetDescription("building"),
 			progressbar.OptionShowCount(), progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(100*time.Millisecond))
 		opts.Progress = func() { _ = bar.Add(1) }
@@ -127,28 +256,29 @@ func runBuildAll(c *cli.Context) error {
 	b := build.NewBuilder(g, opts)
 	results := b.Run(c.Context, loadErrs)
 
-	prev := previousDigests(store)
-	rep := &report{Version: Version, Roots: make([]rootReport, len(roots))}
-	outDir := c.String("out-dir")
-	cwd, _ := os.Getwd()
 	var eg errgroup.Group
 	eg.SetLimit(opts.Jobs)
-	for i := range roots {
+	for j, i := range todo {
 		eg.Go(func() error {
 			t0 := time.Now()
-			res := results[i]
-			rr := rootReport{Path: roots[i], Cached: res.Cached, NodesBuilt: res.NodesBuilt, NodesCached: res.NodesCached,
+			res, root := results[j], roots[i]
+			rr := rootReport{Path: root, Output: outputOf(root), Cached: res.Cached, NodesBuilt: res.NodesBuilt, NodesCached: res.NodesCached,
 				StageHits: res.StagesCached, StageMisses: res.StagesRan}
-			if outDir != "" {
-				rr.Output = filepath.Join(outDir, outputName(cwd, roots[i]))
-			}
 			err := res.Err
 			if err == nil {
 				sum := sha256.Sum256(res.YAML)
 				rr.Digest = hex.EncodeToString(sum[:])
-				rr.Changed = prev[roots[i]] != rr.Digest
+				prev, known := index.Root(root)
+				rr.Changed = !known || prev.OutputDigest != cache.Key(sum)
 				if rr.Output != "" {
 					err = writeIfChanged(rr.Output, res.YAML)
+				}
+				if err == nil && store != nil {
+					// Record the root only if every input still has the
+					// content the build used.
+					if inputs, ok := b.Inputs(g.Roots[j]); ok && checker.Unchanged(inputs) {
+						index.SetRoot(root, &cache.RootRecord{Inputs: inputs, Output: rr.Output, OutputDigest: sum})
+					}
 				}
 			}
 			if err != nil {
@@ -168,51 +298,7 @@ func runBuildAll(c *cli.Context) error {
 	if bar != nil {
 		_ = bar.Finish()
 	}
-
-	var errs *multierror.Error
-	st := b.Stats()
-	rep.Summary.Roots = len(roots)
-	rep.Summary.NodesBuilt, rep.Summary.NodesCached, rep.Summary.RootsCached = st.NodesBuilt, st.NodesCached, st.RootsCached
-	rep.Summary.Stages = st.Stages
-	if opts.Cache.Files != nil {
-		rep.Summary.FilesHashed, rep.Summary.FilesStat = opts.Cache.Files.Counts()
-	}
-	digests := map[string]string{}
-	for _, rr := range rep.Roots {
-		if rr.Status == "error" {
-			rep.Summary.Failed++
-			errs = multierror.Append(errs, fmt.Errorf("%s: %s", rr.Path, rr.Error))
-			continue
-		}
-		digests[rr.Path] = rr.Digest
-		if rr.Changed {
-			rep.Summary.Changed++
-		}
-	}
-	saveDigests(store, prev, digests)
-	rep.Summary.Seconds = time.Since(start).Seconds()
-	if p := c.String("report"); p != "" {
-		data, _ := json.MarshalIndent(rep, "", "  ")
-		if err := output.WriteFileAtomic(p, append(data, '\n')); err != nil {
-			errs = multierror.Append(errs, fmt.Errorf("writing the report: %w", err))
-		}
-	}
-	if c.Bool("stats") {
-		printStats(c, rep)
-	}
-	fmt.Fprintf(c.App.ErrWriter, "built %d roots (%d failed, %d changed) in %.2fs: %d nodes built, %d from cache\n",
-		rep.Summary.Roots, rep.Summary.Failed, rep.Summary.Changed, rep.Summary.Seconds, st.NodesBuilt, st.NodesCached)
-	if errs != nil {
-		errs.ErrorFormat = func(es []error) string {
-			lines := make([]string, len(es))
-			for i, e := range es {
-				lines[i] = "  * " + e.Error()
-			}
-			return fmt.Sprintf("%d of %d roots failed:\n%s", len(es), len(roots), strings.Join(lines, "\n"))
-		}
-		return errs
-	}
-	return nil
+	return b.Stats(), nil
 }
 
 // printStats prints the per-stage table of --stats.
@@ -228,8 +314,8 @@ func printStats(c *cli.Context, rep *report) {
 		s := rep.Summary.Stages[k]
 		fmt.Fprintf(w, "%-32s %8d %8d %10.3f\n", k, s.Ran, s.Cached, s.Time.Seconds())
 	}
-	fmt.Fprintf(w, "nodes: %d built, %d from cache; roots from cache: %d; files hashed: %d, from index: %d\n",
-		rep.Summary.NodesBuilt, rep.Summary.NodesCached, rep.Summary.RootsCached, rep.Summary.FilesHashed, rep.Summary.FilesStat)
+	fmt.Fprintf(w, "roots up to date (not loaded): %d; nodes: %d built, %d from cache; roots from cache: %d; files hashed: %d, from index: %d\n",
+		rep.Summary.UpToDate, rep.Summary.NodesBuilt, rep.Summary.NodesCached, rep.Summary.RootsCached, rep.Summary.FilesHashed, rep.Summary.FilesStat)
 }
 
 // outputName maps a root directory to its output file under --out-dir.
@@ -256,53 +342,41 @@ func writeIfChanged(path string, data []byte) error {
 	return output.WriteFileAtomic(path, data)
 }
 
-// previousDigests reads the output digests of the last run by root.
-func previousDigests(s *cache.Store) map[string]string {
-	m := map[string]string{}
-	if b, ok := s.GetMeta("outputs"); ok {
-		_ = json.Unmarshal(b, &m)
-	}
-	return m
-}
-
-// saveDigests records this run's output digests, keeping other roots'.
-func saveDigests(s *cache.Store, prev, now map[string]string) {
-	if s == nil {
-		return
-	}
-	for k, v := range now {
-		prev[k] = v
-	}
-	b, _ := json.Marshal(prev)
-	s.PutMeta("outputs", b)
-}
-
 // findRoots lists the roots to build, as absolute, symlink-free paths in a
-// stable order.
-func findRoots(c *cli.Context, r loaders.Restriction) ([]string, *build.Graph, error) {
+// stable order. When it had to load the kustomizations of the trees to
+// tell roots from bases, it returns that graph too.
+//
+// Discovery walks the trees for kustomization files; when they are the
+// same files, unchanged, as at the last discovery of the same trees, the
+// roots are those found then, and nothing is parsed.
+func findRoots(c *cli.Context, r loaders.Restriction, index *cache.RootIndex, checker *cache.InputChecker) ([]string, *build.Graph, error) {
 	if f := c.String("roots-from"); f != "" {
 		roots, err := readRootsFile(f)
-		if err != nil {
-			return nil, nil, err
-		}
-		g, _ := build.Load(roots, r)
-		return roots, g, nil
+		return roots, nil, err
 	}
 	paths := c.Args().Slice()
 	if len(paths) == 0 {
 		paths = []string{"."}
 	}
+	key := fmt.Sprintf("%q all=%v out=%q", paths, c.Bool("all-kustomizations"), c.String("out-dir"))
+	if rec, ok := index.Discovery(key); ok && checker.Unchanged(rec.Dirs) && checker.Unchanged(rec.Files) {
+		// The same directories hold the same kustomization files.
+		return rec.Roots, nil, nil
+	}
 	var all []string
+	var files, dirs []cache.Input
 	seen := map[string]bool{}
 	for _, p := range paths {
-		found, err := findKustomizations(p, c.String("out-dir"))
+		found, walked, err := findKustomizations(p, c.String("out-dir"))
 		if err != nil {
 			return nil, nil, err
 		}
-		for _, d := range found {
-			if !seen[d] {
-				seen[d] = true
-				all = append(all, d)
+		dirs = append(dirs, walked...)
+		for _, f := range found {
+			if !seen[f.Real] {
+				seen[f.Real] = true
+				all = append(all, filepath.Dir(f.Path))
+				files = append(files, f)
 			}
 		}
 	}
@@ -311,13 +385,11 @@ func findRoots(c *cli.Context, r loaders.Restriction) ([]string, *build.Graph, e
 	g, _ := build.Load(all, r)
 	referenced := map[string]bool{}
 	for _, n := range g.Nodes {
-		for _, e := range append(append([]*build.Entry(nil), n.Resources...), n.Components...) {
-			if e.Child != nil {
-				referenced[e.Child.Dir] = true
-			}
+		for _, e := range n.Children() {
+			referenced[e.Child.Dir] = true
 		}
 	}
-	var roots []string
+	roots := []string{}
 	for i, d := range all {
 		n := g.Roots[i]
 		if n != nil && n.IsComponent() {
@@ -328,15 +400,23 @@ func findRoots(c *cli.Context, r loaders.Restriction) ([]string, *build.Graph, e
 		}
 		roots = append(roots, d)
 	}
+	for _, ins := range [][]cache.Input{files, dirs} {
+		for i := range ins {
+			ins[i].Digest, _ = checker.Digest(ins[i].Real)
+		}
+	}
+	index.SetDiscovery(key, cache.DiscoveryRecord{Files: files, Dirs: dirs, Roots: roots})
 	return roots, g, nil
 }
 
 // findKustomizations walks a tree for directories holding a kustomization
-// file, skipping hidden directories and outDir.
-func findKustomizations(tree, outDir string) ([]string, error) {
-	tree, err := loaders.RealDir(tree)
+// file, skipping hidden directories and outDir, and returns each
+// directory's kustomization file (the first of loaders.FileNames there),
+// in the order of the directories' paths, and the directories it walked.
+func findKustomizations(tree, outDir string) (found, walked []cache.Input, err error) {
+	tree, err = loaders.RealDir(tree)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	skip := ""
 	if outDir != "" {
@@ -344,27 +424,47 @@ func findKustomizations(tree, outDir string) ([]string, error) {
 			skip = a
 		}
 	}
-	var dirs []string
-	err = filepath.WalkDir(tree, func(p string, d fs.DirEntry, err error) error {
+	var walk func(dir string) error
+	walk = func(dir string) error {
+		entries, err := os.ReadDir(dir)
 		if err != nil {
 			return err
 		}
-		if !d.IsDir() {
-			return nil
-		}
-		if p != tree && (strings.HasPrefix(d.Name(), ".") || p == skip) {
-			return filepath.SkipDir
+		walked = append(walked, cache.Input{Path: dir, Real: dir})
+		names := map[string]fs.DirEntry{}
+		for _, e := range entries {
+			names[e.Name()] = e
 		}
 		for _, name := range loaders.FileNames {
-			if st, err := os.Stat(filepath.Join(p, name)); err == nil && st.Mode().IsRegular() {
-				dirs = append(dirs, p)
+			e, ok := names[name]
+			if !ok {
+				continue
+			}
+			p := filepath.Join(dir, name)
+			if e.Type().IsRegular() {
+				found = append(found, cache.Input{Path: p, Real: p})
 				break
+			}
+			if real, err := filepath.EvalSymlinks(p); err == nil {
+				if st, err := os.Stat(real); err == nil && st.Mode().IsRegular() {
+					found = append(found, cache.Input{Path: p, Real: real})
+					break
+				}
+			}
+		}
+		for _, e := range entries {
+			p := filepath.Join(dir, e.Name())
+			if e.IsDir() && !strings.HasPrefix(e.Name(), ".") && p != skip {
+				if err := walk(p); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
-	})
-	sort.Strings(dirs)
-	return dirs, err
+	}
+	err = walk(tree)
+	sort.Slice(found, func(i, j int) bool { return filepath.Dir(found[i].Path) < filepath.Dir(found[j].Path) })
+	return found, walked, err
 }
 
 // readRootsFile reads --roots-from.

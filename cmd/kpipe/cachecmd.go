@@ -21,19 +21,24 @@ func cacheFlags() []cli.Flag {
 	}
 }
 
+// cacheDir returns the cache directory the flags ask for, or "" with
+// --no-cache.
+func cacheDir(c *cli.Context) (string, error) {
+	if c.Bool("no-cache") {
+		return "", nil
+	}
+	if dir := c.String("cache-dir"); dir != "" {
+		return dir, nil
+	}
+	return cache.DefaultDir()
+}
+
 // openCache opens the cache the flags ask for; nil with --no-cache or when
 // the cache cannot be used (after a warning).
 func openCache(c *cli.Context, lockWait time.Duration) (*cache.Store, error) {
-	if c.Bool("no-cache") {
-		return nil, nil
-	}
-	dir := c.String("cache-dir")
-	if dir == "" {
-		d, err := cache.DefaultDir()
-		if err != nil {
-			return nil, err
-		}
-		dir = d
+	dir, err := cacheDir(c)
+	if err != nil || dir == "" {
+		return nil, err
 	}
 	var max int64
 	if v := c.String("cache-max-size"); v != "" {

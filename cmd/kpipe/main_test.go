@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -104,9 +105,45 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestUnsupportedFlag(t *testing.T) {
-	code, _, stderr := kpipe(t, "build", "../../testdata/examples/prod", "--helm-command", "helm3")
-	if code != 1 || !strings.Contains(stderr, "--helm-command: not supported yet") {
+	code, _, stderr := kpipe(t, "build", "../../testdata/examples/prod", "--mount", "type=bind,src=/a,dst=/b")
+	if code != 1 || !strings.Contains(stderr, "--mount: not supported yet") {
 		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestHelmFlags checks that the --helm-* flags reach helm, through a
+// stand-in for helm that prints its arguments.
+func TestHelmFlags(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the fake helm is a shell script")
+	}
+	dir := t.TempDir()
+	files := map[string]string{
+		"kustomization.yaml":   "helmCharts:\n- name: c\n  releaseName: r\n",
+		"charts/c/Chart.yaml":  "apiVersion: v2\nname: c\nversion: 1.0.0\n",
+		"charts/c/values.yaml": "",
+		"fakehelm": `#!/bin/sh
+if [ "$1" = version ]; then echo v3.10.2; exit 0; fi
+shift 3
+printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: args\ndata:\n  flags: "%s"\n' "$*"
+`,
+	}
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, stderr := kpipe(t, "build", dir, "--enable-helm", "--helm-command", filepath.Join(dir, "fakehelm"),
+		"--helm-api-versions", "a/v1", "--helm-api-versions", "b/v1", "--helm-kube-version", "1.29", "--helm-debug")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(strings.Join(strings.Fields(out), " "), "--api-versions a/v1 --api-versions b/v1 --kube-version 1.29 --debug kind:") {
+		t.Errorf("helm did not get the flags:\n%s", out)
 	}
 }
 
