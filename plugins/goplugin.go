@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	goplugin "plugin"
 	"runtime/debug"
 	"strings"
 
@@ -33,7 +32,7 @@ func (p *plugin) configureGo(c Config, so string) error {
 
 // goConstructor opens the plugin and returns its constructor.
 func (p *plugin) goConstructor() (func() any, error) {
-	lib, err := goplugin.Open(p.path)
+	lookup, err := openGoPlugin(p.path)
 	if err != nil {
 		msg := err.Error()
 		hint := ""
@@ -45,7 +44,7 @@ func (p *plugin) goConstructor() (func() any, error) {
 		}
 		return nil, p.fail("cannot load the Go plugin: %v%s", err, hint)
 	}
-	sym, err := lib.Lookup(pluginapi.Symbol)
+	sym, err := lookup(pluginapi.Symbol)
 	if err != nil {
 		return nil, p.fail("the Go plugin exports no %s constructor (see package pluginapi; kustomize's own Go plugins are not kpipe plugins)", pluginapi.Symbol)
 	}

@@ -15,6 +15,9 @@ import (
 // binary was built with, or skips the test when that cannot work.
 func buildGoPlugin(t *testing.T, path string) {
 	t.Helper()
+	if !goPluginSupport {
+		t.Skip("built with -tags nogoplugin")
+	}
 	if testing.CoverMode() != "" {
 		t.Skip("Go plugins must be built with the host's flags; skipped under -cover")
 	}
