@@ -68,9 +68,9 @@ func Run(ctx context.Context, dir string, o Options) (*Result, error) {
 		return nil, err
 	}
 	if st, err := os.Stat(abs); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("fn run: %w", err)
 	} else if !st.IsDir() {
-		return nil, fmt.Errorf("%s is not a directory", dir)
+		return nil, fmt.Errorf("fn run: %s is not a directory", dir)
 	}
 	files, err := readDir(abs)
 	if err != nil {

@@ -158,6 +158,16 @@ func TestRunFailuresAndDryRun(t *testing.T) {
 		t.Errorf("a dry run wrote cm.yaml: %s", got)
 	}
 
+	// A function that returns nothing stops the run: nothing is written.
+	writeFiles(t, dir, map[string]string{"f.sh": "#!/bin/sh\ncat >/dev/null\n"})
+	res, err := Run(context.Background(), dir, opts)
+	if err != nil || res.Stopped == "" || len(res.Written)+len(res.Removed) != 0 {
+		t.Errorf("empty output: %+v, %v", res, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "cm.yaml")); err != nil {
+		t.Errorf("empty output removed cm.yaml: %v", err)
+	}
+
 	writeFiles(t, dir, map[string]string{"bad.yaml": "- a list\n"})
 	if _, err := Run(context.Background(), dir, opts); err == nil || !strings.Contains(err.Error(), "bad.yaml") {
 		t.Errorf("a file that is not objects: error = %v", err)

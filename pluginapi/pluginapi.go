@@ -45,7 +45,8 @@
 // numbers, slices and maps of them); kpipe encodes and decodes them, so
 // they never share memory with kpipe. A plugin should be a pure function of
 // its config and input: kpipe caches its output under a key that covers the
-// config, the input and the digest of the .so file.
+// config, the input, the digest of the .so file and kpipe's environment
+// (which the plugin can read); --no-cache-plugins is for the others.
 //
 // # Version skew
 //
@@ -83,8 +84,9 @@ type Object = map[string]any
 // Plugin is what every plugin implements.
 type Plugin interface {
 	// Config receives the plugin's config object as YAML and the absolute
-	// directory of the kustomization that lists it (where relative paths
-	// in the config are meant). An error fails the build.
+	// directory of the kustomization that lists it: relative paths in the
+	// config are meant from there (kpipe's working directory is not
+	// changed for a plugin). An error fails the build.
 	Config(config []byte, dir string) error
 }
 

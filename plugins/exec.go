@@ -30,7 +30,7 @@ func (p *plugin) configureExec(c Config, o Options) error {
 	if err := checkExecutable(path); err != nil {
 		so := path + ".so"
 		if _, serr := os.Stat(so); serr == nil {
-			return p.configureGo(c, so)
+			return p.configureGo(c, o, so)
 		}
 		if found, kerr := p.configureKEP(c, o); found || kerr != nil {
 			return kerr

@@ -16,9 +16,12 @@ import (
 const modeGo = "go-plugin"
 
 // configureGo prepares a Go plugin found at so: it is opened now, so that
-// a plugin that cannot load fails the build before anything runs.
-func (p *plugin) configureGo(c Config, so string) error {
+// a plugin that cannot load fails the build before anything runs. The
+// plugin runs inside kpipe and sees its environment, which the fingerprint
+// therefore covers as it does for exec plugins.
+func (p *plugin) configureGo(c Config, o Options, so string) error {
 	p.mode, p.path = modeGo, so
+	p.env = environ(o.Environ, c.Dir)
 	d, err := fileDigest(so)
 	if err != nil {
 		return p.fail("%v", err)
