@@ -44,8 +44,11 @@
 //     version-skew caveat: same Go version, build flags and package
 //     versions as kpipe, and a kpipe built with cgo). It is loaded with the
 //     standard plugin package; each run makes a fresh instance with the
-//     exported NewPlugin, calls Config, then Generate or Transform. A panic
-//     is an error; the stage's Fingerprint covers the .so's digest.
+//     exported NewPlugin, calls Config, then Generate or Transform. It runs
+//     inside kpipe: a panic is an error, but a plugin past the timeout can
+//     only be abandoned, not killed. The stage's Fingerprint covers the
+//     .so's digest and the environment. `-tags nogoplugin` builds a kpipe
+//     without the plugin package (20 MB instead of 30 MB).
 //   - a KEP-993 plugin: an executable named after the config's API group
 //     (`team.example.com` for `apiVersion: team.example.com/v1`), looked
 //     for first in $XDG_CONFIG_HOME/kustomize/plugins ($HOME/.config when
@@ -54,7 +57,7 @@
 //     stdin; a transformer or validator runs `<exe> transform` with the
 //     config, then `---` and the objects (annotated with their IDs, as for
 //     exec plugins), on stdin. Both print objects on stdout; a transformer's
-//     output replaces the objects as above, and an object with the config's
+//     output replaces the objects as described below, and an object with the config's
 //     own ID that it echoes back is dropped. Exit status 127 means "not
 //     supported": nothing is generated, nothing changed, and it is no error
 //     (note that shells also exit 127 for a command they cannot find).
@@ -76,6 +79,9 @@
 // gives the objects it makes its config's origin before they are merged
 // (stages.OriginGenerator); package build wraps transformers with the
 // transformer annotation.
+//
+// LoadFunction and Function run one KRM function outside a build, for
+// `kpipe fn run` (package fnrun).
 //
 // # Safety and purity
 //
