@@ -226,6 +226,17 @@ END
 `)
 	_, err := buildWith(t, filepath.Join(root, "app"), Options{EnableAlphaPlugins: true, EnableExec: true, PluginEnviron: pluginEnv(root)})
 	wantErr(t, err, "containers must not run sleep", "Deployment app", "[info] just saying", "Policy 'policy'")
+
+	// A function that exits non-zero: its results are quoted with its
+	// stderr.
+	writeExec(t, filepath.Join(root, "app", "policy.sh"), `#!/bin/sh
+cat >/dev/null
+echo "policy failed" >&2
+printf 'kind: ResourceList\nresults:\n- message: no sleeping\n'
+exit 1
+`)
+	_, err = buildWith(t, filepath.Join(root, "app"), Options{EnableAlphaPlugins: true, EnableExec: true, PluginEnviron: pluginEnv(root)})
+	wantErr(t, err, "exited with status 1", "policy failed", "[error] no sleeping")
 }
 
 // Validators may add the validated-by label and nothing else.

@@ -22,8 +22,9 @@
 // marked `config.kubernetes.io/local-config`), and the config as
 // `functionConfig`. Items carry the index annotations kustomize's reader
 // sets, which kpipe strips from the output again. The function prints a
-// ResourceList (its `results` are read: an error result fails the build) or
-// plain YAML documents.
+// ResourceList (its `results` are read: a result of severity error, or of
+// no severity, fails the build, and a failing function's results are
+// quoted in its error) or plain YAML documents.
 //
 // Any other config is a legacy exec plugin, found as kustomize finds it:
 // `<plugin home>/<group>/<version>/<lowercase kind>/<Kind>`, the plugin home

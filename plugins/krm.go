@@ -186,18 +186,14 @@ func (p *plugin) invokeFunction(ctx context.Context, in []*resource.Resource) ([
 	}
 	out, stderr, err := p.exec(ctx, p.args, stdin)
 	if err != nil {
+		// A function that fails may have said why in its results.
+		if lines, _ := resultLines(out); len(lines) > 0 {
+			return nil, fmt.Errorf("%w\nresults:\n  %s", err, strings.Join(lines, "\n  "))
+		}
 		return nil, err
 	}
-	vals, err := resource.DecodeValues(out)
-	if err != nil {
-		return nil, p.fail("its output is not YAML: %v%s%s", err, firstLines("output", out), firstLines("stderr", stderr))
-	}
-	if len(vals) == 1 {
-		if m, ok := vals[0].(map[string]any); ok && m["kind"] == "ResourceList" {
-			if err := p.checkResults(m["results"]); err != nil {
-				return nil, err
-			}
-		}
+	if lines, failed := resultLines(out); failed {
+		return nil, p.fail("the function reported errors:\n  %s", strings.Join(lines, "\n  "))
 	}
 	rs, err := resource.Decode(out)
 	if err != nil {
@@ -222,12 +218,19 @@ func (p *plugin) invokeFunction(ctx context.Context, in []*resource.Resource) ([
 	return rs, nil
 }
 
-// checkResults fails when a function reported results of severity error,
-// quoting them all.
-func (p *plugin) checkResults(v any) error {
-	results, _ := v.([]any)
-	var lines []string
-	failed := false
+// resultLines renders the results of a ResourceList a function printed,
+// and says whether one has severity error (or none, which the KRM
+// functions specification reads as error).
+func resultLines(out []byte) (lines []string, failed bool) {
+	vals, err := resource.DecodeValues(out)
+	if err != nil || len(vals) != 1 {
+		return nil, false
+	}
+	m, ok := vals[0].(map[string]any)
+	if !ok || m["kind"] != "ResourceList" {
+		return nil, false
+	}
+	results, _ := m["results"].([]any)
 	for _, r := range results {
 		m, _ := r.(map[string]any)
 		sev := resource.LookupString(m, "severity")
@@ -253,8 +256,5 @@ func (p *plugin) checkResults(v any) error {
 		}
 		lines = append(lines, line)
 	}
-	if !failed {
-		return nil
-	}
-	return p.fail("the function reported errors:\n  %s", strings.Join(lines, "\n  "))
+	return lines, failed
 }

@@ -14,8 +14,9 @@ const maxStderr = 64 << 10
 
 // exec runs the plugin's executable with args and stdin, in its working
 // directory and environment, bounded by its timeout. It returns standard
-// output and error; a failure to start, a non-zero exit, a signal or the
-// timeout is an error naming the plugin and quoting its standard error.
+// output and error (what it printed before failing, too); a failure to
+// start, a non-zero exit, a signal or the timeout is an error naming the
+// plugin and quoting its standard error.
 func (p *plugin) exec(ctx context.Context, args []string, stdin []byte) (stdout, stderr []byte, err error) {
 	tctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
@@ -39,19 +40,19 @@ func (p *plugin) exec(ctx context.Context, args []string, stdin []byte) (stdout,
 		}
 		return out.Bytes(), stderr, nil
 	case errors.Is(tctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
-		return nil, stderr, p.fail("timed out after %s and was killed (raise --plugin-timeout if it needs longer)%s", p.timeout, firstLines("stderr", stderr))
+		return out.Bytes(), stderr, p.fail("timed out after %s and was killed (raise --plugin-timeout if it needs longer)%s", p.timeout, firstLines("stderr", stderr))
 	case ctx.Err() != nil:
 		return nil, stderr, ctx.Err()
 	}
 	var ee *exec.ExitError
 	if errors.As(runErr, &ee) {
 		if sig, ok := signaled(ee); ok {
-			return nil, stderr, p.fail("crashed: killed by signal %s%s", sig, firstLines("stderr", stderr))
+			return out.Bytes(), stderr, p.fail("crashed: killed by signal %s%s", sig, firstLines("stderr", stderr))
 		}
 		if p.mode == modeKEP && ee.ExitCode() == kepNotSupported {
 			return nil, stderr, errNotSupported
 		}
-		return nil, stderr, p.fail("exited with status %d%s", ee.ExitCode(), firstLines("stderr", stderr))
+		return out.Bytes(), stderr, p.fail("exited with status %d%s", ee.ExitCode(), firstLines("stderr", stderr))
 	}
 	return nil, stderr, p.fail("cannot run it: %v%s", runErr, firstLines("stderr", stderr))
 }
