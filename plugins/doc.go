@@ -35,9 +35,41 @@
 // `argsFromFile` arguments), the resources on stdin for a transformer,
 // nothing for a generator, in the kustomization's directory, with
 // KUSTOMIZE_PLUGIN_CONFIG_STRING (the config) and
-// KUSTOMIZE_PLUGIN_CONFIG_ROOT (the kustomization's directory) set. When
-// the executable does not exist, `<Kind>.so` (a Go plugin) is looked for;
-// kpipe does not load Go plugins yet and says so.
+// KUSTOMIZE_PLUGIN_CONFIG_ROOT (the kustomization's directory) set.
+//
+// When that executable does not exist (or is not executable), kpipe looks,
+// in this order, for:
+//
+//   - a Go plugin `<same path>.so`, built with `go build -buildmode=plugin`
+//     against package pluginapi (which documents the interface and the
+//     version-skew caveat: same Go version, build flags and package
+//     versions as kpipe, and a kpipe built with cgo). It is loaded with the
+//     standard plugin package; each run makes a fresh instance with the
+//     exported NewPlugin, calls Config, then Generate or Transform. It runs
+//     inside kpipe: a panic is an error, but a plugin past the timeout can
+//     only be abandoned, not killed. The stage's Fingerprint covers the
+//     .so's digest and the environment. `-tags nogoplugin` builds a kpipe
+//     without the plugin package (20 MB instead of 30 MB).
+//   - a KEP-993 plugin: an executable named after the config's API group
+//     (`team.example.com` for `apiVersion: team.example.com/v1`), looked
+//     for first in $XDG_CONFIG_HOME/kustomize/plugins ($HOME/.config when
+//     XDG_CONFIG_HOME is unset; the directory KEP-993 names), then in each
+//     directory of PATH. A generator runs `<exe> generate` with the config on
+//     stdin; a transformer or validator runs `<exe> transform` with the
+//     config, then `---` and the objects (annotated with their IDs, as for
+//     exec plugins), on stdin. Both print objects on stdout; a transformer's
+//     output replaces the objects as described below, and an object with the config's
+//     own ID that it echoes back is dropped. Exit status 127 means "not
+//     supported": nothing is generated, nothing changed, and it is no error
+//     (note that shells also exit 127 for a command they cannot find).
+//     kpipe runs the plugin once per config, in the listed order (KEP-993
+//     lets an implementation batch the configs of a group and leaves the
+//     order open), working directory the kustomization's, with the process
+//     environment; it does not run `transform` implicitly for configs listed
+//     under `generators:` as the KEP suggests: list the config under
+//     `transformers:` too for that.
+//
+// With none of them, the build fails naming every place it looked.
 //
 // Generated objects carry the generator options the plugin asks for with
 // the annotations `kustomize.config.k8s.io/needs-hash` and
@@ -48,6 +80,9 @@
 // gives the objects it makes its config's origin before they are merged
 // (stages.OriginGenerator); package build wraps transformers with the
 // transformer annotation.
+//
+// LoadFunction and Function run one KRM function outside a build, for
+// `kpipe fn run` (package fnrun).
 //
 // # Safety and purity
 //

@@ -30,12 +30,15 @@ func (p *plugin) configureExec(c Config, o Options) error {
 	if err := checkExecutable(path); err != nil {
 		so := path + ".so"
 		if _, serr := os.Stat(so); serr == nil {
-			return p.fail("found the Go plugin '%s': loading Go plugins is not supported yet by kpipe", so)
+			return p.configureGo(c, o, so)
+		}
+		if found, kerr := p.configureKEP(c, o); found || kerr != nil {
+			return kerr
 		}
 		if !errors.Is(err, fs.ErrNotExist) {
-			return p.fail("%v; no Go plugin at '%s' either", err, so)
+			return p.fail("%v; no Go plugin at '%s' either, nor a KEP-993 plugin %s", err, so, kepWhere(g.Group, o.Environ))
 		}
-		return p.fail("no plugin found: neither an executable at '%s' nor a Go plugin at '%s'", path, so)
+		return p.fail("no plugin found: neither an executable at '%s' nor a Go plugin at '%s' nor a KEP-993 plugin %s", path, so, kepWhere(g.Group, o.Environ))
 	}
 	d, err := fileDigest(path)
 	if err != nil {

@@ -49,6 +49,9 @@ func (p *plugin) exec(ctx context.Context, args []string, stdin []byte) (stdout,
 		if sig, ok := signaled(ee); ok {
 			return out.Bytes(), stderr, p.fail("crashed: killed by signal %s%s", sig, firstLines("stderr", stderr))
 		}
+		if p.mode == modeKEP && ee.ExitCode() == kepNotSupported {
+			return nil, stderr, errNotSupported
+		}
 		return out.Bytes(), stderr, p.fail("exited with status %d%s", ee.ExitCode(), firstLines("stderr", stderr))
 	}
 	return nil, stderr, p.fail("cannot run it: %v%s", runErr, firstLines("stderr", stderr))

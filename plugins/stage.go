@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strconv"
@@ -61,7 +62,9 @@ type plugin struct {
 	digest   []byte   // of the executable
 	image    string   // container image
 	fnConfig map[string]any
-	origin   string // generators: the origin annotation given to objects without one
+	origin   string      // generators: the origin annotation given to objects without one
+	configID resource.ID // of the config (KEP-993 plugins)
+	noIDs    bool        // functions: no ID annotations on items (kpipe fn run)
 }
 
 // Kind names the stage kind in statistics.
@@ -71,6 +74,10 @@ func (p *plugin) Kind() string {
 		return "ExecPlugin"
 	case modeContainer:
 		return "ContainerFunction"
+	case modeGo:
+		return "GoPlugin"
+	case modeKEP:
+		return "KEP993Plugin"
 	default:
 		return "ExecFunction"
 	}
@@ -82,6 +89,8 @@ func (p *plugin) Describe() string {
 	switch {
 	case p.mode == modeContainer:
 		return fmt.Sprintf("plugin %s (image %s, configured in %s)", p.name, p.image, p.source)
+	case p.mode == modeGo:
+		return fmt.Sprintf("plugin %s (Go plugin %s, configured in %s)", p.name, p.path, p.source)
 	case p.path != "":
 		return fmt.Sprintf("plugin %s (exec %s, configured in %s)", p.name, p.path, p.source)
 	}
@@ -127,6 +136,9 @@ func (p *plugin) fail(format string, args ...any) error {
 func (p *plugin) Run(ctx context.Context, rs *resource.List) error {
 	if p.role == Generator {
 		out, err := p.invoke(ctx, nil)
+		if errors.Is(err, errNotSupported) {
+			return nil
+		}
 		if err != nil {
 			return err
 		}
@@ -148,6 +160,9 @@ func (p *plugin) Run(ctx context.Context, rs *resource.List) error {
 		before = snapshotOf(rs)
 	}
 	out, err := p.invoke(ctx, rs.All())
+	if errors.Is(err, errNotSupported) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -165,8 +180,13 @@ func (p *plugin) Run(ctx context.Context, rs *resource.List) error {
 // invoke runs the plugin on the given input objects (nil for a generator)
 // and returns the objects it printed.
 func (p *plugin) invoke(ctx context.Context, in []*resource.Resource) ([]*resource.Resource, error) {
-	if p.mode == modeExec {
+	switch p.mode {
+	case modeExec:
 		return p.invokeExec(ctx, in)
+	case modeGo:
+		return p.invokeGo(ctx, in)
+	case modeKEP:
+		return p.invokeKEP(ctx, in)
 	}
 	return p.invokeFunction(ctx, in)
 }

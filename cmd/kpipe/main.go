@@ -2,6 +2,8 @@
 // does, as a pipeline of cached stages over a graph of kustomizations.
 //
 //	kpipe build DIR [-o FILE|DIR] [--load-restrictor ...] [--reorder legacy|none]
+//	kpipe fn run DIR [--enable-exec] [--dry-run]
+//	kpipe fn wrap -- CMD [ARGS...]
 //	kpipe version
 package main
 
@@ -61,6 +63,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			buildCommand(),
 			buildAllCommand(),
 			cacheCommand(),
+			fnCommand(),
 			{
 				Name:  "version",
 				Usage: "print kpipe's version",
@@ -84,6 +87,20 @@ func intersperse(app *cli.App, args []string) []string {
 	if cmd == nil {
 		return args
 	}
+	// Descend into subcommands (kpipe fn run ...).
+	n := 2
+	for n < len(args) {
+		var sub *cli.Command
+		for _, s := range cmd.Subcommands {
+			if s.HasName(args[n]) {
+				sub = s
+			}
+		}
+		if sub == nil {
+			break
+		}
+		cmd, n = sub, n+1
+	}
 	takesValue := map[string]bool{}
 	for _, f := range cmd.Flags {
 		_, isBool := f.(*cli.BoolFlag)
@@ -92,7 +109,7 @@ func intersperse(app *cli.App, args []string) []string {
 		}
 	}
 	var flags, positional []string
-	rest := args[2:]
+	rest := args[n:]
 	for i := 0; i < len(rest); i++ {
 		a := rest[i]
 		switch {
@@ -110,7 +127,7 @@ func intersperse(app *cli.App, args []string) []string {
 			positional = append(positional, a)
 		}
 	}
-	out := append([]string{args[0], args[1]}, flags...)
+	out := append(append([]string(nil), args[:n]...), flags...)
 	if len(positional) > 0 {
 		out = append(append(out, "--"), positional...)
 	}

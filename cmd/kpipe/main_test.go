@@ -158,16 +158,14 @@ func TestVersion(t *testing.T) {
 }
 
 // TestMain keeps the tests' cache out of the user's cache directory. With
-// KPIPE_TEST_AS_KPIPE=1 the test binary is kpipe itself (its arguments
-// after "--"), so that tests can start real kpipe processes.
+// KPIPE_TEST_AS_KPIPE=1 the test binary is kpipe itself, so that tests
+// can start real kpipe processes: either called through a link named kpipe
+// (scripts that call kpipe, see TestFnRunNginx), or as `TESTBINARY -- ARGS`.
 func TestMain(m *testing.M) {
 	if os.Getenv("KPIPE_TEST_AS_KPIPE") == "1" {
 		args := os.Args
-		for i, a := range args {
-			if a == "--" {
-				args = append([]string{"kpipe"}, args[i+1:]...)
-				break
-			}
+		if len(args) > 1 && args[1] == "--" {
+			args = append([]string{"kpipe"}, args[2:]...)
 		}
 		os.Exit(run(context.Background(), args, os.Stdout, os.Stderr))
 	}

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/kpipe/kpipe/fnrun"
+	"github.com/kpipe/kpipe/plugins"
+)
+
+// fnCommand is `kpipe fn`: KRM functions outside a build (package fnrun).
+func fnCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "fn",
+		Usage: "run KRM configuration functions over a directory (kustomize's fn run, once config run)",
+		Subcommands: []*cli.Command{
+			{
+				Name:      "run",
+				Usage:     "run the functions configured in DIR over DIR's objects and write the result back",
+				ArgsUsage: "DIR",
+				Flags: []cli.Flag{
+					&cli.BoolFlag{Name: "enable-exec", Usage: "enable KRM functions that run executables"},
+					&cli.StringSliceFlag{Name: "env", Aliases: []string{"e"}, Usage: "KEY=VALUE, or KEY to pass from the environment, for functions (repeatable)"},
+					&cli.DurationFlag{Name: "plugin-timeout", Value: plugins.DefaultTimeout, Usage: "kill a function that runs longer than this"},
+					&cli.BoolFlag{Name: "dry-run", Usage: "print the result (with path annotations) instead of writing the files"},
+				},
+				Action: runFn,
+			},
+			{
+				Name:      "wrap",
+				Usage:     "run CMD as a function: functionConfig fields as environment variables, CMD's output merged into the items",
+				ArgsUsage: "-- CMD [ARGS...]",
+				Action: func(c *cli.Context) error {
+					return fnrun.Wrap(c.Context, c.Args().Slice(), os.Stdin, c.App.Writer, c.App.ErrWriter, os.Environ())
+				},
+			},
+		},
+	}
+}
+
+func runFn(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return fmt.Errorf("fn run: specify one directory, got %d arguments", c.NArg())
+	}
+	o := fnrun.Options{Plugins: plugins.Options{
+		EnableExec: c.Bool("enable-exec"),
+		Timeout:    c.Duration("plugin-timeout"),
+		Env:        c.StringSlice("env"),
+		Warn:       func(msg string) { fmt.Fprintln(c.App.ErrWriter, msg) },
+	}}
+	if c.Bool("dry-run") {
+		o.DryRun = c.App.Writer
+	}
+	res, err := fnrun.Run(c.Context, c.Args().First(), o)
+	if err != nil {
+		return err
+	}
+	if res.Stopped != "" {
+		fmt.Fprintf(c.App.ErrWriter, "%s returned no objects: nothing written\n", res.Stopped)
+	}
+	return nil
+}

@@ -1,0 +1,5 @@
+//go:build race
+
+package plugins
+
+func init() { raceEnabled = true }
