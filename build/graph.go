@@ -4,8 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/kpipe/kpipe/dag"
 	"github.com/kpipe/kpipe/loaders"
@@ -181,10 +184,55 @@ func Load(roots []string, r loaders.Restriction) (*Graph, []error) {
 	g := &Graph{Nodes: map[string]*Node{}, DAG: dag.New(), restriction: r, warned: map[string]bool{}, kfiles: map[string]kfile{},
 		files: map[[2]string]*fileRead{}}
 	errs := make([]error, len(roots))
+	dirs := make([]string, len(roots))
+	// The roots' kustomization files, and the files their `resources`
+	// entries name, are read and parsed concurrently (build-all loads every
+	// kustomization of a tree as a root); the walk below, which follows
+	// the entries, is sequential and finds them read.
+	var eg errgroup.Group
+	eg.SetLimit(runtime.NumCPU())
+	parsed := make([]kfile, len(roots))
+	reads := make([]map[string]*fileRead, len(roots))
 	for i, root := range roots {
-		dir, err := loaders.RealDir(root)
+		eg.Go(func() error {
+			dirs[i], errs[i] = loaders.RealDir(root)
+			if errs[i] != nil {
+				return nil
+			}
+			parsed[i].kf, parsed[i].err = loaders.FindKustomization(dirs[i])
+			if parsed[i].err != nil {
+				return nil
+			}
+			ldr, err := loaders.New(dirs[i], r)
+			if err != nil {
+				return nil
+			}
+			reads[i] = map[string]*fileRead{}
+			for _, p := range parsed[i].kf.K.Resources {
+				f := &fileRead{}
+				f.data, f.real, f.err = ldr.ReadFile(p)
+				reads[i][p] = f
+			}
+			return nil
+		})
+	}
+	_ = eg.Wait()
+	for i := range roots {
+		if errs[i] != nil {
+			continue
+		}
+		if _, ok := g.kfiles[dirs[i]]; !ok {
+			g.kfiles[dirs[i]] = parsed[i]
+		}
+		for p, f := range reads[i] {
+			if _, ok := g.files[[2]string{dirs[i], p}]; !ok {
+				g.files[[2]string{dirs[i], p}] = f
+			}
+		}
+	}
+	for i := range roots {
+		dir, err := dirs[i], errs[i]
 		if err != nil {
-			errs[i] = err
 			g.Roots = append(g.Roots, nil)
 			continue
 		}

@@ -39,11 +39,11 @@ func (b *Builder) Inputs(root *Node) ([]cache.Input, bool) {
 			return false
 		}
 		inputs = append(inputs, cache.Input{Path: n.Dir, Real: n.Dir, Digest: dir})
-		kreal, err := filepath.EvalSymlinks(n.File.Path)
-		if err != nil {
+		kin, ok := m.fileInput(n.File.Path, n.File.Data)
+		if !ok {
 			return false
 		}
-		inputs = append(inputs, cache.Input{Path: n.File.Path, Real: kreal, Digest: cache.Digest(n.File.Data)})
+		inputs = append(inputs, kin)
 		m.mu.Lock()
 		used, ok := m.used[n]
 		m.mu.Unlock()
@@ -70,7 +70,7 @@ func (b *Builder) Inputs(root *Node) ([]cache.Input, bool) {
 					return false
 				}
 			default:
-				inputs = append(inputs, cache.Input{Path: n.Loader.Abs(e.Path), Real: e.File, Digest: cache.Digest(e.Data)})
+				inputs = append(inputs, cache.Input{Path: n.Loader.Abs(e.Path), Real: e.File, Digest: m.dataDigest(e)})
 			}
 		}
 		return true
@@ -79,4 +79,40 @@ func (b *Builder) Inputs(root *Node) ([]cache.Input, bool) {
 		return nil, false
 	}
 	return inputs, true
+}
+
+// fileInput is the input of a file read whole by its path (a kustomization
+// file), found once per run.
+func (m *memo) fileInput(path string, data []byte) (cache.Input, bool) {
+	m.mu.Lock()
+	in, ok := m.kinputs[path]
+	m.mu.Unlock()
+	if ok {
+		return in, in.Real != ""
+	}
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		in = cache.Input{Path: path, Real: real, Digest: cache.Digest(data)}
+	}
+	m.mu.Lock()
+	m.kinputs[path] = in
+	m.mu.Unlock()
+	return in, in.Real != ""
+}
+
+// dataDigest is the digest of a resource file entry's content, computed
+// once for the entries that share a read.
+func (m *memo) dataDigest(e *Entry) cache.Key {
+	if e.src == nil {
+		return cache.Digest(e.Data)
+	}
+	m.mu.Lock()
+	d, ok := m.digests[e.src]
+	m.mu.Unlock()
+	if !ok {
+		d = cache.Digest(e.Data)
+		m.mu.Lock()
+		m.digests[e.src] = d
+		m.mu.Unlock()
+	}
+	return d
 }

@@ -76,6 +76,10 @@ type memo struct {
 	// dirs are the digests of the nodes' directories (their listings) when
 	// the build started.
 	dirs map[string]cache.Key
+	// kinputs and digests remember what Inputs found, for the roots that
+	// share nodes and files.
+	kinputs map[string]cache.Input
+	digests map[*fileRead]cache.Key
 	// volatile nodes run external plugins: what those read (executables,
 	// the environment, any file) is not in a node's key, so such a node,
 	// and every node that includes it, is built each run; its stages,
@@ -111,7 +115,8 @@ func SettingsKey(o Options, r loaders.Restriction) cache.Key {
 
 func newMemo(c Cache, g *Graph, o Options) *memo {
 	m := &memo{Cache: c, opts: settings(o, g.restriction), reads: map[*Node]map[string]readRecord{}, keys: map[*Node]cache.Key{},
-		pres: map[*Node]cache.Key{}, used: map[*Node][]readRecord{}, dirs: map[string]cache.Key{}, volatile: map[*Node]bool{}}
+		pres: map[*Node]cache.Key{}, used: map[*Node][]readRecord{}, dirs: map[string]cache.Key{}, volatile: map[*Node]bool{},
+		kinputs: map[string]cache.Input{}, digests: map[*fileRead]cache.Key{}}
 	if m.Files == nil {
 		m.Files, _ = cache.LoadFileIndex("")
 	}
@@ -190,7 +195,7 @@ func (m *memo) computePreKey(n *Node) (cache.Key, bool) {
 			}
 			kb.String(e.Path).Key(ck)
 		default:
-			kb.String(e.Path).String(e.File).Key(cache.Digest(e.Data))
+			kb.String(e.Path).String(e.File).Key(m.dataDigest(e))
 		}
 	}
 	for _, e := range n.Components {

@@ -155,6 +155,10 @@ func LoadRootIndex(dir string, settings Key) (*RootIndex, error) {
 	return ri, nil
 }
 
+// Persistent reports whether the index is saved (it has a cache
+// directory); records of an index that is not are never read again.
+func (ri *RootIndex) Persistent() bool { return ri.path != "" }
+
 // Root returns the record of root.
 func (ri *RootIndex) Root(root string) (RootRecord, bool) {
 	ri.mu.Lock()

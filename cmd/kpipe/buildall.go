@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -400,12 +401,20 @@ func findRoots(c *cli.Context, r loaders.Restriction, index *cache.RootIndex, ch
 		}
 		roots = append(roots, d)
 	}
-	for _, ins := range [][]cache.Input{files, dirs} {
-		for i := range ins {
-			ins[i].Digest, _ = checker.Digest(ins[i].Real)
+	if index.Persistent() {
+		var eg errgroup.Group
+		eg.SetLimit(runtime.NumCPU())
+		for _, ins := range [][]cache.Input{files, dirs} {
+			for i := range ins {
+				eg.Go(func() error {
+					ins[i].Digest, _ = checker.Digest(ins[i].Real)
+					return nil
+				})
+			}
 		}
+		_ = eg.Wait()
+		index.SetDiscovery(key, cache.DiscoveryRecord{Files: files, Dirs: dirs, Roots: roots})
 	}
-	index.SetDiscovery(key, cache.DiscoveryRecord{Files: files, Dirs: dirs, Roots: roots})
 	return roots, g, nil
 }
 
