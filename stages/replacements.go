@@ -369,7 +369,7 @@ func (ts *targetSelector) selects(r *resource.Resource, ids []resource.ID) bool 
 // applyReplacement writes value into every target.
 func applyReplacement(rs *resource.List, value *yaml.Node, targets []*ReplacementTarget) error {
 	for _, t := range targets {
-		if t.Select == nil {
+		if t == nil || t.Select == nil {
 			return errors.New("target must specify resources to select")
 		}
 		fieldPaths := t.FieldPaths

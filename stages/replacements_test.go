@@ -3,6 +3,7 @@ package stages
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -741,4 +742,45 @@ func TestReplacementsConfigYAML(t *testing.T) {
 	if got != want {
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)
 	}
+}
+
+// FuzzReplacementsFromConfig feeds arbitrary builtin ReplacementTransformer
+// configs to the parser and runs what it accepts over a small list: bad
+// input must give an error, never a panic, and a run must leave the list
+// decodable (every object still a map with a kind).
+func FuzzReplacementsFromConfig(f *testing.F) {
+	for _, s := range []string{
+		`{"replacements":[{"source":{"kind":"ConfigMap","name":"a","fieldPath":"data.x"},"targets":[{"select":{"kind":"ConfigMap"},"fieldPaths":["data.y"]}]}]}`,
+		`replacements:
+- source: {kind: ConfigMap, name: a, fieldPath: data.x}
+  targets:
+  - select: {kind: ConfigMap}
+    fieldPaths: [data.z]
+    options: {create: true, delimiter: "-", index: 1}`,
+		`replacements: [{path: missing.yaml}]`,
+		`{"replacements": [{"source": {"fieldPath": "[=]"}}]}`,
+		"", "{", "replacements: 3",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, config string) {
+		read := func(string) ([]byte, error) { return nil, errors.New("no files in this test") }
+		s, err := ReplacementsFromConfig([]byte(config), read)
+		if err != nil {
+			return
+		}
+		rs, err := resource.Decode([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  x: one-two\n  y: old\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := resource.NewList(rs...)
+		if err := s.Run(context.Background(), l); err != nil {
+			return
+		}
+		for _, r := range l.All() {
+			if r.Kind() == "" {
+				t.Errorf("a replacement left an object without a kind: %v", r.Object())
+			}
+		}
+	})
 }
