@@ -200,3 +200,21 @@ func TestInheritedNamespaceMakesSeparateNodes(t *testing.T) {
 		t.Errorf("overlays a and b did not each get their namespace:\n%s\n---\n%s", out[0], out[1])
 	}
 }
+
+// TestPluginConfigOrder checks kustomize's order of `transformers:`
+// entries: inline configs first, then files (testdata/plugin-order, whose
+// expected output kustomize v5.8.0 wrote).
+func TestPluginConfigOrder(t *testing.T) {
+	want, err := os.ReadFile("../testdata/plugin-order.expected.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, errs := Load([]string{"../testdata/plugin-order"}, loaders.RootOnly)
+	res := NewBuilder(g, Options{}).Run(context.Background(), errs)[0]
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	if string(res.YAML) != string(want) {
+		t.Errorf("got\n%s\nwant\n%s", res.YAML, want)
+	}
+}

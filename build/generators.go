@@ -20,7 +20,7 @@ func (b *Builder) runGenerators(ctx context.Context, n *Node, acc *Accumulation)
 	k := n.K
 	var listed []*resource.Resource
 	var entries []string // the generators entry of each listed config
-	for _, p := range k.Generators {
+	for _, p := range inlineFirst(k.Generators) {
 		configs, err := b.pluginConfigs(ctx, n, p)
 		if err != nil {
 			return fmt.Errorf("loading generator plugins: %w", err)

@@ -62,7 +62,7 @@ func configSource(n *Node, entry string) string {
 // validated-by label.
 func (b *Builder) runValidators(ctx context.Context, n *Node, acc *Accumulation) error {
 	var list []stages.Stage
-	for _, p := range n.K.Validators {
+	for _, p := range inlineFirst(n.K.Validators) {
 		configs, err := b.pluginConfigs(ctx, n, p)
 		if err != nil {
 			return fmt.Errorf("validators: %w", err)

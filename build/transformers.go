@@ -221,7 +221,7 @@ func labelFieldSpecs(l loaders.Label, tc *fieldspec.Config) ([]fieldspec.FieldSp
 // configs, or files of configs.
 func (b *Builder) listedTransformers(ctx context.Context, n *Node) ([]stages.Stage, error) {
 	var out []stages.Stage
-	for _, p := range n.K.Transformers {
+	for _, p := range inlineFirst(n.K.Transformers) {
 		configs, err := b.pluginConfigs(ctx, n, p)
 		if err != nil {
 			return nil, err
@@ -239,6 +239,29 @@ func (b *Builder) listedTransformers(ctx context.Context, n *Node) ([]stages.Sta
 		}
 	}
 	return out, nil
+}
+
+// inlineFirst orders the entries of a generators, transformers or
+// validators field as kustomize loads them: the inline configs first, in
+// order, then the files and directories, in order.
+func inlineFirst(entries []string) []string {
+	out := make([]string, 0, len(entries))
+	var paths []string
+	for _, p := range entries {
+		if isInlineConfig(p) {
+			out = append(out, p)
+		} else {
+			paths = append(paths, p)
+		}
+	}
+	return append(out, paths...)
+}
+
+// isInlineConfig reports whether an entry is YAML holding objects rather
+// than a path.
+func isInlineConfig(p string) bool {
+	rs, err := resource.Decode([]byte(p))
+	return err == nil && len(rs) > 0
 }
 
 // pluginConfigs reads the plugin configs of one generators/transformers
