@@ -359,7 +359,23 @@ func findRoots(c *cli.Context, r loaders.Restriction, index *cache.RootIndex, ch
 	if len(paths) == 0 {
 		paths = []string{"."}
 	}
-	key := fmt.Sprintf("%q all=%v out=%q", paths, c.Bool("all-kustomizations"), c.String("out-dir"))
+	// The record is keyed by where the trees and the output directory are,
+	// not by how they were named: "." is another tree in another directory.
+	trees := make([]string, len(paths))
+	for i, p := range paths {
+		t, err := loaders.RealDir(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		trees[i] = t
+	}
+	outDir := c.String("out-dir")
+	if outDir != "" {
+		if a, err := filepath.Abs(outDir); err == nil {
+			outDir = a
+		}
+	}
+	key := fmt.Sprintf("%q all=%v out=%q", trees, c.Bool("all-kustomizations"), outDir)
 	if rec, ok := index.Discovery(key); ok && checker.Unchanged(rec.Dirs) && checker.Unchanged(rec.Files) {
 		// The same directories hold the same kustomization files.
 		return rec.Roots, nil, nil

@@ -298,3 +298,27 @@ func TestBuildAllConcurrentRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildAllDiscoveryFollowsTheTree runs `build-all .` in two different
+// trees with one cache: the second must find its own roots, not the
+// first tree's.
+func TestBuildAllDiscoveryFollowsTheTree(t *testing.T) {
+	cacheDir := t.TempDir()
+	one, _ := newRepo(t)
+	two, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := genrepo.Write(two, genrepo.Spec{Apps: 1, Envs: 1, ResourcesPerApp: 1}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tree := range []string{one, two, one} {
+		t.Chdir(tree)
+		_, r, stderr := buildAll(t, ".", cacheDir, "../out") // the same arguments each time
+		for _, rr := range r.Roots {
+			if !strings.HasPrefix(rr.Path, tree+string(filepath.Separator)) {
+				t.Fatalf("build-all . in %s built %s\n%s", tree, rr.Path, stderr)
+			}
+		}
+	}
+}
