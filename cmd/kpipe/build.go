@@ -143,9 +143,11 @@ func prepareCache(opts *build.Options, dir string) {
 }
 
 // cacheVersion is the version salted into every cache key: kpipe's version
-// plus the digest of the running executable, so that a rebuilt kpipe (a
+// plus the identity of the running executable, so that a rebuilt kpipe (a
 // development build keeps its version string) never trusts results of a
-// different binary. The stat index makes the digest cheap on later runs.
+// different binary. The identity is the Go build ID when the executable
+// has one, else the digest of its content (cheap after the first run,
+// through the stat index).
 func cacheVersion(files *cache.FileIndex) string {
 	exe, err := os.Executable()
 	if err == nil {
@@ -153,6 +155,9 @@ func cacheVersion(files *cache.FileIndex) string {
 	}
 	if err != nil {
 		return Version + "+unknown-binary-" + fmt.Sprint(time.Now().UnixNano()) // never matches: no cache hits
+	}
+	if id := goBuildID(exe); id != "" {
+		return Version + "+" + id
 	}
 	d, ok := files.Digest(exe)
 	if !ok {

@@ -173,6 +173,13 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
+	// Go commands the tests run keep the user's build cache, which
+	// otherwise follows XDG_CACHE_HOME into the empty directory.
+	if os.Getenv("GOCACHE") == "" {
+		if uc, err := os.UserCacheDir(); err == nil {
+			os.Setenv("GOCACHE", filepath.Join(uc, "go-build"))
+		}
+	}
 	os.Setenv("XDG_CACHE_HOME", dir)
 	code := m.Run()
 	os.RemoveAll(dir)
