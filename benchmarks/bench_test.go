@@ -9,11 +9,11 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/kpipe/kpipe/benchmarks/genrepo"
-	"github.com/kpipe/kpipe/build"
-	"github.com/kpipe/kpipe/cache"
-	"github.com/kpipe/kpipe/loaders"
-	"github.com/kpipe/kpipe/output"
+	"github.com/kpipe/kpipe/internal/genrepo"
+	"github.com/kpipe/kpipe/internal/engine"
+	"github.com/kpipe/kpipe/internal/cache"
+	"github.com/kpipe/kpipe/internal/loaders"
+	"github.com/kpipe/kpipe/internal/output"
 )
 
 // tree writes a monorepo of apps x envs roots and returns their paths.
@@ -32,13 +32,13 @@ func tree(b *testing.B, apps, envs int) (string, []string) {
 
 // buildOnce builds every root in one run, rendering each output.
 func buildOnce(b *testing.B, roots []string, store *cache.Store) {
-	g, errs := build.Load(roots, loaders.RootOnly)
-	opts := build.Options{}
+	g, errs := engine.Load(roots, loaders.RootOnly)
+	opts := engine.Options{}
 	if store != nil {
 		files, _ := cache.LoadFileIndex(store.Dir())
-		opts.Cache = build.Cache{Store: store, Files: files, Version: "bench"}
+		opts.Cache = engine.Cache{Store: store, Files: files, Version: "bench"}
 	}
-	for _, r := range build.NewBuilder(g, opts).Run(context.Background(), errs) {
+	for _, r := range engine.NewBuilder(g, opts).Run(context.Background(), errs) {
 		if r.Err != nil {
 			b.Fatal(r.Err)
 		}

@@ -26,7 +26,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/kpipe/kpipe/benchmarks/genrepo"
+	"github.com/kpipe/kpipe/internal/genrepo"
 )
 
 func main() {

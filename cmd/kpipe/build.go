@@ -11,11 +11,11 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/kpipe/kpipe/build"
-	"github.com/kpipe/kpipe/cache"
-	"github.com/kpipe/kpipe/loaders"
-	"github.com/kpipe/kpipe/output"
-	"github.com/kpipe/kpipe/plugins"
+	"github.com/kpipe/kpipe/internal/engine"
+	"github.com/kpipe/kpipe/internal/cache"
+	"github.com/kpipe/kpipe/internal/loaders"
+	"github.com/kpipe/kpipe/internal/output"
+	"github.com/kpipe/kpipe/internal/plugins"
 )
 
 func buildCommand() *cli.Command {
@@ -54,7 +54,7 @@ func runBuild(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	g, loadErrs := build.Load([]string{dir}, restriction)
+	g, loadErrs := engine.Load([]string{dir}, restriction)
 	for _, w := range g.Warnings {
 		opts.Warn(w)
 	}
@@ -69,7 +69,7 @@ func runBuild(c *cli.Context) error {
 	}
 	opts.Cache.Store = store
 	defer closeCache(store, cdir, &opts)
-	b := build.NewBuilder(g, opts)
+	b := engine.NewBuilder(g, opts)
 	res := b.Run(c.Context, loadErrs)[0]
 	if res.Err != nil {
 		return res.Err
@@ -99,19 +99,19 @@ func commonBuildFlags() []cli.Flag {
 }
 
 // buildOptions reads the common build flags.
-func buildOptions(c *cli.Context) (loaders.Restriction, build.Options, error) {
+func buildOptions(c *cli.Context) (loaders.Restriction, engine.Options, error) {
 	restriction, err := loaders.ParseRestriction(c.String("load-restrictor"))
 	if err != nil {
-		return 0, build.Options{}, err
+		return 0, engine.Options{}, err
 	}
 	reorder := c.String("reorder")
 	if c.IsSet("reorder") {
 		fmt.Fprintln(c.App.ErrWriter, "Flag --reorder has been deprecated, use the new 'sortOptions' field in kustomization.yaml instead.")
 		if reorder != "legacy" && reorder != "none" {
-			return 0, build.Options{}, fmt.Errorf("illegal flag value --reorder %s; legal values: [legacy none]", reorder)
+			return 0, engine.Options{}, fmt.Errorf("illegal flag value --reorder %s; legal values: [legacy none]", reorder)
 		}
 	}
-	return restriction, build.Options{
+	return restriction, engine.Options{
 		Jobs:               c.Int("jobs"),
 		Reorder:            reorder,
 		ManagedByLabel:     c.Bool("enable-managedby-label"),
@@ -122,7 +122,7 @@ func buildOptions(c *cli.Context) (loaders.Restriction, build.Options, error) {
 		FnEnv:              c.StringSlice("env"),
 		NoCachePlugins:     c.Bool("no-cache-plugins"),
 		VerifyCache:        c.Bool("verify-cache"),
-		Helm: build.HelmOptions{Command: c.String("helm-command"), APIVersions: c.StringSlice("helm-api-versions"),
+		Helm: engine.HelmOptions{Command: c.String("helm-command"), APIVersions: c.StringSlice("helm-api-versions"),
 			KubeVersion: c.String("helm-kube-version"), Debug: c.Bool("helm-debug")},
 		Warn: func(msg string) { fmt.Fprintln(c.App.ErrWriter, msg) },
 	}, nil
@@ -131,12 +131,12 @@ func buildOptions(c *cli.Context) (loaders.Restriction, build.Options, error) {
 // prepareCache loads the file index of the cache directory dir ("" for
 // none) into opts and sets the version salted into every cache key; the
 // store itself is opened only when a build needs it.
-func prepareCache(opts *build.Options, dir string) {
+func prepareCache(opts *engine.Options, dir string) {
 	files, err := cache.LoadFileIndex(dir)
 	if err != nil {
 		opts.Warn("Warning: cache: ignoring the file index: " + err.Error())
 	}
-	opts.Cache = build.Cache{Files: files}
+	opts.Cache = engine.Cache{Files: files}
 	if dir != "" {
 		opts.Cache.Version = cacheVersion(files)
 	}
@@ -167,13 +167,13 @@ func cacheVersion(files *cache.FileIndex) string {
 }
 
 // closeCache saves the file index and closes the store.
-func closeCache(store *cache.Store, dir string, opts *build.Options) {
+func closeCache(store *cache.Store, dir string, opts *engine.Options) {
 	saveFileIndex(dir, opts)
 	closeStore(store, opts)
 }
 
 // saveFileIndex writes the file index back to the cache directory dir.
-func saveFileIndex(dir string, opts *build.Options) {
+func saveFileIndex(dir string, opts *engine.Options) {
 	if dir != "" && opts.Cache.Files != nil {
 		if err := opts.Cache.Files.Save(dir); err != nil {
 			opts.Warn("Warning: cache: saving the file index: " + err.Error())
@@ -183,7 +183,7 @@ func saveFileIndex(dir string, opts *build.Options) {
 
 // closeStore records the run's statistics and closes the store (which may
 // be nil).
-func closeStore(store *cache.Store, opts *build.Options) {
+func closeStore(store *cache.Store, opts *engine.Options) {
 	if store == nil {
 		return
 	}
@@ -195,7 +195,7 @@ func closeStore(store *cache.Store, opts *build.Options) {
 
 // writeOutput writes the build's output to stdout, a file, or a directory,
 // rendering everything before writing anything.
-func writeOutput(c *cli.Context, res build.Result) error {
+func writeOutput(c *cli.Context, res engine.Result) error {
 	out := c.String("output")
 	if out == "" {
 		_, err := c.App.Writer.Write(res.YAML)

@@ -21,10 +21,10 @@ import (
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/term"
 
-	"github.com/kpipe/kpipe/build"
-	"github.com/kpipe/kpipe/cache"
-	"github.com/kpipe/kpipe/loaders"
-	"github.com/kpipe/kpipe/output"
+	"github.com/kpipe/kpipe/internal/engine"
+	"github.com/kpipe/kpipe/internal/cache"
+	"github.com/kpipe/kpipe/internal/loaders"
+	"github.com/kpipe/kpipe/internal/output"
 )
 
 func buildAllCommand() *cli.Command {
@@ -90,7 +90,7 @@ type report struct {
 		NodesBuilt  int                         `json:"nodesBuilt"`
 		NodesCached int                         `json:"nodesCached"`
 		RootsCached int                         `json:"rootsCached"`
-		Stages      map[string]build.StageStats `json:"stages"`
+		Stages      map[string]engine.StageStats `json:"stages"`
 		FilesHashed int                         `json:"filesHashed"`
 		FilesStat   int                         `json:"filesFromIndex"`
 	} `json:"summary"`
@@ -116,7 +116,7 @@ func runBuildAll(c *cli.Context) error {
 		return err
 	}
 	prepareCache(&opts, cdir)
-	index, err := cache.LoadRootIndex(cdir, build.SettingsKey(opts, restriction))
+	index, err := cache.LoadRootIndex(cdir, engine.SettingsKey(opts, restriction))
 	if err != nil {
 		opts.Warn("Warning: cache: ignoring the root index: " + err.Error())
 	}
@@ -158,7 +158,7 @@ func runBuildAll(c *cli.Context) error {
 		}
 	}
 
-	var st build.Stats
+	var st engine.Stats
 	if len(todo) > 0 {
 		st, err = buildRoots(c, restriction, opts, all, roots, todo, outputOf, index, checker, rep)
 		if err != nil {
@@ -224,25 +224,25 @@ func outputIntact(files *cache.FileIndex, rec cache.RootRecord) bool {
 // buildRoots builds roots[i] for every i in todo over one graph (taken
 // from all when discovery loaded one), writes their outputs, fills their
 // report entries and records their inputs in index.
-func buildRoots(c *cli.Context, restriction loaders.Restriction, opts build.Options, all *build.Graph,
-	roots []string, todo []int, outputOf func(string) string, index *cache.RootIndex, checker *cache.InputChecker, rep *report) (build.Stats, error) {
+func buildRoots(c *cli.Context, restriction loaders.Restriction, opts engine.Options, all *engine.Graph,
+	roots []string, todo []int, outputOf func(string) string, index *cache.RootIndex, checker *cache.InputChecker, rep *report) (engine.Stats, error) {
 	dirs := make([]string, len(todo))
 	for j, i := range todo {
 		dirs[j] = roots[i]
 	}
-	var g *build.Graph
+	var g *engine.Graph
 	var loadErrs []error
 	if all != nil {
 		g, loadErrs = all.WithRoots(dirs)
 	} else {
-		g, loadErrs = build.Load(dirs, restriction)
+		g, loadErrs = engine.Load(dirs, restriction)
 	}
 	for _, w := range g.Warnings {
 		opts.Warn(w)
 	}
 	store, err := openCache(c, 30*time.Second)
 	if err != nil {
-		return build.Stats{}, err
+		return engine.Stats{}, err
 	}
 	opts.Cache.Store = store
 	defer closeStore(store, &opts)
@@ -254,7 +254,7 @@ func buildRoots(c *cli.Context, restriction loaders.Restriction, opts build.Opti
 			progressbar.OptionShowCount(), progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(100*time.Millisecond))
 		opts.Progress = func() { _ = bar.Add(1) }
 	}
-	b := build.NewBuilder(g, opts)
+	b := engine.NewBuilder(g, opts)
 	results := b.Run(c.Context, loadErrs)
 
 	var eg errgroup.Group
@@ -350,7 +350,7 @@ func writeIfChanged(path string, data []byte) error {
 // Discovery walks the trees for kustomization files; when they are the
 // same files, unchanged, as at the last discovery of the same trees, the
 // roots are those found then, and nothing is parsed.
-func findRoots(c *cli.Context, r loaders.Restriction, index *cache.RootIndex, checker *cache.InputChecker) ([]string, *build.Graph, error) {
+func findRoots(c *cli.Context, r loaders.Restriction, index *cache.RootIndex, checker *cache.InputChecker) ([]string, *engine.Graph, error) {
 	if f := c.String("roots-from"); f != "" {
 		roots, err := readRootsFile(f)
 		return roots, nil, err
@@ -399,7 +399,7 @@ func findRoots(c *cli.Context, r loaders.Restriction, index *cache.RootIndex, ch
 	}
 	// Components are not roots; unless --all-kustomizations, neither is a
 	// kustomization another one refers to.
-	g, _ := build.Load(all, r)
+	g, _ := engine.Load(all, r)
 	referenced := map[string]bool{}
 	for _, n := range g.Nodes {
 		for _, e := range n.Children() {

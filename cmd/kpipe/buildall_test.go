@@ -12,7 +12,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/kpipe/kpipe/benchmarks/genrepo"
+	"github.com/kpipe/kpipe/internal/genrepo"
 )
 
 var mutations = flag.Int("kpipe.cli-mutations", 8, "mutations in TestBuildAllWarmEqualsCold (more: -kpipe.cli-mutations=200)")

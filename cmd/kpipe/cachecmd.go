@@ -9,7 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/kpipe/kpipe/cache"
+	"github.com/kpipe/kpipe/internal/cache"
 )
 
 // cacheFlags are the flags of every command that uses the cache.

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/kpipe/kpipe/benchmarks/genrepo"
+	"github.com/kpipe/kpipe/internal/genrepo"
 )
 
 // kustomizeBinary finds kustomize v5 for differential tests: on PATH or in

@@ -6,8 +6,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/kpipe/kpipe/fnrun"
-	"github.com/kpipe/kpipe/plugins"
+	"github.com/kpipe/kpipe/internal/fnrun"
+	"github.com/kpipe/kpipe/internal/plugins"
 )
 
 // fnCommand is `kpipe fn`: KRM functions outside a build (package fnrun).

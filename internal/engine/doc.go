@@ -1,0 +1,17 @@
+// Package engine is kpipe's engine: it turns kustomization directories into
+// resources.
+//
+// A build has two phases. Load (graph.go) reads every kustomization file
+// reachable from the roots through the loaders package and makes one Node
+// per kustomization or component, with an edge for every `resources`,
+// `components`, `generators`, `transformers` or `validators` entry that
+// names a directory; a directory reached from several parents is one node
+// per build context (the namespace it inherits, the root's buildMetadata
+// with its origin path, which kustomize hands down, and the `openapi`
+// schema a referrer declares: openapi.go). Run (run.go) walks that graph with package
+// dag, dependencies first and independent nodes concurrently, and builds
+// each node exactly once: it accumulates the node's resources, applies its
+// components, and runs its transformer stages (package stages). A root's
+// output is then finished (name references, legacy vars, local configs,
+// ordering) and written by package output.
+package engine

@@ -1,0 +1,494 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/kpipe/kpipe/internal/dag"
+	"github.com/kpipe/kpipe/internal/loaders"
+	"github.com/kpipe/kpipe/internal/stages"
+)
+
+// Node is one kustomization (or component) directory as the build uses it.
+type Node struct {
+	// Key identifies the node in the graph: the directory, plus the
+	// namespace it inherits from its parent when it declares none (kustomize
+	// propagates a parent's namespace into such a child, which can change
+	// the child's output).
+	Key string
+	// Dir is the node's absolute, symlink-free directory.
+	Dir string
+	// File is the parsed kustomization file.
+	File *loaders.KustomizationFile
+	// K is the kustomization as this node builds it (namespace inherited).
+	K *loaders.Kustomization
+	// Loader reads the node's files.
+	Loader *loaders.Loader
+
+	// Resources are the node's `resources` entries in order; the list stops
+	// at the first entry that failed to load.
+	Resources []*Entry
+	// Components are the node's `components` entries in order, likewise.
+	Components []*Entry
+	// PluginDirs are the `generators`, `transformers` and `validators`
+	// entries that name kustomization directories, which are built like
+	// bases and whose objects are the plugin configs; by entry, once each.
+	PluginDirs []*Entry
+
+	// openapi is where the node's strategic-merge schema comes from (nil:
+	// the built-in schema), and openapiErr what is wrong with its own
+	// `openapi:` declaration; see openapi.go.
+	openapi    *schemaSource
+	openapiErr error
+
+	// Origin is where the node lies relative to the build root, for the
+	// origin and transformer annotations; nil when its root's kustomization
+	// asks for no buildMetadata. K.BuildMetadata is the root's list: like
+	// kustomize, a base or component is built under its root's
+	// buildMetadata, not its own.
+	Origin *stages.Origin
+}
+
+// Children returns the entries of n that name other nodes (resources,
+// components and plugin config directories), in that order.
+func (n *Node) Children() []*Entry {
+	var out []*Entry
+	for _, list := range [][]*Entry{n.Resources, n.Components, n.PluginDirs} {
+		for _, e := range list {
+			if e.Child != nil {
+				out = append(out, e)
+			}
+		}
+	}
+	return out
+}
+
+// PluginDir returns the plugin config directory entry written as p, or nil
+// when p is not one.
+func (n *Node) PluginDir(p string) *Entry {
+	for _, e := range n.PluginDirs {
+		if e.Path == p {
+			return e
+		}
+	}
+	return nil
+}
+
+// KustFileName is the base name of the node's kustomization file.
+func (n *Node) KustFileName() string { return filepath.Base(n.File.Path) }
+
+// buildMeta is the buildMetadata context a node is loaded under: the
+// root's options and the node's origin (nil when options is empty).
+type buildMeta struct {
+	options []string
+	origin  *stages.Origin
+}
+
+// rootMeta is the context of a build root: its own buildMetadata.
+func rootMeta(k *loaders.Kustomization) buildMeta {
+	if len(k.BuildMetadata) == 0 {
+		return buildMeta{}
+	}
+	return buildMeta{options: k.BuildMetadata, origin: &stages.Origin{}}
+}
+
+// childMeta is the context of the base or component p of n.
+func childMeta(n *Node, p string) buildMeta {
+	if n.Origin == nil {
+		return buildMeta{}
+	}
+	return buildMeta{options: n.K.BuildMetadata, origin: n.Origin.Append(p)}
+}
+
+// keySuffix tells apart the builds of one directory under different
+// buildMetadata contexts; a build root's context (own options, empty
+// origin) and the plain one have none, so a root's key stays its directory.
+func (m buildMeta) keySuffix(own []string) string {
+	if slices.Equal(m.options, own) && (m.origin == nil || *m.origin == stages.Origin{}) {
+		return ""
+	}
+	s := "?buildMetadata=" + strings.Join(m.options, ",")
+	if m.origin != nil {
+		s += "&origin=" + m.origin.Path
+		if m.origin.Repo != "" {
+			s += "&repo=" + m.origin.Repo + "&ref=" + m.origin.Ref
+		}
+	}
+	return s
+}
+
+// IsComponent reports whether the node is a Component.
+func (n *Node) IsComponent() bool { return n.K.Kind == loaders.KindComponent }
+
+// Entry is one `resources` or `components` entry of a kustomization.
+type Entry struct {
+	// Path is the entry as written.
+	Path string
+	// File is set for a resource file: its real path.
+	File string
+	// Data is the file's content.
+	Data []byte
+	// Child is set for a directory entry.
+	Child *Node
+	// Err is set when the entry could not be loaded; it is reported when
+	// the build reaches the entry, as kustomize would.
+	Err error
+
+	src *fileRead // shared by the entries that read the same file
+}
+
+// Graph is the loaded kustomization graph of one or more roots.
+type Graph struct {
+	// Roots are the nodes of the directories asked for, in order.
+	Roots []*Node
+	// Nodes are all nodes by key.
+	Nodes map[string]*Node
+	// DAG has an edge from every node to the nodes its entries name.
+	DAG *dag.Graph
+	// Warnings are messages kustomize prints while loading (deprecations),
+	// in load order, without duplicates per file.
+	Warnings []string
+
+	restriction loaders.Restriction
+	warned      map[string]bool
+	kfiles      map[string]kfile // parsed kustomization files by directory
+	// files are the resource files read, by directory and entry: a
+	// directory loaded as several nodes (inheriting different namespaces)
+	// reads its files once.
+	files map[[2]string]*fileRead
+}
+
+// fileRead is the outcome of reading one entry as a file.
+type fileRead struct {
+	data []byte
+	real string
+	err  error
+}
+
+type kfile struct {
+	kf  *loaders.KustomizationFile
+	err error
+}
+
+// Load reads the kustomizations reachable from the given root directories.
+// An error here concerns a root itself (not a directory, no kustomization
+// file); problems below a root are recorded in the entries that lead to
+// them and reported when that root is built.
+func Load(roots []string, r loaders.Restriction) (*Graph, []error) {
+	g := &Graph{Nodes: map[string]*Node{}, DAG: dag.New(), restriction: r, warned: map[string]bool{}, kfiles: map[string]kfile{},
+		files: map[[2]string]*fileRead{}}
+	errs := make([]error, len(roots))
+	dirs := make([]string, len(roots))
+	// The roots' kustomization files, and the files their `resources`
+	// entries name, are read and parsed concurrently (build-all loads every
+	// kustomization of a tree as a root); the walk below, which follows
+	// the entries, is sequential and finds them read.
+	var eg errgroup.Group
+	eg.SetLimit(runtime.NumCPU())
+	parsed := make([]kfile, len(roots))
+	reads := make([]map[string]*fileRead, len(roots))
+	for i, root := range roots {
+		eg.Go(func() error {
+			dirs[i], errs[i] = loaders.RealDir(root)
+			if errs[i] != nil {
+				return nil
+			}
+			parsed[i].kf, parsed[i].err = loaders.FindKustomization(dirs[i])
+			if parsed[i].err != nil {
+				return nil
+			}
+			ldr, err := loaders.New(dirs[i], r)
+			if err != nil {
+				return nil
+			}
+			reads[i] = map[string]*fileRead{}
+			for _, p := range parsed[i].kf.K.Resources {
+				f := &fileRead{}
+				f.data, f.real, f.err = ldr.ReadFile(p)
+				reads[i][p] = f
+			}
+			return nil
+		})
+	}
+	_ = eg.Wait()
+	for i := range roots {
+		if errs[i] != nil {
+			continue
+		}
+		if _, ok := g.kfiles[dirs[i]]; !ok {
+			g.kfiles[dirs[i]] = parsed[i]
+		}
+		for p, f := range reads[i] {
+			if _, ok := g.files[[2]string{dirs[i], p}]; !ok {
+				g.files[[2]string{dirs[i], p}] = f
+			}
+		}
+	}
+	for i := range roots {
+		dir, err := dirs[i], errs[i]
+		if err != nil {
+			g.Roots = append(g.Roots, nil)
+			continue
+		}
+		n, err := g.load(dir, "", nil, nil, nil)
+		if err != nil {
+			errs[i] = err
+		}
+		g.Roots = append(g.Roots, n)
+	}
+	return g, errs
+}
+
+// WithRoots returns a graph sharing g's nodes whose roots are the nodes of
+// the given directories (absolute and symlink-free, as Load resolves them),
+// which must have been roots of g; a directory that was not is reported in
+// the returned errors.
+func (g *Graph) WithRoots(dirs []string) (*Graph, []error) {
+	c := *g
+	c.Roots = nil
+	errs := make([]error, len(dirs))
+	for i, d := range dirs {
+		n := g.Nodes[d]
+		if n == nil {
+			f := g.kfiles[d]
+			errs[i] = f.err
+			if errs[i] == nil {
+				errs[i] = fmt.Errorf("%s was not loaded", d)
+			}
+		}
+		c.Roots = append(c.Roots, n)
+	}
+	return &c, errs
+}
+
+// load returns the node for dir reached through chain (the directories of
+// the referrers, outermost first), loading it and its entries on first use.
+// meta is the buildMetadata context from the referrer; nil for a root.
+// inheritedNS and inheritedAPI are the namespace and the `openapi` schema
+// the referrers pass down, if any.
+func (g *Graph) load(dir, inheritedNS string, inheritedAPI *schemaSource, chain []string, meta *buildMeta) (*Node, error) {
+	f, ok := g.kfiles[dir]
+	if !ok {
+		// A base shared by many overlays is read and parsed once.
+		f.kf, f.err = loaders.FindKustomization(dir)
+		g.kfiles[dir] = f
+	}
+	kf, err := f.kf, f.err
+	if err != nil {
+		return nil, err
+	}
+	g.warn(kf)
+	key := dir
+	k := *kf.K
+	if k.Namespace == "" && inheritedNS != "" {
+		k.Namespace = inheritedNS
+		key = dir + "?namespace=" + inheritedNS
+	}
+	m := rootMeta(&k)
+	if meta != nil {
+		m = *meta
+	}
+	key += m.keySuffix(kf.K.BuildMetadata)
+	k.BuildMetadata = m.options
+	if inheritedAPI != nil {
+		key += "?openapi=" + inheritedAPI.id
+	}
+	if n, ok := g.Nodes[key]; ok {
+		// Already loaded through another parent: only the cycle rule, which
+		// depends on the path taken, must be checked again.
+		if err := g.checkChain(n, append(chain, dir)); err != nil {
+			return nil, err
+		}
+		return n, nil
+	}
+	ldr, err := loaders.New(dir, g.restriction)
+	if err != nil {
+		return nil, err
+	}
+	n := &Node{Key: key, Dir: dir, File: kf, K: &k, Loader: ldr, Origin: m.origin}
+	n.openapi, n.openapiErr = declaredSchema(n, inheritedAPI)
+	if n.openapi != nil && n.openapi.decl == n {
+		if w := n.openapi.scopeWarning(); w != "" {
+			g.Warnings = append(g.Warnings, w)
+		}
+	}
+	g.Nodes[key] = n
+	g.DAG.Add(key)
+	chain = append(chain[:len(chain):len(chain)], dir)
+	for _, p := range k.Resources {
+		e := g.loadResource(n, p, chain)
+		n.Resources = append(n.Resources, e)
+		if e.Err != nil {
+			break
+		}
+	}
+	for _, p := range k.Components {
+		e := g.loadComponent(n, p, chain)
+		n.Components = append(n.Components, e)
+		if e.Err != nil {
+			break
+		}
+	}
+	g.loadPluginDirs(n, chain)
+	if n.openapi == nil && n.openapiErr == nil {
+		n.openapi = inheritedSchema(n)
+	}
+	return n, nil
+}
+
+// loadPluginDirs loads the plugin config entries of n that are
+// directories: kustomize accumulates them like `resources` entries.
+func (g *Graph) loadPluginDirs(n *Node, chain []string) {
+	for _, list := range [][]string{n.K.Generators, n.K.Transformers, n.K.Validators} {
+		for _, p := range list {
+			if strings.Contains(p, "\n") || n.PluginDir(p) != nil {
+				continue // inline YAML, or loaded already
+			}
+			if _, kind, err := n.Loader.Resolve(p); err != nil || kind != loaders.Dir {
+				continue
+			}
+			n.PluginDirs = append(n.PluginDirs, g.loadResource(n, p, chain))
+		}
+	}
+}
+
+func (g *Graph) warn(kf *loaders.KustomizationFile) {
+	if g.warned[kf.Path] {
+		return
+	}
+	g.warned[kf.Path] = true
+	g.Warnings = append(g.Warnings, kf.Warnings...)
+}
+
+// loadResource loads one `resources` entry: a file if it is one, else a
+// kustomization directory.
+func (g *Graph) loadResource(n *Node, p string, chain []string) *Entry {
+	e := &Entry{Path: p}
+	f, ok := g.files[[2]string{n.Dir, p}]
+	if !ok {
+		f = &fileRead{}
+		f.data, f.real, f.err = n.Loader.ReadFile(p)
+		g.files[[2]string{n.Dir, p}] = f
+	}
+	fileErr := f.err
+	if fileErr == nil {
+		e.File, e.Data, e.src = f.real, f.data, f
+		return e
+	}
+	fileErr = fmt.Errorf("accumulating resources from '%s': %w", p, fileErr)
+	child, err := g.loadDir(n, p, chain)
+	if err != nil {
+		e.Err = fmt.Errorf("accumulation err='%s': %w", fileErr.Error(), err)
+		return e
+	}
+	if child.IsComponent() {
+		e.Err = fmt.Errorf("accumulation err='%s': expected kind != 'Component' for path '%s'", fileErr.Error(), child.Dir)
+		return e
+	}
+	e.Child = child
+	g.DAG.Connect(n.Key, child.Key)
+	return e
+}
+
+// loadComponent loads one `components` entry, which must be a directory
+// holding a Component.
+func (g *Graph) loadComponent(n *Node, p string, chain []string) *Entry {
+	e := &Entry{Path: p}
+	child, err := g.loadDir(n, p, chain)
+	var ce *CycleError
+	switch {
+	case errors.As(err, &ce):
+		e.Err = err
+		return e
+	case errors.Is(err, errNotDir):
+		e.Err = fmt.Errorf("loader.New %q", err.Error())
+		return e
+	case err != nil:
+		e.Err = fmt.Errorf("accumulateDirectory: %q", err.Error())
+		return e
+	}
+	if !child.IsComponent() {
+		e.Err = fmt.Errorf("accumulateDirectory: \"expected kind 'Component' for path '%s' but got '%s'\"", child.Dir, child.K.Kind)
+		return e
+	}
+	e.Child = child
+	g.DAG.Connect(n.Key, child.Key)
+	return e
+}
+
+// loadDir loads the kustomization directory p named by n.
+func (g *Graph) loadDir(n *Node, p string, chain []string) (*Node, error) {
+	real, kind, err := n.Loader.Resolve(p)
+	if err != nil {
+		return nil, fmt.Errorf("%w: not a valid directory: %w", errNotDir, err)
+	}
+	if kind != loaders.Dir {
+		return nil, fmt.Errorf("%w: '%s': file is not directory", errNotDir, real)
+	}
+	// As kustomize's loaders do, check the innermost referrer first.
+	for i := len(chain) - 1; i >= 0; i-- {
+		if visited := chain[i]; loaders.Within(real, visited) {
+			return nil, &CycleError{Candidate: real, Visited: visited, Chain: append(append([]string(nil), chain...), real)}
+		}
+	}
+	meta := childMeta(n, p)
+	child, err := g.load(real, n.K.Namespace, n.openapi, chain, &meta)
+	if err != nil {
+		if _, ok := err.(*CycleError); ok {
+			return nil, err
+		}
+		return nil, fmt.Errorf("couldn't make target for path '%s': %w", real, err)
+	}
+	return child, nil
+}
+
+// errNotDir is the start of the error for an entry that is not a directory.
+var errNotDir = errors.New("must build at directory")
+
+// checkChain re-checks the cycle rule for an already loaded node reached
+// through a new chain of referrers.
+func (g *Graph) checkChain(n *Node, chain []string) error {
+	for _, list := range [][]*Entry{n.Resources, n.Components, n.PluginDirs} {
+		for _, e := range list {
+			if e.Child == nil {
+				continue
+			}
+			for i := len(chain) - 1; i >= 0; i-- {
+				if visited := chain[i]; loaders.Within(e.Child.Dir, visited) {
+					return &CycleError{Candidate: e.Child.Dir, Visited: visited, Chain: append(append([]string(nil), chain...), e.Child.Dir)}
+				}
+			}
+			if err := g.checkChain(e.Child, append(chain[:len(chain):len(chain)], e.Child.Dir)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// CycleError is a kustomization that refers, directly or through others, to
+// itself or to a directory containing it.
+type CycleError struct {
+	Candidate string   // the directory being entered
+	Visited   string   // the referrer it contains
+	Chain     []string // the directories from the root to Candidate
+}
+
+func (e *CycleError) Error() string {
+	return fmt.Sprintf("cycle detected: candidate root '%s' contains visited root '%s' (%s)",
+		e.Candidate, e.Visited, strings.Join(e.Chain, " -> "))
+}
+
+// Rel returns p relative to dir when it lies below it, else p.
+func Rel(dir, p string) string {
+	if r, err := filepath.Rel(dir, p); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return p
+}

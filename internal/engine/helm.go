@@ -1,0 +1,181 @@
+package engine
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	yaml2 "go.yaml.in/yaml/v2"
+
+	"github.com/kpipe/kpipe/internal/cache"
+	"github.com/kpipe/kpipe/internal/loaders"
+	"github.com/kpipe/kpipe/internal/stages"
+)
+
+// HelmOptions are the --helm-* flags of a build.
+type HelmOptions struct {
+	// Command is the helm executable (--helm-command; default "helm").
+	Command string
+	// APIVersions, KubeVersion and Debug are passed to `helm template`
+	// for charts that set no apiVersions, kubeVersion or debug of their
+	// own.
+	APIVersions []string
+	KubeVersion string
+	Debug       bool
+}
+
+// helmEnabled reports whether helm charts may be inflated: --enable-helm,
+// or --enable-alpha-plugins, which in kustomize enables helm too.
+func (b *Builder) helmEnabled() bool { return b.opts.EnableHelm || b.opts.EnableAlphaPlugins }
+
+// runHelmCharts inflates the node's helmCharts entries in order (the
+// deprecated helmChartInflationGenerator entries were turned into helmCharts
+// when the kustomization was read). A chart without a namespace gets the
+// kustomization's (kustomize v5.8.0 propagates it).
+func (b *Builder) runHelmCharts(ctx context.Context, n *Node, acc *Accumulation) error {
+	k := n.K
+	var globals loaders.HelmGlobals
+	if k.HelmGlobals != nil {
+		globals = *k.HelmGlobals
+	}
+	for i, chart := range k.HelmCharts {
+		if chart.Namespace == "" {
+			chart.Namespace = k.Namespace
+		}
+		args := stages.HelmChartArgs{HelmGlobals: globals, HelmChart: chart}
+		entry := fmt.Sprintf("helmCharts %q", chart.Name)
+		if chart.Name == "" {
+			entry = fmt.Sprintf("helmCharts entry %d", i+1)
+		}
+		if !b.helmEnabled() {
+			return fmt.Errorf("%s: %s: trouble configuring builtin HelmChartInflationGenerator with config: `\n%s`: must specify --enable-helm", n.File.Path, entry, pluginYAML(args))
+		}
+		h, err := b.helmSettings()
+		if err != nil {
+			return fmt.Errorf("%s: %s: %w", n.File.Path, entry, err)
+		}
+		s, err := stages.NewHelmChartInflationGenerator(args, h, readFile(n), readTree(n))
+		if err != nil {
+			return fmt.Errorf("%s: %s: %w", n.File.Path, entry, err)
+		}
+		if err := b.runStage(ctx, s, acc.Resources); err != nil {
+			return fmt.Errorf("%s: %s: %w", n.File.Path, entry, err)
+		}
+	}
+	return nil
+}
+
+// helmSettings finds the helm binary and takes its digest and the
+// environment it runs in, once per build.
+func (b *Builder) helmSettings() (stages.HelmSettings, error) {
+	b.helmOnce.Do(func() {
+		b.helm, b.helmErr = resolveHelm(b.opts.Helm, b.memoFiles())
+	})
+	return b.helm, b.helmErr
+}
+
+// memoFiles is the build's file index, or nil without a cache.
+func (b *Builder) memoFiles() *cache.FileIndex {
+	if b.memo == nil {
+		return nil
+	}
+	return b.memo.Files
+}
+
+// resolveHelm looks the helm command up on PATH and fills in the settings
+// a chart inflation needs; with a cache, files finds the binary's digest
+// (cheaply, after the first time).
+func resolveHelm(o HelmOptions, files *cache.FileIndex) (stages.HelmSettings, error) {
+	command := o.Command
+	if command == "" {
+		command = "helm"
+	}
+	h := stages.HelmSettings{Command: command, APIVersions: o.APIVersions, KubeVersion: o.KubeVersion, Debug: o.Debug}
+	p, err := exec.LookPath(command)
+	if err != nil {
+		return h, fmt.Errorf("cannot run helm (is '%s' installed? set --helm-command to use another): %w", command, err)
+	}
+	if p, err = filepath.Abs(p); err == nil {
+		p, err = filepath.EvalSymlinks(p)
+	}
+	if err != nil {
+		return h, fmt.Errorf("cannot run helm '%s': %w", command, err)
+	}
+	h.Path = p
+	h.Env, h.EnvFingerprint = helmEnv(os.Environ())
+	if files == nil {
+		// Fingerprints only key the cache: without one, skip hashing the
+		// (large) binary.
+		return h, nil
+	}
+	d, ok := files.Digest(p)
+	if !ok {
+		return h, fmt.Errorf("cannot read helm binary '%s'", p)
+	}
+	h.Digest = hex.EncodeToString(d[:])
+	return h, nil
+}
+
+// helmEnv returns the environment helm runs in (the build's own, as
+// kustomize passes it, less the helm homes, which each run sets) and the
+// part of it that can change helm's output, with the digests of the
+// kubeconfig files helm may take a default namespace from.
+func helmEnv(environ []string) (env, fingerprint []string) {
+	get := map[string]string{}
+	for _, kv := range environ {
+		k, v, _ := strings.Cut(kv, "=")
+		switch k {
+		case "HELM_CONFIG_HOME", "HELM_CACHE_HOME", "HELM_DATA_HOME":
+			continue
+		}
+		env = append(env, kv)
+		if strings.HasPrefix(k, "HELM_") || strings.HasPrefix(k, "XDG_") || k == "HOME" || k == "KUBECONFIG" {
+			fingerprint = append(fingerprint, kv)
+			get[k] = v
+		}
+	}
+	sort.Strings(fingerprint)
+	kubeconfigs := filepath.SplitList(get["KUBECONFIG"])
+	if len(kubeconfigs) == 0 && get["HOME"] != "" {
+		kubeconfigs = []string{filepath.Join(get["HOME"], ".kube", "config")}
+	}
+	for _, p := range kubeconfigs {
+		if data, err := os.ReadFile(p); err == nil {
+			d := cache.Digest(data)
+			fingerprint = append(fingerprint, "kubeconfig "+p+" "+hex.EncodeToString(d[:]))
+		}
+	}
+	return env, fingerprint
+}
+
+// readTree reads a directory tree through n's loader.
+func readTree(n *Node) stages.ReadTree {
+	return func(p string) ([]loaders.TreeFile, error) {
+		files, _, err := n.Loader.ReadTree(p)
+		return files, err
+	}
+}
+
+// pluginYAML renders a plugin config as kustomize shows it in errors:
+// YAML with sorted keys and empty fields left out.
+func pluginYAML(v any) string {
+	j, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	var m map[string]any
+	if json.Unmarshal(j, &m) != nil {
+		return ""
+	}
+	y, err := yaml2.Marshal(m)
+	if err != nil {
+		return ""
+	}
+	return string(y)
+}

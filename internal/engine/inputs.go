@@ -1,0 +1,118 @@
+package engine
+
+import (
+	"path/filepath"
+
+	"github.com/kpipe/kpipe/internal/cache"
+)
+
+// Inputs lists everything root's build in this run read, with the digests
+// the build used: the kustomization file and directory of every node it
+// reached, its resource files, the directories its entries named, and the
+// files its stages read (patches, generator sources, configurations...).
+// A root whose inputs are all unchanged has an unchanged output (for the
+// same SettingsKey), which lets build-all skip it without loading it.
+//
+// It returns false when the output may depend on something else: a
+// `generators`, `transformers`, `validators` or `helmCharts` entry (a
+// plugin may read anything, and its environment), or a node whose key the
+// cache could not establish. It needs a Builder with a cache.
+func (b *Builder) Inputs(root *Node) ([]cache.Input, bool) {
+	m := b.memo
+	if m == nil {
+		return nil, false
+	}
+	var inputs []cache.Input
+	seen := map[*Node]bool{}
+	var walk func(n *Node) bool
+	walk = func(n *Node) bool {
+		if seen[n] {
+			return true
+		}
+		seen[n] = true
+		k := n.K
+		if len(k.Generators)+len(k.Transformers)+len(k.Validators)+len(k.HelmCharts) > 0 {
+			return false
+		}
+		dir, ok := m.dirs[n.Dir]
+		if !ok {
+			return false
+		}
+		inputs = append(inputs, cache.Input{Path: n.Dir, Real: n.Dir, Digest: dir})
+		kin, ok := m.fileInput(n.File.Path, n.File.Data)
+		if !ok {
+			return false
+		}
+		inputs = append(inputs, kin)
+		m.mu.Lock()
+		used, ok := m.used[n]
+		m.mu.Unlock()
+		if !ok {
+			return false
+		}
+		for _, r := range used {
+			if r.Tree {
+				return false // a whole tree (a chart): not one digest the file index can check
+			}
+			inputs = append(inputs, cache.Input{Path: n.Loader.Abs(r.Path), Real: r.Real, Digest: r.Digest})
+		}
+		for _, e := range append(append([]*Entry(nil), n.Resources...), n.Components...) {
+			switch {
+			case e.Err != nil:
+				return false
+			case e.Child != nil:
+				d, ok := m.dirs[e.Child.Dir]
+				if !ok {
+					return false
+				}
+				inputs = append(inputs, cache.Input{Path: n.Loader.Abs(e.Path), Real: e.Child.Dir, Digest: d})
+				if !walk(e.Child) {
+					return false
+				}
+			default:
+				inputs = append(inputs, cache.Input{Path: n.Loader.Abs(e.Path), Real: e.File, Digest: m.dataDigest(e)})
+			}
+		}
+		return true
+	}
+	if !walk(root) {
+		return nil, false
+	}
+	return inputs, true
+}
+
+// fileInput is the input of a file read whole by its path (a kustomization
+// file), found once per run.
+func (m *memo) fileInput(path string, data []byte) (cache.Input, bool) {
+	m.mu.Lock()
+	in, ok := m.kinputs[path]
+	m.mu.Unlock()
+	if ok {
+		return in, in.Real != ""
+	}
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		in = cache.Input{Path: path, Real: real, Digest: cache.Digest(data)}
+	}
+	m.mu.Lock()
+	m.kinputs[path] = in
+	m.mu.Unlock()
+	return in, in.Real != ""
+}
+
+// dataDigest is the digest of a resource file entry's content, computed
+// once for the entries that share a read.
+func (m *memo) dataDigest(e *Entry) cache.Key {
+	if e.src == nil {
+		return cache.Digest(e.Data)
+	}
+	m.mu.Lock()
+	d, ok := m.digests[e.src]
+	m.mu.Unlock()
+	if !ok {
+		d = cache.Digest(e.Data)
+		m.mu.Lock()
+		m.digests[e.src] = d
+		m.mu.Unlock()
+	}
+	return d
+}

@@ -1,0 +1,615 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/gob"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/kpipe/kpipe/internal/cache"
+	"github.com/kpipe/kpipe/internal/loaders"
+	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/stages"
+	"github.com/kpipe/kpipe/internal/stages/fieldspec"
+)
+
+// This file is where the build meets the cache. Results are memoized at
+// three levels, each under a key that covers everything that can change
+// it (BuildKit's solver works the same way: a vertex's key is its own
+// definition plus its inputs' keys):
+//
+//   - a node (one kustomization's accumulation): kpipe's version, the
+//     options that change output, the kustomization as built, the digest of
+//     every resource file, the keys of its bases and components, and the
+//     digest of every other file its stages read (patches, configurations,
+//     generator files). Which other files a node reads is only known after
+//     building it once, so it is recorded in a manifest stored under the
+//     node's pre-key (everything but those files); on the next run the
+//     manifest's files are hashed (cheaply, through the file index) to
+//     complete the key. A node whose key is unchanged is not re-entered,
+//     and its value is not even read unless a parent needs it.
+//   - a stage: its kind, its fingerprint and the digest of its input
+//     resources.
+//   - a root's final output: the root node's key plus the finishing steps.
+//
+// Errors are never cached: a node or stage that fails stores nothing.
+
+// Cache configures a build's use of the cache.
+type Cache struct {
+	// Store is the open cache; nil builds without one.
+	Store *cache.Store
+	// Files finds file digests cheaply; nil hashes every file.
+	Files *cache.FileIndex
+	// Version is kpipe's version, part of every key.
+	Version string
+}
+
+// StageStats are the counts of one stage kind in a run.
+type StageStats struct {
+	Ran    int           `json:"ran"`
+	Cached int           `json:"cached"`
+	Time   time.Duration `json:"time"`
+}
+
+// NodeStats count how graph nodes were resolved in a run.
+type NodeStats struct {
+	// Built nodes ran their stages; Cached nodes came from the cache.
+	Built, Cached int
+}
+
+// memo is the cache state of one Builder.
+type memo struct {
+	Cache
+	opts []byte // the build options that change output, canonical
+
+	mu    sync.Mutex
+	reads map[*Node]map[string]readRecord
+	keys  map[*Node]cache.Key // full keys known so far
+	pres  map[*Node]cache.Key // pre-keys computed so far (fixed for a run)
+	// used are the files each node's stages read, as its full key covers
+	// them (from this run's reads, or the stored manifest).
+	used map[*Node][]readRecord
+	// dirs are the digests of the nodes' directories (their listings) when
+	// the build started.
+	dirs map[string]cache.Key
+	// kinputs and digests remember what Inputs found, for the roots that
+	// share nodes and files.
+	kinputs map[string]cache.Input
+	digests map[*fileRead]cache.Key
+	// volatile nodes run external plugins: what those read (executables,
+	// the environment, any file) is not in a node's key, so such a node,
+	// and every node that includes it, is built each run; its stages,
+	// plugin stages included, are still memoized.
+	volatile map[*Node]bool
+}
+
+// readRecord is one file a node's stages read.
+type readRecord struct {
+	Path   string    // as the kustomization names it
+	Real   string    // absolute, symlinks resolved
+	Digest cache.Key // of the content read (a tree: of its listing)
+	Tree   bool      // a directory read whole (a helm chart)
+}
+
+// settings encodes the options that change a build's output, canonically.
+func settings(o Options, r loaders.Restriction) []byte {
+	fp, _ := json.Marshal(struct {
+		Reorder                      string
+		ManagedBy, Alpha, Exec, Helm bool
+		Restriction                  string
+		HelmFlags                    HelmOptions
+	}{o.Reorder, o.ManagedByLabel, o.EnableAlphaPlugins, o.EnableExec, o.EnableHelm, r.String(), o.Helm})
+	return fp
+}
+
+// SettingsKey is the digest of everything besides its inputs that a
+// build's output depends on: kpipe's version (o.Cache.Version) and the
+// options that change output. It names a cache.RootIndex.
+func SettingsKey(o Options, r loaders.Restriction) cache.Key {
+	return cache.NewKey(o.Cache.Version, "settings").Bytes(settings(o, r)).Sum()
+}
+
+func newMemo(c Cache, g *Graph, o Options) *memo {
+	m := &memo{Cache: c, opts: settings(o, g.restriction), reads: map[*Node]map[string]readRecord{}, keys: map[*Node]cache.Key{},
+		pres: map[*Node]cache.Key{}, used: map[*Node][]readRecord{}, dirs: map[string]cache.Key{}, volatile: map[*Node]bool{},
+		kinputs: map[string]cache.Input{}, digests: map[*fileRead]cache.Key{}}
+	if m.Files == nil {
+		m.Files, _ = cache.LoadFileIndex("")
+	}
+	for _, n := range g.Nodes {
+		if _, ok := m.dirs[n.Dir]; !ok {
+			if d, ok := m.Files.Digest(n.Dir); ok {
+				m.dirs[n.Dir] = d
+			}
+		}
+	}
+	for _, n := range g.Nodes {
+		n := n
+		n.Loader.OnRead(func(path, real string, data []byte) {
+			d := m.Files.Record(real, data, nil)
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			if m.reads[n] == nil {
+				m.reads[n] = map[string]readRecord{}
+			}
+			m.reads[n][path] = readRecord{Path: path, Real: real, Digest: d}
+		})
+		n.Loader.OnReadTree(func(path, real string, listing []byte) {
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			if m.reads[n] == nil {
+				m.reads[n] = map[string]readRecord{}
+			}
+			// A tree's own record is keyed apart from a file of the same path.
+			m.reads[n][path+"/"] = readRecord{Path: path, Real: real, Digest: cache.Digest(listing), Tree: true}
+		})
+	}
+	return m
+}
+
+func (m *memo) key(kind string) *cache.KeyBuilder {
+	return cache.NewKey(m.Version, kind).Bytes(m.opts)
+}
+
+// preKey is a node's key without the files its stages read; false when it
+// cannot be known (an entry failed to load, or a base's key is unknown).
+// Once known it cannot change within a run, so it is computed once.
+func (m *memo) preKey(n *Node) (cache.Key, bool) {
+	m.mu.Lock()
+	k, ok := m.pres[n]
+	m.mu.Unlock()
+	if ok {
+		return k, true
+	}
+	k, ok = m.computePreKey(n)
+	if ok {
+		m.mu.Lock()
+		m.pres[n] = k
+		m.mu.Unlock()
+	}
+	return k, ok
+}
+
+func (m *memo) computePreKey(n *Node) (cache.Key, bool) {
+	if n.openapiErr != nil {
+		return cache.Key{}, false
+	}
+	kb := m.key("node")
+	k, err := json.Marshal(n.K)
+	if err != nil {
+		return cache.Key{}, false
+	}
+	kb.String(n.Key).Bytes(k).String(n.schemaID())
+	for _, e := range n.Resources {
+		switch {
+		case e.Err != nil:
+			return cache.Key{}, false
+		case e.Child != nil:
+			ck, ok := m.knownKey(e.Child)
+			if !ok {
+				return cache.Key{}, false
+			}
+			kb.String(e.Path).Key(ck)
+		default:
+			kb.String(e.Path).String(e.File).Key(m.dataDigest(e))
+		}
+	}
+	for _, e := range n.Components {
+		if e.Err != nil {
+			return cache.Key{}, false
+		}
+		ck, ok := m.componentKey(e.Child)
+		if !ok {
+			return cache.Key{}, false
+		}
+		kb.String(e.Path).Key(ck)
+	}
+	for _, e := range n.PluginDirs {
+		if e.Err != nil {
+			return cache.Key{}, false
+		}
+		ck, ok := m.knownKey(e.Child)
+		if !ok {
+			return cache.Key{}, false
+		}
+		kb.String("plugins:" + e.Path).Key(ck)
+	}
+	return kb.Sum(), true
+}
+
+// knownKey returns the full key of a node resolved earlier in this run.
+func (m *memo) knownKey(n *Node) (cache.Key, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k, ok := m.keys[n]
+	return k, ok
+}
+
+func (m *memo) setKey(n *Node, k cache.Key) {
+	m.mu.Lock()
+	m.keys[n] = k
+	m.mu.Unlock()
+}
+
+// componentKey is a component's full key. Components are applied inside
+// their parents, so their key comes from their definition and manifest
+// only.
+func (m *memo) componentKey(c *Node) (cache.Key, bool) {
+	if k, ok := m.knownKey(c); ok {
+		return k, true
+	}
+	k, ok := m.fullKey(c)
+	if ok {
+		m.setKey(c, k)
+	}
+	return k, ok
+}
+
+// fullKey completes a node's key with the files its manifest lists, as
+// they are now.
+func (m *memo) fullKey(n *Node) (cache.Key, bool) {
+	pre, ok := m.preKey(n)
+	if !ok {
+		return cache.Key{}, false
+	}
+	data, ok := m.Store.Get(m.manifestKey(pre))
+	if !ok {
+		return cache.Key{}, false
+	}
+	var recs []readRecord
+	if gob.NewDecoder(bytes.NewReader(data)).Decode(&recs) != nil {
+		return cache.Key{}, false
+	}
+	for i, r := range recs {
+		real, _, err := n.Loader.Resolve(r.Path)
+		if err != nil {
+			return cache.Key{}, false
+		}
+		var d cache.Key
+		if r.Tree {
+			listing, err := loaders.TreeListing(real)
+			if err != nil {
+				return cache.Key{}, false
+			}
+			d = cache.Digest(listing)
+		} else if d, ok = m.Files.Digest(real); !ok {
+			return cache.Key{}, false
+		}
+		recs[i].Real, recs[i].Digest = real, d
+	}
+	m.mu.Lock()
+	m.used[n] = recs
+	m.mu.Unlock()
+	return m.completeKey(pre, recs), true
+}
+
+func (m *memo) manifestKey(pre cache.Key) cache.Key {
+	return m.key("manifest").Key(pre).Sum()
+}
+
+func (m *memo) completeKey(pre cache.Key, recs []readRecord) cache.Key {
+	kb := m.key("node+files").Key(pre)
+	for _, r := range recs {
+		kb.String(r.Path).String(r.Real).Key(r.Digest)
+		if r.Tree {
+			kb.String("tree")
+		}
+	}
+	return kb.Sum()
+}
+
+// recorded returns the files read through n's loader this run, by path.
+func (m *memo) recorded(n *Node) []readRecord {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	recs := make([]readRecord, 0, len(m.reads[n]))
+	for _, r := range m.reads[n] {
+		recs = append(recs, r)
+	}
+	sort.Slice(recs, func(i, j int) bool { return recs[i].Path < recs[j].Path })
+	return recs
+}
+
+// setVolatile marks n as running external plugins.
+func (m *memo) setVolatile(n *Node) {
+	m.mu.Lock()
+	m.volatile[n] = true
+	m.mu.Unlock()
+}
+
+// remember stores n's manifest after n was built (or applied, for a
+// component) in this run, and returns n's full key; false for a volatile
+// node, which gets no key.
+func (m *memo) remember(n *Node) (cache.Key, bool) {
+	m.mu.Lock()
+	v := m.volatile[n]
+	m.mu.Unlock()
+	if v {
+		return cache.Key{}, false
+	}
+	for _, e := range n.Components {
+		if e.Child != nil {
+			if _, ok := m.knownKey(e.Child); !ok {
+				if _, ok := m.remember(e.Child); !ok {
+					return cache.Key{}, false
+				}
+			}
+		}
+	}
+	pre, ok := m.preKey(n)
+	if !ok {
+		return cache.Key{}, false
+	}
+	recs := m.recorded(n)
+	var buf bytes.Buffer
+	if gob.NewEncoder(&buf).Encode(recs) != nil {
+		return cache.Key{}, false
+	}
+	m.Store.Put(m.manifestKey(pre), buf.Bytes())
+	m.mu.Lock()
+	m.used[n] = recs
+	m.mu.Unlock()
+	k := m.completeKey(pre, recs)
+	m.setKey(n, k)
+	return k, true
+}
+
+// encodeAccumulation and decodeAccumulation store a node's result. The
+// default field-spec configuration, which most nodes have, is not stored:
+// it is the same for every node and large.
+func encodeAccumulation(acc *Accumulation) ([]byte, error) {
+	v := *acc
+	if v.PlainConfig {
+		v.Config = nil
+	}
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(&v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func (b *Builder) decodeAccumulation(data []byte) (*Accumulation, error) {
+	acc := &Accumulation{}
+	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(acc); err != nil {
+		return nil, err
+	}
+	if acc.PlainConfig {
+		cfg, err := b.plainConfig()
+		if err != nil {
+			return nil, err
+		}
+		acc.Config = cfg
+	}
+	if acc.Config == nil {
+		acc.Config = &fieldspec.Config{}
+	}
+	if acc.Resources == nil {
+		acc.Resources = resource.NewList()
+	}
+	acc.Resources.Freeze()
+	return acc, nil
+}
+
+// visit resolves one graph node: from the cache when its key is known and
+// stored, else by building it.
+func (b *Builder) visit(ctx context.Context, n *Node) *nodeResult {
+	counts := &nodeCounts{}
+	ctx = withNodeCounts(ctx, counts)
+	r := b.resolve(ctx, n)
+	r.stagesRan, r.stagesCached = counts.ran, counts.cached
+	if b.opts.Progress != nil {
+		b.opts.Progress()
+	}
+	return r
+}
+
+func (b *Builder) resolve(ctx context.Context, n *Node) *nodeResult {
+	m := b.memo
+	if m == nil || (n.IsComponent() && !b.isRoot(n)) {
+		acc, err := b.buildNode(ctx, n)
+		return &nodeResult{acc: acc, err: err}
+	}
+	if k, ok := m.fullKey(n); ok && !b.opts.VerifyCache && m.Store.Has(k) {
+		m.setKey(n, k)
+		b.count(func(s *Stats) { s.NodesCached++ })
+		return &nodeResult{key: k, fromCache: true}
+	}
+	acc, err := b.buildNode(ctx, n)
+	if err != nil {
+		return &nodeResult{err: err}
+	}
+	r := &nodeResult{acc: acc}
+	if k, ok := m.remember(n); ok {
+		if data, err := encodeAccumulation(acc); err == nil {
+			m.Store.Put(k, data)
+		}
+		r.key = k
+	}
+	return r
+}
+
+// load returns a node result's accumulation, reading it from the cache on
+// first use; if the cached value is unusable the node is built instead.
+func (b *Builder) load(ctx context.Context, n *Node, r *nodeResult) (*Accumulation, error) {
+	r.once.Do(func() {
+		if !r.fromCache {
+			return
+		}
+		if data, ok := b.memo.Store.Get(r.key); ok {
+			if acc, err := b.decodeAccumulation(data); err == nil {
+				r.acc = acc
+				return
+			}
+		}
+		r.acc, r.err = b.buildNode(ctx, n)
+	})
+	return r.acc, r.err
+}
+
+// runStage runs one configured stage over rs. Every stage of a build runs
+// through here: with a cache, a stage whose kind, fingerprint and input are
+// unchanged takes its output from the cache instead of running.
+func (b *Builder) runStage(ctx context.Context, s stages.Stage, rs *resource.List) error {
+	_, err := b.runStageEncoded(ctx, s, rs, nil)
+	return err
+}
+
+// runStages runs stages in order over rs; the encoding of one stage's
+// output, which its cache entry needs, is the next stage's input encoding.
+func (b *Builder) runStages(ctx context.Context, list []stages.Stage, rs *resource.List) error {
+	var enc []byte
+	for _, s := range list {
+		var err error
+		if enc, err = b.runStageEncoded(ctx, s, rs, enc); err != nil {
+			return fmt.Errorf("%s: %w", s.Kind(), err)
+		}
+	}
+	return nil
+}
+
+// runStageEncoded is runStage given the encoding of rs when the caller
+// has it (nil otherwise); it returns the encoding of the output, or nil
+// without a cache.
+//
+// A plugin stage (one with a Describe method) is not cached with
+// --no-cache-plugins. With --verify-cache a stage found in the cache runs
+// anyway and its output must equal the cached one; a plugin stage not in
+// the cache runs twice, and both outputs must be equal.
+func (b *Builder) runStageEncoded(ctx context.Context, s stages.Stage, rs *resource.List, in []byte) ([]byte, error) {
+	start := time.Now()
+	var key cache.Key
+	cacheable := false
+	if _, cheap := s.(stages.Cheap); cheap {
+		if err := s.Run(ctx, rs); err != nil {
+			return nil, err
+		}
+		b.stageDone(ctx, s.Kind(), false, time.Since(start))
+		return nil, nil
+	}
+	desc, isPlugin := asPlugin(s)
+	var want []byte // --verify-cache: the output the stage must give
+	if b.memo != nil && b.memo.Store != nil && !(isPlugin && b.opts.NoCachePlugins) {
+		var err error
+		if in == nil {
+			in, err = resource.EncodeList(rs)
+		}
+		if err == nil {
+			key = b.memo.key("stage").String(s.Kind()).Bytes(s.Fingerprint()).Key(cache.Digest(in)).Sum()
+			cacheable = true
+			if data, ok := b.memo.Store.Get(key); ok {
+				if out, err := resource.DecodeList(data); err == nil {
+					if !b.opts.VerifyCache {
+						rs.Replace(out.All())
+						b.stageDone(ctx, s.Kind(), true, time.Since(start))
+						return data, nil
+					}
+					want = data
+				}
+			}
+		}
+	}
+	var again *resource.List // --verify-cache: a second run's input
+	if b.opts.VerifyCache && isPlugin && want == nil {
+		rs.Freeze()
+		again = rs.Copy()
+	}
+	if err := s.Run(ctx, rs); err != nil {
+		return nil, err
+	}
+	if b.opts.VerifyCache && (want != nil || again != nil) {
+		got, err := resource.EncodeList(rs)
+		if err != nil {
+			return nil, err
+		}
+		if want == nil {
+			if err := s.Run(ctx, again); err != nil {
+				return nil, err
+			}
+			if want, err = resource.EncodeList(again); err != nil {
+				return nil, err
+			}
+		}
+		if !bytes.Equal(got, want) {
+			if isPlugin {
+				return nil, fmt.Errorf("--verify-cache: %s printed different output for the same input: it is not a pure function of its config and input (build with --no-cache-plugins while it is not)", desc.Describe())
+			}
+			return nil, fmt.Errorf("--verify-cache: the %s stage gave a different output than the one cached for the same input (a kpipe bug, or a cache written by a different kpipe)", s.Kind())
+		}
+	}
+	var out []byte
+	if cacheable {
+		if enc, err := resource.EncodeList(rs); err == nil {
+			b.memo.Store.Put(key, enc)
+			out = enc
+		}
+	}
+	b.stageDone(ctx, s.Kind(), false, time.Since(start))
+	return out, nil
+}
+
+// describer is implemented by plugin stages, which name themselves for
+// messages.
+type describer interface{ Describe() string }
+
+// asPlugin returns the external plugin stage s is, or wraps (origin
+// annotations wrap plugin stages), if any.
+func asPlugin(s stages.Stage) (describer, bool) {
+	for {
+		if d, ok := s.(describer); ok {
+			return d, true
+		}
+		u, ok := s.(interface{ Unwrap() stages.Stage })
+		if !ok {
+			return nil, false
+		}
+		s = u.Unwrap()
+	}
+}
+
+// nodeCounts counts the stage runs of one node's build.
+type nodeCounts struct {
+	mu          sync.Mutex
+	ran, cached int
+}
+
+type nodeCountsKey struct{}
+
+func withNodeCounts(ctx context.Context, c *nodeCounts) context.Context {
+	return context.WithValue(ctx, nodeCountsKey{}, c)
+}
+
+func (b *Builder) stageDone(ctx context.Context, kind string, cached bool, d time.Duration) {
+	if c, ok := ctx.Value(nodeCountsKey{}).(*nodeCounts); ok {
+		c.mu.Lock()
+		if cached {
+			c.cached++
+		} else {
+			c.ran++
+		}
+		c.mu.Unlock()
+	}
+	b.count(func(st *Stats) {
+		if st.Stages == nil {
+			st.Stages = map[string]StageStats{}
+		}
+		ss := st.Stages[kind]
+		if cached {
+			ss.Cached++
+		} else {
+			ss.Ran++
+		}
+		ss.Time += d
+		st.Stages[kind] = ss
+	})
+}
+
+func (b *Builder) count(f func(*Stats)) {
+	b.mu.Lock()
+	f(&b.stats)
+	b.mu.Unlock()
+}

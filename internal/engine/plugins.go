@@ -1,0 +1,82 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/kpipe/kpipe/internal/plugins"
+	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/stages"
+)
+
+// pluginStage configures the stage of one plugin config listed under
+// generators, transformers or validators (entry is the list entry it came
+// from): a builtin stage for `apiVersion: builtin`, else an external
+// plugin (package plugins). A node that runs an external plugin is not
+// memoized as a whole (see memo.volatile); its plugin stages are, under
+// keys covering the executable and its environment.
+func (b *Builder) pluginStage(n *Node, entry string, c *resource.Resource, role plugins.Role) (stages.Stage, error) {
+	if plugins.IsBuiltin(c) {
+		if role == plugins.Generator {
+			return b.builtinGenerator(n, c)
+		}
+		return b.builtinStage(n, c)
+	}
+	if b.memo != nil {
+		b.memo.setVolatile(n)
+	}
+	return plugins.Load(plugins.Config{
+		Object: c,
+		Role:   role,
+		Dir:    n.Dir,
+		Source: configSource(n, entry),
+		Read:   readFile(n),
+	}, b.pluginOptions())
+}
+
+// pluginOptions are the plugin settings of the build.
+func (b *Builder) pluginOptions() plugins.Options {
+	return plugins.Options{
+		EnableAlpha: b.opts.EnableAlphaPlugins,
+		EnableExec:  b.opts.EnableExec,
+		Timeout:     b.opts.PluginTimeout,
+		Env:         b.opts.FnEnv,
+		Environ:     b.opts.PluginEnviron,
+		Warn:        b.opts.Warn,
+	}
+}
+
+// configSource names where a plugin config entry was read: its file, or
+// the kustomization file for an inline config.
+func configSource(n *Node, entry string) string {
+	if strings.Contains(entry, "\n") || strings.Contains(entry, ": ") {
+		return n.File.Path + " (inline config)"
+	}
+	return filepath.Join(filepath.Dir(n.File.Path), entry)
+}
+
+// runValidators runs the node's `validators:` entries, in order, after its
+// transformers: each runs as a transformer that may only add the
+// validated-by label.
+func (b *Builder) runValidators(ctx context.Context, n *Node, acc *Accumulation) error {
+	var list []stages.Stage
+	for _, p := range inlineFirst(n.K.Validators) {
+		configs, err := b.pluginConfigs(ctx, n, p)
+		if err != nil {
+			return fmt.Errorf("validators: %w", err)
+		}
+		for _, c := range configs {
+			if plugins.IsBuiltin(c) {
+				return fmt.Errorf("%s: validators: builtin %s cannot be a validator", n.File.Path, c.ID())
+			}
+			s, err := b.pluginStage(n, p, c, plugins.Validator)
+			if err != nil {
+				return fmt.Errorf("%s: validators: %w", n.File.Path, err)
+			}
+			list = append(list, s)
+		}
+	}
+	return b.runStages(ctx, list, acc.Resources)
+}

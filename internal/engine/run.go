@@ -1,0 +1,360 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/kpipe/kpipe/internal/cache"
+	"github.com/kpipe/kpipe/internal/output"
+	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/stages"
+	"github.com/kpipe/kpipe/internal/stages/fieldspec"
+)
+
+// Options are the settings of a build that change its output or what it
+// may do.
+type Options struct {
+	// Jobs bounds how many nodes are built at once (< 1: number of CPUs).
+	Jobs int
+	// Reorder is the --reorder flag: "legacy", "none", or "" (unspecified,
+	// which kustomize treats as legacy unless sortOptions is set).
+	Reorder string
+	// ManagedByLabel adds app.kubernetes.io/managed-by to every object.
+	ManagedByLabel bool
+	// EnableAlphaPlugins allows plugins other than builtins.
+	EnableAlphaPlugins bool
+	// EnableExec allows KRM functions that run executables.
+	EnableExec bool
+	// PluginTimeout bounds each plugin run (zero: plugins.DefaultTimeout).
+	PluginTimeout time.Duration
+	// FnEnv are the --env entries given to KRM functions.
+	FnEnv []string
+	// PluginEnviron is the environment plugins start from (nil: the
+	// process's).
+	PluginEnviron []string
+	// NoCachePlugins keeps plugin stages out of the cache.
+	NoCachePlugins bool
+	// VerifyCache re-runs stages found in the cache (and plugin stages
+	// twice when not cached) and fails when an output differs.
+	VerifyCache bool
+	// EnableHelm allows helm chart inflation (so does EnableAlphaPlugins,
+	// as in kustomize).
+	EnableHelm bool
+	// Helm are the --helm-* flags.
+	Helm HelmOptions
+	// Warn receives warnings (for example about conflicting sort settings).
+	Warn func(msg string)
+	// Cache memoizes nodes, stages and outputs; its zero value builds
+	// without a cache.
+	Cache Cache
+	// Progress, when set, is called each time a graph node is resolved.
+	Progress func()
+}
+
+// Accumulation is the result of building one kustomization node, before the
+// steps that only a root runs: its resources (frozen, shareable) and the
+// transformer configuration it and its bases declared.
+type Accumulation struct {
+	Resources *resource.List
+	Config    *fieldspec.Config
+	// PlainConfig says Config is exactly kustomize's default field specs.
+	PlainConfig bool
+	// Vars are the legacy vars the node and its bases declare.
+	Vars stages.VarSet
+}
+
+// Result is the outcome of one root.
+type Result struct {
+	// Resources are the root's output objects in output order.
+	Resources []*resource.Resource
+	// Err is the root's error; Resources is nil then.
+	Err error
+	// YAML is the rendered output (what `kustomize build` prints).
+	YAML []byte
+	// Cached says the final output came from the cache.
+	Cached bool
+	// NodesBuilt and NodesCached count the nodes of the root's graph
+	// (shared ones included) that were built, or found in the cache, in
+	// this run; StagesRan and StagesCached count their stages.
+	NodesBuilt, NodesCached, StagesRan, StagesCached int
+}
+
+// Builder builds the nodes of a Graph, each once.
+type Builder struct {
+	g    *Graph
+	opts Options
+
+	mu     sync.Mutex
+	done   map[string]*nodeResult
+	parsed map[*fileRead]*parsedFile // resource files decoded, once each
+	stats  Stats
+	memo   *memo
+
+	plainOnce sync.Once
+	plain     *fieldspec.Config
+	plainErr  error
+
+	helmOnce sync.Once
+	helm     stages.HelmSettings
+	helmErr  error
+}
+
+// Stats counts what a Builder did.
+type Stats struct {
+	// NodesBuilt is the number of graph nodes whose work ran (not counting
+	// components, which run inside their parents).
+	NodesBuilt int
+	// NodesCached is the number of nodes whose key was found in the cache.
+	NodesCached int
+	// RootsCached is the number of roots whose final output came from the
+	// cache.
+	RootsCached int
+	// Stages counts stage runs by kind.
+	Stages map[string]StageStats
+}
+
+// Stats returns what the builder has done so far.
+func (b *Builder) Stats() Stats {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	st := b.stats
+	st.Stages = make(map[string]StageStats, len(b.stats.Stages))
+	for k, v := range b.stats.Stages {
+		st.Stages[k] = v
+	}
+	return st
+}
+
+type nodeResult struct {
+	acc *Accumulation
+	err error
+
+	key       cache.Key // the node's full key, when known
+	fromCache bool      // acc is to be read from the cache under key
+	once      sync.Once
+
+	// stagesRan and stagesCached count the node's own stage runs.
+	stagesRan, stagesCached int
+}
+
+type parsedFile struct {
+	list *resource.List
+	err  error
+}
+
+// NewBuilder returns a builder for g.
+func NewBuilder(g *Graph, opts Options) *Builder {
+	if opts.Jobs < 1 {
+		opts.Jobs = runtime.NumCPU()
+	}
+	if opts.Warn == nil {
+		opts.Warn = func(string) {}
+	}
+	b := &Builder{g: g, opts: opts, done: map[string]*nodeResult{}, parsed: map[*fileRead]*parsedFile{}}
+	if opts.Cache.Store != nil {
+		b.memo = newMemo(opts.Cache, g, opts)
+	}
+	return b
+}
+
+// Run builds every root of the graph and returns one result per root, in
+// the order of g.Roots. Nodes shared by several roots are built once.
+// loadErrs are the errors Load returned for the roots.
+func (b *Builder) Run(ctx context.Context, loadErrs []error) []Result {
+	results := make([]Result, len(b.g.Roots))
+	var roots []string
+	for i, n := range b.g.Roots {
+		if n != nil {
+			roots = append(roots, n.Key)
+		} else {
+			results[i].Err = loadErrs[i]
+		}
+	}
+	// Node functions record their own errors and never fail the walk, so
+	// that a parent can report its child's error in kustomize's words, in
+	// the order of its entries.
+	walkErr := b.g.DAG.WalkFrom(ctx, b.opts.Jobs, roots, func(ctx context.Context, key string) error {
+		r := b.visit(ctx, b.g.Nodes[key])
+		b.mu.Lock()
+		b.done[key] = r
+		b.mu.Unlock()
+		return ctx.Err()
+	})
+	// Roots finish concurrently too: a monorepo has hundreds.
+	var eg errgroup.Group
+	eg.SetLimit(b.opts.Jobs)
+	for i, n := range b.g.Roots {
+		if n == nil {
+			continue
+		}
+		eg.Go(func() error {
+			r := b.result(n)
+			switch {
+			case r == nil && walkErr != nil:
+				results[i].Err = walkErr
+			case r == nil:
+				results[i].Err = fmt.Errorf("internal error: %s was not built", n.Dir)
+			case r.err != nil:
+				results[i].Err = r.err
+			default:
+				results[i].Resources, results[i].YAML, results[i].Cached, results[i].Err = b.finishRoot(ctx, n, r)
+			}
+			b.countSubgraph(n, &results[i])
+			return nil
+		})
+	}
+	_ = eg.Wait()
+	return results
+}
+
+// countSubgraph adds up the node and stage counts of the nodes reachable
+// from root.
+func (b *Builder) countSubgraph(root *Node, res *Result) {
+	seen := map[*Node]bool{}
+	var walk func(n *Node)
+	walk = func(n *Node) {
+		if n == nil || seen[n] {
+			return
+		}
+		seen[n] = true
+		if r := b.result(n); r != nil {
+			switch {
+			case r.fromCache:
+				res.NodesCached++
+			case !n.IsComponent() || n == root:
+				res.NodesBuilt++
+			}
+			res.StagesRan += r.stagesRan
+			res.StagesCached += r.stagesCached
+		}
+		for _, e := range n.Children() {
+			walk(e.Child)
+		}
+	}
+	walk(root)
+}
+
+// isRoot reports whether n is one of the graph's build roots.
+func (b *Builder) isRoot(n *Node) bool {
+	for _, r := range b.g.Roots {
+		if r == n {
+			return true
+		}
+	}
+	return false
+}
+
+func (b *Builder) result(n *Node) *nodeResult {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.done[n.Key]
+}
+
+// buildNode is the work of one graph vertex. Components are only prepared
+// here (their files parsed); they are applied in each parent's context. A
+// component that is itself a build root is also built like a
+// kustomization, as kustomize does.
+func (b *Builder) buildNode(ctx context.Context, n *Node) (*Accumulation, error) {
+	for _, e := range n.Resources {
+		if e.File != "" {
+			b.parse(e)
+		}
+	}
+	if n.IsComponent() && !b.isRoot(n) {
+		return nil, nil
+	}
+	b.mu.Lock()
+	b.stats.NodesBuilt++
+	b.mu.Unlock()
+	acc := &Accumulation{Resources: resource.NewList(), Config: &fieldspec.Config{}}
+	if err := b.accumulate(ctx, n, acc); err != nil {
+		return nil, err
+	}
+	acc.Resources.Freeze()
+	return acc, nil
+}
+
+// parse decodes a resource file entry once.
+func (b *Builder) parse(e *Entry) *parsedFile {
+	b.mu.Lock()
+	p, ok := b.parsed[e.src]
+	b.mu.Unlock()
+	if ok {
+		return p
+	}
+	rs, err := resource.Decode(e.Data)
+	p = &parsedFile{}
+	if err != nil {
+		var se *resource.SyntaxError
+		if errors.As(err, &se) {
+			p.err = fmt.Errorf("accumulating resources from '%s': MalformedYAMLError: yaml: line %d: %s in File: %s", e.Path, se.Line, se.Msg, e.File)
+		} else {
+			p.err = fmt.Errorf("accumulating resources from '%s': %s: %w", e.Path, e.File, err)
+		}
+	} else {
+		p.list = resource.NewList(rs...)
+		p.list.Freeze()
+	}
+	b.mu.Lock()
+	b.parsed[e.src] = p
+	b.mu.Unlock()
+	return p
+}
+
+// child returns the accumulation of a built child node.
+func (b *Builder) child(ctx context.Context, n *Node) (*Accumulation, error) {
+	r := b.result(n)
+	if r == nil {
+		return nil, fmt.Errorf("internal error: %s used before it was built", n.Dir)
+	}
+	return b.load(ctx, n, r)
+}
+
+// finishRoot runs the root-only steps on a root's accumulation and renders
+// the output, or takes both from the cache.
+func (b *Builder) finishRoot(ctx context.Context, n *Node, r *nodeResult) ([]*resource.Resource, []byte, bool, error) {
+	var key cache.Key
+	if b.memo != nil && r.key != (cache.Key{}) {
+		key = b.memo.key("root").Key(r.key).Sum()
+		if data, ok := b.memo.Store.Get(key); ok && !b.opts.VerifyCache {
+			var v rootValue
+			if gob.NewDecoder(bytes.NewReader(data)).Decode(&v) == nil && v.List != nil {
+				b.count(func(s *Stats) { s.RootsCached++ })
+				return v.List.All(), v.YAML, true, nil
+			}
+		}
+	}
+	acc, err := b.load(ctx, n, r)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	out, err := b.finish(ctx, n, acc)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	y, err := output.Marshal(out)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if key != (cache.Key{}) {
+		var buf bytes.Buffer
+		if gob.NewEncoder(&buf).Encode(rootValue{YAML: y, List: resource.NewList(out...)}) == nil {
+			b.memo.Store.Put(key, buf.Bytes())
+		}
+	}
+	return out, y, false, nil
+}
+
+// rootValue is a root's cached output.
+type rootValue struct {
+	YAML []byte
+	List *resource.List
+}

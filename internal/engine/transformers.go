@@ -1,0 +1,384 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/kpipe/kpipe/internal/loaders"
+	"github.com/kpipe/kpipe/internal/plugins"
+	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/stages"
+	"github.com/kpipe/kpipe/internal/stages/fieldspec"
+)
+
+// runTransformers runs the builtin transformers the node's fields ask for,
+// in kustomize's fixed order, then the `transformers:` entries in order.
+func (b *Builder) runTransformers(ctx context.Context, n *Node, acc *Accumulation) error {
+	list, err := b.fieldTransformers(n, acc.Config)
+	if err != nil {
+		return err
+	}
+	if n.Origin != nil {
+		// Each builtin's origin is the kustomization file and the builtin
+		// kind, which is its stage's kind.
+		for i, s := range list {
+			list[i] = stages.TransformerWithOrigin(s, n.Origin.BuiltinOrigin(n.KustFileName(), s.Kind()))
+		}
+	}
+	ext, err := b.listedTransformers(ctx, n)
+	if err != nil {
+		return err
+	}
+	all, err := withNodeSchema(n, append(list, ext...))
+	if err != nil {
+		return err
+	}
+	if err := b.runStages(ctx, all, acc.Resources); err != nil {
+		return fmt.Errorf("%s: %w", n.File.Path, err)
+	}
+	return nil
+}
+
+// fieldTransformers configures the builtin stages of the kustomization's
+// fields, with the field specs of tc: kustomize's configureBuiltinTransformers.
+func (b *Builder) fieldTransformers(n *Node, tc *fieldspec.Config) ([]stages.Stage, error) {
+	k := n.K
+	var out []stages.Stage
+	add := func(s stages.Stage, err error) error {
+		if err != nil {
+			return fmt.Errorf("%s: %w", n.File.Path, err)
+		}
+		out = append(out, s)
+		return nil
+	}
+	read := readFile(n)
+	if len(k.PatchesStrategicMerge) > 0 {
+		s, err := patchesStrategicMerge(n, read)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	for _, p := range k.Patches {
+		if err := add(stages.NewPatch(stages.PatchConfig{Path: p.Path, Patch: p.Patch, Target: selector(p.Target), Options: patchOptions(p.Options)}, read)); err != nil {
+			return nil, err
+		}
+	}
+	if k.Namespace != "" {
+		var c stages.NamespaceConfig
+		c.Metadata.Namespace = k.Namespace
+		c.FieldSpecs = tc.Namespace
+		if err := add(stages.NewNamespace(c)); err != nil {
+			return nil, err
+		}
+	}
+	if k.NamePrefix != "" {
+		if err := add(stages.NewPrefixSuffix("PrefixTransformer", stages.PrefixSuffixConfig{Prefix: k.NamePrefix, FieldSpecs: nonNil(tc.NamePrefix)})); err != nil {
+			return nil, err
+		}
+	}
+	if k.NameSuffix != "" {
+		if err := add(stages.NewPrefixSuffix("SuffixTransformer", stages.PrefixSuffixConfig{Suffix: k.NameSuffix, FieldSpecs: nonNil(tc.NameSuffix)})); err != nil {
+			return nil, err
+		}
+	}
+	if len(k.Labels) > 0 || len(k.CommonLabels) > 0 {
+		for _, l := range k.Labels {
+			fss, err := labelFieldSpecs(l, tc)
+			if err != nil {
+				return nil, fmt.Errorf("%s: failed to merge labels: %w", n.File.Path, err)
+			}
+			out = append(out, stages.NewLabels(stages.LabelsConfig{Labels: l.Pairs, FieldSpecs: fss}))
+		}
+		out = append(out, stages.NewLabels(stages.LabelsConfig{Labels: k.CommonLabels, FieldSpecs: tc.CommonLabels}))
+	}
+	if len(k.CommonAnnotations) > 0 {
+		out = append(out, stages.NewAnnotations(stages.AnnotationsConfig{Annotations: k.CommonAnnotations, FieldSpecs: tc.CommonAnnotations}))
+	}
+	for _, p := range k.PatchesJson6902 {
+		if err := add(stages.NewJSONPatch(stages.JSONPatchConfig{Target: selector(p.Target), Path: p.Path, JSONOp: p.Patch}, read)); err != nil {
+			return nil, err
+		}
+	}
+	for _, r := range k.Replicas {
+		out = append(out, stages.NewReplicas(stages.ReplicasConfig{Replica: stages.Replica{Name: r.Name, Count: r.Count}, FieldSpecs: tc.Replicas}))
+	}
+	for _, im := range k.Images {
+		out = append(out, stages.NewImages(stages.ImagesConfig{
+			ImageTag:   stages.Image{Name: im.Name, NewName: im.NewName, TagSuffix: im.TagSuffix, NewTag: im.NewTag, Digest: im.Digest},
+			FieldSpecs: tc.Images,
+		}))
+	}
+	if len(k.Replacements) > 0 {
+		cfg := replacementsConfig(k.Replacements)
+		s, err := stages.NewReplacements(cfg, read)
+		if err != nil {
+			return nil, fmt.Errorf("%s: trouble configuring builtin ReplacementTransformer with config: `\n%s`: %w",
+				n.File.Path, stages.ReplacementsConfigYAML(cfg.Replacements), err)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// replacementsConfig converts a kustomization's `replacements:` entries.
+// Empty lists read as absent, as they do in kustomize, which passes the
+// entries to its ReplacementTransformer through YAML.
+func replacementsConfig(entries []loaders.ReplacementField) stages.ReplacementsConfig {
+	var cfg stages.ReplacementsConfig
+	for _, e := range entries {
+		var r stages.ReplacementEntry
+		r.Path = e.Path
+		r.SourceValue = e.SourceValue
+		if s := e.Source; s != nil {
+			r.Source = &stages.ReplacementSource{Group: s.Group, Version: s.Version, Kind: s.Kind, Name: s.Name,
+				Namespace: s.Namespace, FieldPath: s.FieldPath, Options: replacementOptions(s.Options)}
+		}
+		for _, t := range e.Targets {
+			if t == nil {
+				r.Targets = append(r.Targets, nil)
+				continue
+			}
+			st := &stages.ReplacementTarget{Select: selector(t.Select), Options: replacementOptions(t.Options)}
+			if len(t.FieldPaths) > 0 {
+				st.FieldPaths = t.FieldPaths
+			}
+			for _, rj := range t.Reject {
+				st.Reject = append(st.Reject, selector(rj))
+			}
+			r.Targets = append(r.Targets, st)
+		}
+		cfg.Replacements = append(cfg.Replacements, r)
+	}
+	return cfg
+}
+
+// replacementOptions converts a replacement's options.
+func replacementOptions(o *loaders.FieldOptions) *stages.ReplacementOptions {
+	if o == nil {
+		return nil
+	}
+	return &stages.ReplacementOptions{Delimiter: o.Delimiter, Index: o.Index, Encoding: o.Encoding, Create: o.Create}
+}
+
+// readFile reads files for the node's stages through its loader.
+func readFile(n *Node) stages.ReadFile {
+	return func(p string) ([]byte, error) {
+		data, _, err := n.Loader.ReadFile(p)
+		return data, err
+	}
+}
+
+// selector converts a kustomization's target selector.
+func selector(s *loaders.Selector) *stages.Selector {
+	if s == nil {
+		return nil
+	}
+	return &stages.Selector{Group: s.Group, Version: s.Version, Kind: s.Kind, Name: s.Name, Namespace: s.Namespace,
+		AnnotationSelector: s.AnnotationSelector, LabelSelector: s.LabelSelector}
+}
+
+// patchOptions converts a patch's options.
+func patchOptions(o *loaders.PatchOptions) *stages.PatchOptions {
+	if o == nil {
+		return nil
+	}
+	return &stages.PatchOptions{AllowNameChange: o.AllowNameChange, AllowKindChange: o.AllowKindChange}
+}
+
+func nonNil(fs []fieldspec.FieldSpec) []fieldspec.FieldSpec {
+	if fs == nil {
+		return []fieldspec.FieldSpec{}
+	}
+	return fs
+}
+
+// labelFieldSpecs computes where one `labels` entry writes: its own fields,
+// plus selectors and templates (includeSelectors), or templates only
+// (includeTemplates), and always metadata/labels.
+func labelFieldSpecs(l loaders.Label, tc *fieldspec.Config) ([]fieldspec.FieldSpec, error) {
+	var own []fieldspec.FieldSpec
+	for _, f := range l.FieldSpecs {
+		own = append(own, fieldspec.FieldSpec{Group: f.Group, Version: f.Version, Kind: f.Kind, Path: f.Path, CreateIfNotPresent: f.CreateIfNotPresent})
+	}
+	fss, err := fieldspec.MergeSpecs(own, tc.Labels...)
+	if err != nil {
+		return nil, err
+	}
+	if l.IncludeSelectors {
+		return fieldspec.MergeSpecs(fss, tc.CommonLabels...)
+	}
+	if l.IncludeTemplates {
+		if fss, err = fieldspec.MergeSpecs(fss, tc.TemplateLabels...); err != nil {
+			return nil, fmt.Errorf("failed to merge template fieldSpec: %w", err)
+		}
+	}
+	return fieldspec.MergeSpecs(fss, fieldspec.FieldSpec{Path: "metadata/labels", CreateIfNotPresent: true})
+}
+
+// listedTransformers configures the node's `transformers:` entries: inline
+// configs, or files of configs.
+func (b *Builder) listedTransformers(ctx context.Context, n *Node) ([]stages.Stage, error) {
+	var out []stages.Stage
+	for _, p := range inlineFirst(n.K.Transformers) {
+		configs, err := b.pluginConfigs(ctx, n, p)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range configs {
+			s, err := b.pluginStage(n, p, c, plugins.Transformer)
+			if err != nil {
+				return nil, err
+			}
+			o, err := stages.OriginFromPluginConfig(c)
+			if err != nil {
+				return nil, fmt.Errorf("%s: transformers: %w", n.File.Path, err)
+			}
+			out = append(out, stages.TransformerWithOrigin(s, o))
+		}
+	}
+	return out, nil
+}
+
+// inlineFirst orders the entries of a generators, transformers or
+// validators field as kustomize loads them: the inline configs first, in
+// order, then the files and directories, in order.
+func inlineFirst(entries []string) []string {
+	out := make([]string, 0, len(entries))
+	var paths []string
+	for _, p := range entries {
+		if isInlineConfig(p) {
+			out = append(out, p)
+		} else {
+			paths = append(paths, p)
+		}
+	}
+	return append(out, paths...)
+}
+
+// isInlineConfig reports whether an entry is YAML holding objects rather
+// than a path.
+func isInlineConfig(p string) bool {
+	rs, err := resource.Decode([]byte(p))
+	return err == nil && len(rs) > 0
+}
+
+// pluginConfigs reads the plugin configs of one generators/transformers
+// entry: inline YAML, or a file of configs.
+// When origins are tracked, each config gets its origin annotation (the
+// kustomization file for inline ones), from which the plugin's own origin
+// is taken (stages.OriginFromPluginConfig).
+func (b *Builder) pluginConfigs(ctx context.Context, n *Node, p string) ([]*resource.Resource, error) {
+	if rs, err := resource.Decode([]byte(p)); err == nil && len(rs) > 0 {
+		return withOrigin(rs, n.Origin.Append(n.KustFileName()), n.Origin != nil)
+	}
+	if e := n.PluginDir(p); e != nil {
+		// A kustomization directory: its accumulated objects (built like
+		// a base, under the same buildMetadata) are the configs.
+		if e.Err != nil {
+			return nil, e.Err
+		}
+		sub, err := b.child(ctx, e.Child)
+		if err != nil {
+			return nil, fmt.Errorf("accumulation err='accumulating resources from '%s': '%s' must resolve to a file': recursed accumulation of path '%s': %w",
+				e.Path, e.Child.Dir, e.Child.Dir, err)
+		}
+		configs := make([]*resource.Resource, sub.Resources.Len())
+		for i, r := range sub.Resources.All() {
+			configs[i] = r.Clone()
+		}
+		return configs, nil
+	}
+	real, kind, err := n.Loader.Resolve(p)
+	if err == nil && kind == loaders.Dir {
+		return nil, fmt.Errorf("%s: internal error: plugin config directory '%s' was not loaded", n.File.Path, real)
+	}
+	data, real, err := n.Loader.ReadFile(p)
+	if err != nil {
+		return nil, fmt.Errorf("%s: loading plugin config '%s': %w", n.File.Path, p, err)
+	}
+	rs, err := resource.Decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: loading plugin config: %w", real, err)
+	}
+	return withOrigin(rs, n.Origin.Append(p), n.Origin != nil)
+}
+
+// withOrigin sets the origin annotation of every object of rs to o when
+// track is set.
+func withOrigin(rs []*resource.Resource, o *stages.Origin, track bool) ([]*resource.Resource, error) {
+	if !track {
+		return rs, nil
+	}
+	val, err := o.String()
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rs {
+		r.SetAnnotation(stages.OriginAnnotation, val)
+	}
+	return rs, nil
+}
+
+// builtinStage configures the builtin transformer a plugin config names.
+// Its callers give the stage its origin (stages.TransformerWithOrigin or
+// stages.GeneratorWithOrigin with stages.OriginFromPluginConfig(c)), so a
+// plugin stage returned from here is annotated like kustomize's plugins
+// are: a generator's objects must be appended to the list it is run on.
+func (b *Builder) builtinStage(n *Node, c *resource.Resource) (stages.Stage, error) {
+	id := c.ID()
+	if c.APIVersion() != "builtin" {
+		if !b.opts.EnableAlphaPlugins {
+			return nil, fmt.Errorf("external plugins disabled; unable to load external plugin '%s' (add --enable-alpha-plugins to use it)", c.Kind())
+		}
+		return nil, fmt.Errorf("plugin %s: external plugins are not supported yet by kpipe", id)
+	}
+	data, err := json.Marshal(c.Object())
+	if err != nil {
+		return nil, err
+	}
+	var from func([]byte) (stages.Stage, error)
+	withFiles := func(f func([]byte, stages.ReadFile) (stages.Stage, error)) func([]byte) (stages.Stage, error) {
+		return func(data []byte) (stages.Stage, error) { return f(data, readFile(n)) }
+	}
+	switch c.Kind() {
+	case "PatchJson6902Transformer":
+		from = withFiles(stages.JSONPatchFromConfig)
+	case "PatchTransformer":
+		from = withFiles(stages.PatchFromConfig)
+	case "PatchStrategicMergeTransformer":
+		from = withFiles(stages.PatchStrategicMergeFromConfig)
+	case "NamespaceTransformer":
+		from = stages.NamespaceFromConfig
+	case "PrefixSuffixTransformer":
+		from = stages.PrefixSuffixFromConfig
+	case "PrefixTransformer":
+		from = stages.PrefixFromConfig
+	case "SuffixTransformer":
+		from = stages.SuffixFromConfig
+	case "LabelTransformer":
+		from = stages.LabelsFromConfig
+	case "AnnotationsTransformer":
+		from = stages.AnnotationsFromConfig
+	case "ImageTagTransformer":
+		from = stages.ImagesFromConfig
+	case "ReplicaCountTransformer":
+		from = stages.ReplicasFromConfig
+	case "ReplacementTransformer":
+		from = withFiles(stages.ReplacementsFromConfig)
+	case "ValueAddTransformer":
+		from = func(data []byte) (stages.Stage, error) { return stages.ValueAddFromConfig(data, n.Dir, readFile(n)) }
+	case "HashTransformer":
+		from = func([]byte) (stages.Stage, error) { return stages.NewHashTransformer(), nil }
+	case "ConfigMapGenerator", "SecretGenerator", "IAMPolicyGenerator", "HelmChartInflationGenerator":
+		return nil, fmt.Errorf("plugin %s not a transformer", id)
+	default:
+		return nil, fmt.Errorf("unable to load builtin %s", id.GVK)
+	}
+	s, err := from(data)
+	if err != nil {
+		return nil, fmt.Errorf("plugin %s fails configuration: %w", id, err)
+	}
+	return s, nil
+}

@@ -1,0 +1,267 @@
+package resource
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// SyntaxError is returned by Decode when the input is not well-formed YAML.
+// Line is 1-based and counts from the start of the whole input.
+type SyntaxError struct {
+	Line int
+	Msg  string
+}
+
+func (e *SyntaxError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("malformed YAML: line %d: %s", e.Line, e.Msg)
+	}
+	return "malformed YAML: " + e.Msg
+}
+
+// IsSyntaxError reports whether err (or an error it wraps) is a SyntaxError.
+func IsSyntaxError(err error) bool {
+	var se *SyntaxError
+	return errors.As(err, &se)
+}
+
+var (
+	docSeparator = regexp.MustCompile(`\n---.*\n`)
+	yamlLineRef  = regexp.MustCompile(`line (\d+)`)
+)
+
+// document is one YAML document of a stream and the line it starts on.
+type document struct {
+	text      string
+	firstLine int
+}
+
+// splitDocuments splits a stream on lines that start with "---", as kustomize
+// does; anything but a comment after the separator is an error.
+func splitDocuments(s string) ([]document, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var docs []document
+	prev, line := 0, 1
+	for _, loc := range docSeparator.FindAllStringIndex(s, -1) {
+		sep := strings.TrimSpace(s[loc[0]:loc[1]])
+		if rest := strings.TrimSpace(sep[3:]); rest != "" && rest[0] != '#' {
+			return nil, &SyntaxError{Line: line + strings.Count(s[prev:loc[0]], "\n") + 1,
+				Msg: fmt.Sprintf("invalid document separator: %s", sep)}
+		}
+		docs = append(docs, document{text: s[prev:loc[0]] + "\n", firstLine: line})
+		line += strings.Count(s[prev:loc[1]], "\n")
+		prev = loc[1]
+	}
+	return append(docs, document{text: s[prev:], firstLine: line}), nil
+}
+
+// DecodeValues parses every document of a YAML stream into a value tree,
+// skipping empty documents. It does not interpret the values.
+func DecodeValues(data []byte) ([]any, error) {
+	docs, err := splitDocuments(strings.ReplaceAll(string(data), "\r\n", "\n"))
+	if err != nil {
+		return nil, err
+	}
+	var out []any
+	for _, d := range docs {
+		v, err := decodeOne(d)
+		if err != nil {
+			return nil, err
+		}
+		if v != nil {
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
+
+// decodeOne decodes the first YAML document of d. An empty document gives nil.
+func decodeOne(d document) (any, error) {
+	var v any
+	err := yaml.NewDecoder(strings.NewReader(d.text)).Decode(&v)
+	if err == io.EOF {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, syntaxError(err, d.firstLine-1)
+	}
+	return normalize(v), nil
+}
+
+// syntaxError turns a yaml.v3 error into a SyntaxError whose line numbers
+// count from the start of the stream rather than the document.
+func syntaxError(err error, offset int) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	first := 0
+	msg = yamlLineRef.ReplaceAllStringFunc(msg, func(m string) string {
+		n, _ := strconv.Atoi(m[len("line "):])
+		if first == 0 {
+			first = n + offset
+		}
+		return "line " + strconv.Itoa(n+offset)
+	})
+	// Lead with the first line mentioned; keep the rest of the message.
+	if first > 0 {
+		msg = strings.TrimPrefix(msg, fmt.Sprintf("line %d: ", first))
+		msg = strings.TrimPrefix(msg, "unmarshal errors:\n  ")
+		msg = strings.TrimPrefix(msg, fmt.Sprintf("line %d: ", first))
+	}
+	return &SyntaxError{Line: first, Msg: msg}
+}
+
+// normalize converts maps with non-string keys (which yaml.v3 produces as
+// map[interface{}]interface{}) into string-keyed maps, keys written as text.
+func normalize(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			t[k] = normalize(e)
+		}
+		return t
+	case map[any]any:
+		m := make(map[string]any, len(t))
+		for k, e := range t {
+			ks, ok := ScalarString(k)
+			if !ok {
+				ks = fmt.Sprint(k)
+			}
+			m[ks] = normalize(e)
+		}
+		return m
+	case []any:
+		for i, e := range t {
+			t[i] = normalize(e)
+		}
+		return t
+	}
+	return v
+}
+
+// Decode parses a stream of Kubernetes objects the way kustomize reads a
+// resource file: empty documents are skipped, a single List or ResourceList
+// document is replaced by its items, every other kind ending in "List" that
+// has items is expanded (its items placed after the file's other objects),
+// and each object must have a kind and a metadata.name.
+func Decode(data []byte) ([]*Resource, error) {
+	docs, err := splitDocuments(strings.ReplaceAll(string(data), "\r\n", "\n"))
+	if err != nil {
+		return nil, err
+	}
+	var queue []any
+	for _, d := range docs {
+		v, err := decodeOne(d)
+		if err != nil {
+			return nil, err
+		}
+		if isEmptyValue(v) {
+			continue
+		}
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, &SyntaxError{Line: d.firstLine, Msg: fmt.Sprintf("expected a Kubernetes object (a map) but found %s", KindOf(v))}
+		}
+		kind, _ := m["kind"].(string)
+		if len(docs) == 1 && (kind == "List" || kind == "ResourceList") {
+			items, hasItems := m["items"]
+			_, hasFC := m["functionConfig"]
+			if hasItems || hasFC {
+				list, _ := items.([]any)
+				queue = append(queue, list...)
+				continue
+			}
+		}
+		queue = append(queue, m)
+	}
+
+	var out []*Resource
+	for len(queue) > 0 {
+		v := queue[0]
+		queue = queue[1:]
+		if isEmptyValue(v) {
+			continue
+		}
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("expected a Kubernetes object (a map) but found %s", KindOf(v))
+		}
+		if err := validateMeta(m); err != nil {
+			return nil, err
+		}
+		kind, _ := m["kind"].(string)
+		if strings.HasSuffix(kind, "List") {
+			items, ok := m["items"]
+			if ok {
+				if items == nil {
+					continue
+				}
+				list, ok := items.([]any)
+				if !ok {
+					return nil, fmt.Errorf("expected array in %s/items, but found %s", kind, KindOf(items))
+				}
+				queue = append(queue, list...)
+				continue
+			}
+		}
+		out = append(out, New(m))
+	}
+	return out, nil
+}
+
+func isEmptyValue(v any) bool {
+	switch t := v.(type) {
+	case nil:
+		return true
+	case map[string]any:
+		return len(t) == 0
+	case []any:
+		return len(t) == 0
+	}
+	return false
+}
+
+// validateMeta checks what kustomize checks of every object it reads.
+func validateMeta(m map[string]any) error {
+	if md, ok := m["metadata"]; ok && md != nil {
+		if _, ok := md.(map[string]any); !ok {
+			return fmt.Errorf("metadata must be a map, found %s in object %s", KindOf(md), describe(m))
+		}
+	}
+	for _, f := range []string{"apiVersion", "kind"} {
+		if v, ok := m[f]; ok && v != nil {
+			if _, ok := v.(string); !ok {
+				return fmt.Errorf("%s must be a string in object %s", f, describe(m))
+			}
+		}
+	}
+	kind, _ := m["kind"].(string)
+	if kind == "" {
+		return fmt.Errorf("missing kind in object %s", describe(m))
+	}
+	if strings.HasSuffix(kind, "List") {
+		return nil
+	}
+	if LookupString(m, "metadata", "name") == "" {
+		return fmt.Errorf("missing metadata.name in object %s", describe(m))
+	}
+	return nil
+}
+
+// describe summarises an object for error messages.
+func describe(m map[string]any) string {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "{apiVersion: %q, kind: %q", LookupString(m, "apiVersion"), LookupString(m, "kind"))
+	if n := LookupString(m, "metadata", "name"); n != "" {
+		fmt.Fprintf(&b, ", name: %q", n)
+	}
+	b.WriteString("}")
+	return b.String()
+}

@@ -1,0 +1,149 @@
+// Package fieldspec says where in an object each builtin transformer reads
+// and writes: field specs, kustomize's default tables, and the
+// `configurations:` overrides.
+//
+// A field spec is a GVK selector plus a slash-separated path. Config holds
+// the lists of field specs for every builtin transformer (kustomize's
+// TransformerConfig); Defaults returns kustomize's builtin tables, Parse reads
+// a `configurations:` file, Merge combines configurations with kustomize's
+// de-duplication and ordering rules, and Walk visits the fields a spec
+// reaches in an object tree the way kustomize's fieldspec filter does.
+package fieldspec
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/kpipe/kpipe/internal/resource"
+)
+
+// FieldSpec names a field of the objects of some GVK: the objects selected
+// by Group, Version and Kind (an empty part matches anything) have the field
+// at Path. CreateIfNotPresent says whether a transformer may create the
+// field (and the maps leading to it) where it is missing.
+type FieldSpec struct {
+	Group              string `json:"group,omitempty" yaml:"group,omitempty"`
+	Version            string `json:"version,omitempty" yaml:"version,omitempty"`
+	Kind               string `json:"kind,omitempty" yaml:"kind,omitempty"`
+	Path               string `json:"path,omitempty" yaml:"path,omitempty"`
+	CreateIfNotPresent bool   `json:"create,omitempty" yaml:"create,omitempty"`
+}
+
+// GVK returns the spec's selector.
+func (fs FieldSpec) GVK() resource.GVK {
+	return resource.GVK{Group: fs.Group, Version: fs.Version, Kind: fs.Kind}
+}
+
+// Matches reports whether the spec applies to objects of GVK g: every
+// non-empty part of the spec's GVK must equal the same part of g.
+func (fs FieldSpec) Matches(g resource.GVK) bool {
+	return g.Selects(fs.GVK())
+}
+
+// String formats the spec as kustomize does in messages:
+// "Kind.version.group:create:path".
+func (fs FieldSpec) String() string {
+	return fmt.Sprintf("%s:%v:%s", fs.GVK().String(), fs.CreateIfNotPresent, fs.Path)
+}
+
+// PathElements splits the spec's path into its elements, as kustomize does:
+// on '/', except that a '/' right after a backslash belongs to the element
+// (the backslash is dropped), so "metadata/annotations/a.io\/b" gives
+// [metadata annotations a.io/b]. One leading '/' is ignored. Elements are
+// returned as written: a "[]" suffix (a hint that the field is a sequence)
+// and surrounding spaces are kept; Walk interprets them.
+func (fs FieldSpec) PathElements() []string {
+	return SplitPath(fs.Path)
+}
+
+// SplitPath splits a field spec path the way PathElements does.
+func SplitPath(path string) []string {
+	parts := strings.Split(path, "/")
+	if len(parts) > 1 && parts[0] == "" {
+		parts = parts[1:]
+	}
+	out := []string{parts[0]}
+	for _, p := range parts[1:] {
+		last := len(out) - 1
+		if strings.HasSuffix(out[last], `\`) {
+			out[last] = strings.TrimSuffix(out[last], `\`) + "/" + p
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// NameBackReference lists where objects refer to objects of one GVK by name:
+// Group, Version and Kind select the objects referred to, and FieldSpecs
+// are the fields in which other objects (the referrers) hold their names.
+type NameBackReference struct {
+	Group      string      `json:"group,omitempty" yaml:"group,omitempty"`
+	Version    string      `json:"version,omitempty" yaml:"version,omitempty"`
+	Kind       string      `json:"kind,omitempty" yaml:"kind,omitempty"`
+	FieldSpecs []FieldSpec `json:"fieldSpecs,omitempty" yaml:"fieldSpecs,omitempty"`
+}
+
+// GVK returns the GVK of the objects referred to.
+func (n NameBackReference) GVK() resource.GVK {
+	return resource.GVK{Group: n.Group, Version: n.Version, Kind: n.Kind}
+}
+
+// ConflictError is the error MergeSpecs (and so Merge) reports when the same
+// field spec appears with and without create. Its text is kustomize's.
+type ConflictError struct {
+	// Held is the spec already in the list; Incoming the one merged in.
+	Held, Incoming FieldSpec
+}
+
+// Error returns kustomize's message, "conflicting fieldspecs".
+func (e *ConflictError) Error() string { return "conflicting fieldspecs" }
+
+// MergeSpecs appends to a copy of base each incoming spec that base does not
+// already hold, as kustomize's FsSlice.MergeAll does. A spec is already held
+// when some spec in the list has the same path and a GVK that the incoming
+// spec's GVK selects (so an incoming spec without a kind matches a held spec
+// of any kind); if the two disagree on create, the merge fails with
+// a *ConflictError. The result is not sorted. base and incoming are not changed.
+func MergeSpecs(base []FieldSpec, incoming ...FieldSpec) ([]FieldSpec, error) {
+	out := make([]FieldSpec, len(base), len(base)+len(incoming))
+	copy(out, base)
+	for _, x := range incoming {
+		i := indexSpec(out, x)
+		if i < 0 {
+			out = append(out, x)
+			continue
+		}
+		if out[i].CreateIfNotPresent != x.CreateIfNotPresent {
+			return nil, &ConflictError{Held: out[i], Incoming: x}
+		}
+	}
+	return out, nil
+}
+
+// indexSpec finds the first spec of s that x duplicates.
+func indexSpec(s []FieldSpec, x FieldSpec) int {
+	for i, e := range s {
+		if e.Path == x.Path && e.GVK().Selects(x.GVK()) {
+			return i
+		}
+	}
+	return -1
+}
+
+// defaultRanks ranks kinds in kustomize's default order; computed once,
+// never modified.
+var defaultRanks = sync.OnceValue(func() map[string]int {
+	return resource.KindRanks(resource.DefaultKindOrder())
+})
+
+// LessGVK reports whether a sorts before b in kustomize's GVK order (the
+// order Merge sorts field specs and name references by).
+func LessGVK(a, b resource.GVK) bool {
+	rank := defaultRanks()
+	if ra, rb := rank[a.Kind], rank[b.Kind]; ra != rb {
+		return ra < rb
+	}
+	return a.OrderKey() < b.OrderKey()
+}

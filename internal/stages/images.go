@@ -1,0 +1,334 @@
+package stages
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/stages/fieldspec"
+)
+
+// Image is one `images:` entry: which image to change and how.
+type Image struct {
+	// Name is the image name to match, without tag or digest. kustomize
+	// reads it as a regular expression (so "." matches any character).
+	Name string `json:"name,omitempty"`
+	// NewName replaces the name.
+	NewName string `json:"newName,omitempty"`
+	// TagSuffix is appended to the tag (and drops the digest) when neither
+	// NewTag nor Digest is set.
+	TagSuffix string `json:"tagSuffix,omitempty"`
+	// NewTag replaces the tag, and drops the digest unless Digest is set.
+	NewTag string `json:"newTag,omitempty"`
+	// Digest replaces the digest, and drops the tag unless NewTag is set.
+	Digest string `json:"digest,omitempty"`
+}
+
+// ImagesConfig configures the ImageTagTransformer: one image change and
+// the fields that hold image references.
+type ImagesConfig struct {
+	ImageTag   Image                 `json:"imageTag,omitempty"`
+	FieldSpecs []fieldspec.FieldSpec `json:"fieldSpecs,omitempty"`
+}
+
+// NewImages returns the ImageTagTransformer stage. Like kustomize it makes
+// two passes over the resources, skipping CustomResourceDefinitions: first
+// the image of every element of any `containers` or `initContainers` list
+// anywhere in an object, then every field the field specs reach (never
+// creating one; create is ignored). An image value matches when it is the
+// name followed by an optional ":tag" and an optional "@sha256:digest"; a
+// value both passes reach is changed twice (which shows with TagSuffix).
+func NewImages(cfg ImagesConfig) Stage {
+	cfg.FieldSpecs = append([]fieldspec.FieldSpec(nil), cfg.FieldSpecs...)
+	re, err := regexp.Compile("^" + cfg.ImageTag.Name + `(:[a-zA-Z0-9_.{}-]*)?(@sha256:[a-zA-Z0-9_.{}-]*)?$`)
+	return &imagesStage{cfg: cfg, re: re, reErr: err}
+}
+
+// ImagesFromConfig configures an ImageTagTransformer from its builtin
+// plugin config (`imageTag:` and `fieldSpecs:`).
+func ImagesFromConfig(data []byte) (Stage, error) {
+	var cfg ImagesConfig
+	if err := decodeLenientConfig(data, &cfg); err != nil {
+		return nil, fmt.Errorf("ImageTagTransformer: reading config: %w", err)
+	}
+	return NewImages(cfg), nil
+}
+
+type imagesStage struct {
+	cfg   ImagesConfig
+	re    *regexp.Regexp // matches the image values to change
+	reErr error          // why Name is not a valid pattern
+}
+
+func (s *imagesStage) Kind() string        { return "ImageTagTransformer" }
+func (s *imagesStage) Cheap()              {}
+func (s *imagesStage) Fingerprint() []byte { return Fingerprint(s.Kind(), s.cfg) }
+
+// imageProbeHit is returned by a probing pass that would change the object.
+type imageProbeHit struct{}
+
+func (imageProbeHit) Error() string { return "image would change" }
+
+// Run applies the legacy containers pass to every resource, then the
+// field-spec pass.
+func (s *imagesStage) Run(_ context.Context, rs *resource.List) error {
+	passes := []func(obj map[string]any, gvk resource.GVK, probe bool) error{s.legacyPass, s.fieldSpecPass}
+	for p, pass := range passes {
+		for i := 0; i < rs.Len(); i++ {
+			r := rs.At(i)
+			if r.Kind() == "CustomResourceDefinition" {
+				continue
+			}
+			gvk := r.GVK()
+			var err error
+			switch {
+			case !r.Frozen():
+				err = pass(r.Edit(), gvk, false)
+			case p == 1 && s.nullSequence(r.Object(), gvk):
+				err = pass(rs.Edit(i).Edit(), gvk, false)
+			default:
+				// Look first, so that a shared resource is copied only when
+				// it changes.
+				err = pass(r.Object(), gvk, true)
+				if errors.As(err, new(imageProbeHit)) {
+					err = pass(rs.Edit(i).Edit(), gvk, false)
+				}
+			}
+			if err != nil {
+				return fmt.Errorf("%s: %w", s.Kind(), err)
+			}
+		}
+	}
+	return nil
+}
+
+// legacyPass updates the image of the elements of every `containers` and
+// `initContainers` list in obj, at any depth.
+func (s *imagesStage) legacyPass(obj map[string]any, _ resource.GVK, probe bool) error {
+	return s.legacyWalk(obj, probe)
+}
+
+func (s *imagesStage) legacyWalk(node any, probe bool) error {
+	switch n := node.(type) {
+	case map[string]any:
+		for _, k := range resource.SortedKeys(n) {
+			if err := s.legacyWalk(n[k], probe); err != nil {
+				return err
+			}
+			if k == "containers" || k == "initContainers" {
+				if err := s.legacyContainers(n[k], probe); err != nil {
+					return err
+				}
+			}
+		}
+	case []any:
+		for _, e := range n {
+			if err := s.legacyWalk(e, probe); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// legacyContainers updates the image field of each element of a list of
+// containers; anything but a list is left alone.
+func (s *imagesStage) legacyContainers(v any, probe bool) error {
+	list, ok := v.([]any)
+	if !ok {
+		return nil
+	}
+	for _, e := range list {
+		switch c := e.(type) {
+		case nil:
+		case map[string]any:
+			img, ok := c["image"]
+			if !ok {
+				continue
+			}
+			if err := s.update(img, func(nv any) { c["image"] = nv }, probe); err != nil {
+				return err
+			}
+		default:
+			return wrongNodeKind("MappingNode", e)
+		}
+	}
+	return nil
+}
+
+// fieldSpecPass updates the image values at the field specs that select
+// gvk.
+func (s *imagesStage) fieldSpecPass(obj map[string]any, gvk resource.GVK, probe bool) error {
+	for _, fs := range s.cfg.FieldSpecs {
+		if !fs.Matches(gvk) {
+			continue
+		}
+		err := fieldspec.Walk(obj, fs, fieldspec.CreateNone, func(f fieldspec.Field) error {
+			return s.update(f.Value(), f.Set, probe)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// nullSequence reports whether obj holds a null under a key that a
+// matching field spec marks as a list ("containers[]"): the field-spec pass
+// turns such a null into an empty list.
+func (s *imagesStage) nullSequence(obj map[string]any, gvk resource.GVK) bool {
+	keys := map[string]bool{}
+	for _, fs := range s.cfg.FieldSpecs {
+		if !fs.Matches(gvk) {
+			continue
+		}
+		for _, el := range fs.PathElements() {
+			if name, ok := strings.CutSuffix(el, "[]"); ok {
+				keys[strings.TrimSpace(name)] = true
+			}
+		}
+	}
+	return len(keys) > 0 && hasNullUnder(obj, keys)
+}
+
+// hasNullUnder reports whether a map in the tree v has a null value under
+// one of keys.
+func hasNullUnder(v any, keys map[string]bool) bool {
+	switch n := v.(type) {
+	case map[string]any:
+		for k, e := range n {
+			if e == nil && keys[k] {
+				return true
+			}
+			if hasNullUnder(e, keys) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range n {
+			if hasNullUnder(e, keys) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// update rewrites the image value v through set when it matches. When probe
+// is set it changes nothing and returns imageProbeHit instead.
+func (s *imagesStage) update(v any, set func(any), probe bool) error {
+	var text string
+	switch v.(type) {
+	case map[string]any, []any:
+		return wrongNodeKind("ScalarNode", v)
+	case nil:
+		text = "null"
+	default:
+		text, _ = resource.ScalarString(v)
+	}
+	if s.reErr != nil {
+		return fmt.Errorf("image name %q is not a valid pattern: %w", s.cfg.ImageTag.Name, s.reErr)
+	}
+	if !s.re.MatchString(text) {
+		return nil
+	}
+	if probe {
+		return imageProbeHit{}
+	}
+	set(scalarLike(v, s.newImage(text)))
+	return nil
+}
+
+// newImage applies the image change to a matching image reference.
+func (s *imagesStage) newImage(ref string) string {
+	it := s.cfg.ImageTag
+	name, tag, digest := splitImage(ref)
+	if it.NewName != "" {
+		name = it.NewName
+	}
+	switch {
+	case it.NewTag != "" && it.Digest != "":
+		tag, digest = it.NewTag, it.Digest
+	case it.NewTag != "":
+		tag, digest = it.NewTag, ""
+	case it.Digest != "":
+		tag, digest = "", it.Digest
+	case it.TagSuffix != "":
+		tag, digest = tag+it.TagSuffix, ""
+	}
+	if tag != "" {
+		name += ":" + tag
+	}
+	if digest != "" {
+		name += "@" + digest
+	}
+	return name
+}
+
+// splitImage splits an image reference, [host[:port]/]path[:tag][@digest],
+// into its name, tag and digest. A ':' or '@' before the first '/' belongs
+// to the host.
+func splitImage(ref string) (name, tag, digest string) {
+	off := 0
+	if i := strings.Index(ref, "/"); i > 0 {
+		off = i
+	}
+	rest := ref[off:]
+	at := strings.Index(rest, "@")
+	colon := strings.Index(rest, ":")
+	switch {
+	case at < 0 && colon < 0:
+		return ref, "", ""
+	case at >= 0 && (colon < 0 || at < colon):
+		return ref[:off+at], "", ref[off+at+1:]
+	case at >= 0:
+		return ref[:off+colon], ref[off+colon+1 : off+at], ref[off+at+1:]
+	default:
+		return ref[:off+colon], ref[off+colon+1:], ""
+	}
+}
+
+// scalarLike returns the value kustomize ends up with when it writes the
+// text s into the YAML scalar that held old, keeping that scalar's style
+// but not its tag: a plain scalar is read again (so "1234" becomes a
+// number), a quoted one stays a string. The tree does not record styles;
+// a string old is taken as plain when it could have been written plain.
+func scalarLike(old any, s string) any {
+	if str, ok := old.(string); ok && !isPlainString(str) {
+		return s
+	}
+	if v, ok := plainScalar(s); ok {
+		return v
+	}
+	return s
+}
+
+// isPlainString reports whether s reads back as itself when written as a
+// plain YAML scalar.
+func isPlainString(s string) bool {
+	v, ok := plainScalar(s)
+	return ok && v == s
+}
+
+// plainScalar returns the value of s read as a plain YAML scalar, and false
+// when s is not exactly one plain scalar (it would be quoted when written).
+func plainScalar(s string) (any, bool) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(s), &doc); err != nil || doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
+		return nil, false
+	}
+	n := doc.Content[0]
+	if n.Kind != yaml.ScalarNode || n.Style != 0 || n.Value != s || n.Anchor != "" {
+		return nil, false
+	}
+	var v any
+	if err := n.Decode(&v); err != nil {
+		return nil, false
+	}
+	return v, true
+}

@@ -1,0 +1,382 @@
+package stages
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/kpipe/kpipe/internal/output"
+	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/stages/fieldspec"
+)
+
+// NewNameRef returns the name-reference fix-up: after prefixes, suffixes,
+// namespaces and hash suffixes have renamed objects, every field that
+// refers to a renamed object by its old name (a Deployment's configMapRef,
+// a RoleBinding's subjects, ...) is rewritten to the new name. The back
+// references say which fields of which kinds refer to which kinds.
+//
+// Only objects that were renamed are candidates. Among several candidates
+// with the old name, kustomize's rules pick one: the referred kind (and a
+// roleRef's apiGroup and kind), the referrer's namespace, then the
+// prefixes and suffixes the two share. An ambiguous reference is an error.
+func NewNameRef(backRefs []fieldspec.NameBackReference) Stage {
+	return &nameRefStage{backRefs: backRefs}
+}
+
+type nameRefStage struct {
+	backRefs []fieldspec.NameBackReference
+}
+
+func (s *nameRefStage) Kind() string        { return "NameReferenceTransformer" }
+func (s *nameRefStage) Cheap()              {}
+func (s *nameRefStage) Fingerprint() []byte { return Fingerprint(s.Kind(), s.backRefs) }
+
+// nameRefJob is one field of a referrer to fix, and the kind it refers to.
+type nameRefJob struct {
+	field  fieldspec.FieldSpec
+	target resource.GVK
+}
+
+// Run fixes the references of every object, in list order.
+func (s *nameRefStage) Run(_ context.Context, rs *resource.List) error {
+	jobs := make([][]nameRefJob, rs.Len())
+	orig := make([]resource.GVK, rs.Len())
+	for i := range orig {
+		orig[i] = rs.At(i).OrigID().GVK
+	}
+	for _, br := range s.backRefs {
+		for _, fs := range br.FieldSpecs {
+			for i := range orig {
+				if orig[i].Selects(fs.GVK()) {
+					jobs[i] = append(jobs[i], nameRefJob{field: fs, target: br.GVK()})
+				}
+			}
+		}
+	}
+	for i, js := range jobs {
+		if len(js) == 0 {
+			continue
+		}
+		candidates, err := referable(rs, i)
+		if err != nil {
+			return err
+		}
+		for _, j := range js {
+			f := nameRefFix{rs: rs, referrer: i, job: j, candidates: candidates}
+			if err := f.run(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// referable returns the indexes of the objects the i-th object could refer
+// to: all of them for a cluster-scoped referrer; else the cluster-scoped
+// ones, those in its namespace, and for a RoleBinding those in the
+// namespaces of its ServiceAccount subjects.
+func referable(rs *resource.List, i int) ([]int, error) {
+	referrer := rs.At(i)
+	rid := referrer.ID()
+	all := make([]int, rs.Len())
+	for j := range all {
+		all[j] = j
+	}
+	if rid.IsClusterScoped() {
+		return all, nil
+	}
+	saNamespaces := map[string]bool{}
+	if referrer.Kind() == "RoleBinding" {
+		subjects, _ := referrer.Object()["subjects"].([]any)
+		for _, e := range subjects {
+			subj, _ := e.(map[string]any)
+			ns, hasNS := subj["namespace"]
+			kind, hasKind := subj["kind"]
+			if !hasNS || !hasKind || kind != "ServiceAccount" {
+				continue
+			}
+			s, ok := ns.(string)
+			if !ok {
+				return nil, fmt.Errorf("Invalid Input: namespace is blank for resource %q\n", rid.String()) //nolint:staticcheck // kustomize's message
+			}
+			saNamespaces[s] = true
+		}
+	}
+	var out []int
+	for _, j := range all {
+		id := rs.At(j).ID()
+		if id.IsClusterScoped() || id.EffectiveNamespace() == rid.EffectiveNamespace() || saNamespaces[id.Namespace] {
+			out = append(out, j)
+		}
+	}
+	return out, nil
+}
+
+// nameRefFix fixes one field of one referrer.
+type nameRefFix struct {
+	rs         *resource.List
+	referrer   int
+	job        nameRefJob
+	candidates []int
+}
+
+func (f *nameRefFix) run() error {
+	r := f.rs.At(f.referrer)
+	fs := f.job.field
+	fs.Group, fs.Version, fs.Kind = "", "", ""
+	// Read the referrer's ID before Edit: the walk may change its fields.
+	id := r.ID()
+	err := fieldspec.Walk(f.rs.Edit(f.referrer).Edit(), fs, fieldspec.CreateNone, f.set)
+	if err != nil {
+		return fmt.Errorf("updating name reference in '%s' field of '%s': %w", fs.Path, id, err)
+	}
+	return nil
+}
+
+// set fixes the reference held in one field: a name, a map with a name
+// (and maybe a namespace), or a list of either.
+func (f *nameRefFix) set(fl fieldspec.Field) error {
+	switch v := fl.Value().(type) {
+	case nil:
+		return nil
+	case map[string]any:
+		return f.setMap(v)
+	case []any:
+		for i, e := range v {
+			switch e := e.(type) {
+			case nil:
+			case map[string]any:
+				if err := f.setMap(e); err != nil {
+					return err
+				}
+			case []any:
+				return fmt.Errorf("element %d of the list is expected to be either a string or a map of string, not a list", i)
+			default:
+				if err := f.setScalar(e, func(s string) { v[i] = s }); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	default:
+		return f.setScalar(v, func(s string) { fl.Set(s) })
+	}
+}
+
+// setScalar fixes a name held as a scalar.
+func (f *nameRefFix) setScalar(v any, setTo func(string)) error {
+	old, _ := resource.ScalarString(v)
+	j, err := f.selectReferral(old, f.candidates, false)
+	if err != nil || j < 0 {
+		return err
+	}
+	f.record(j)
+	if name := f.rs.At(j).Name(); name != old {
+		setTo(name)
+	}
+	return nil
+}
+
+// setMap fixes a reference held as a map with a name field and, maybe, a
+// namespace field.
+func (f *nameRefFix) setMap(m map[string]any) error {
+	nameVal, ok := m["name"]
+	if !ok {
+		return errors.New("path config error; no 'name' field in node")
+	}
+	candidates := f.candidates
+	if nsVal, ok := m["namespace"]; ok {
+		ns, _ := resource.ScalarString(nsVal)
+		candidates = f.inNamespace(ns)
+	}
+	old, _ := resource.ScalarString(nameVal)
+	j, err := f.selectReferral(old, candidates, true)
+	if err != nil || j < 0 {
+		return err
+	}
+	f.record(j)
+	referral := f.rs.At(j)
+	if referral.Name() == old && referral.Namespace() == "" {
+		return nil
+	}
+	m["name"] = referral.Name()
+	if ns := referral.Namespace(); ns != "" {
+		m["namespace"] = ns
+	}
+	return nil
+}
+
+// inNamespace narrows the candidates to those first created in namespace
+// ns, or, when there are none, to those now in it.
+func (f *nameRefFix) inNamespace(ns string) []int {
+	var byOrig, byCur []int
+	for _, j := range f.candidates {
+		r := f.rs.At(j)
+		if o := r.OrigID(); !o.IsClusterScoped() && o.EffectiveNamespace() == ns {
+			byOrig = append(byOrig, j)
+		}
+		if c := r.ID(); !c.IsClusterScoped() && c.EffectiveNamespace() == ns {
+			byCur = append(byCur, j)
+		}
+	}
+	if len(byOrig) > 0 {
+		return byOrig
+	}
+	return byCur
+}
+
+// record notes on the referral that the referrer refers to it.
+func (f *nameRefFix) record(j int) {
+	id := f.rs.At(f.referrer).ID()
+	f.rs.Edit(j).AddRefBy(id)
+}
+
+// selectReferral picks the object an old name refers to among the
+// candidates: -1 when none does. withNamespace says that candidates with
+// the same name but different namespaces are still ambiguous.
+func (f *nameRefFix) selectReferral(old string, candidates []int, withNamespace bool) (int, error) {
+	referrer := f.rs.At(f.referrer)
+	kinds := []resource.GVK{f.job.target}
+	if strings.HasSuffix(f.job.field.Path, "roleRef/name") {
+		if g, ok := roleRefGVK(referrer.Object()); ok {
+			kinds = append(kinds, g)
+		}
+	}
+	rid := referrer.ID()
+	var c []int
+	for _, j := range candidates {
+		r := f.rs.At(j)
+		if !prevNameIs(r, old) || !prevSelectedByAll(r, kinds) {
+			continue
+		}
+		cid := r.ID()
+		if rid.IsClusterScoped() || cid.IsClusterScoped() || r.Kind() == "ServiceAccount" ||
+			cid.EffectiveNamespace() == rid.EffectiveNamespace() {
+			c = append(c, j)
+		}
+	}
+	if len(c) == 1 {
+		return c[0], nil
+	}
+	c = f.sieveAffixes(c, referrer, true)
+	if len(c) > 1 {
+		c = f.sieveAffixes(c, referrer, false)
+	}
+	switch {
+	case len(c) == 1:
+		return c[0], nil
+	case len(c) == 0:
+		return -1, nil
+	case f.identical(c, withNamespace):
+		return c[0], nil
+	}
+	ids := make([]string, len(c))
+	details := &strings.Builder{}
+	fmt.Fprintf(details, "\n**** Too many possible referral targets to referrer:\n%s\n", yamlOf(referrer))
+	for i, j := range c {
+		ids[i] = f.rs.At(j).ID().String()
+		fmt.Fprintf(details, "--- possible referral %d:\n%s\n", i, yamlOf(f.rs.At(j)))
+	}
+	return -1, fmt.Errorf("found multiple possible referrals: %s\n%s", strings.Join(ids, ", "), details)
+}
+
+// sieveAffixes keeps the candidates whose name prefixes and suffixes end
+// the same way as the referrer's; with allowEmpty, an object without
+// prefixes (or suffixes) matches any.
+func (f *nameRefFix) sieveAffixes(c []int, referrer *resource.Resource, allowEmpty bool) []int {
+	var out []int
+	for _, j := range c {
+		r := f.rs.At(j)
+		if sameEnding(r.NamePrefixes(), referrer.NamePrefixes(), allowEmpty) &&
+			sameEnding(r.NameSuffixes(), referrer.NameSuffixes(), allowEmpty) {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// identical reports whether all candidates have the same name (and, with
+// withNamespace, the same namespace), so that any of them will do.
+func (f *nameRefFix) identical(c []int, withNamespace bool) bool {
+	first := f.rs.At(c[0])
+	for _, j := range c[1:] {
+		r := f.rs.At(j)
+		if r.Name() != first.Name() || (withNamespace && r.Namespace() != first.Namespace()) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameEnding reports whether the shorter of a and b is a suffix of the
+// longer (two empty lists match; an empty and a non-empty one match only
+// with allowEmpty).
+func sameEnding(a, b []string, allowEmpty bool) bool {
+	if allowEmpty && (len(a) == 0 || len(b) == 0) {
+		return true
+	}
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	if len(a) == 0 {
+		return len(b) == 0
+	}
+	return strings.Join(b[len(b)-len(a):], "\x00") == strings.Join(a, "\x00")
+}
+
+// prevNameIs reports whether one of r's previous names is name. Objects
+// never renamed have none, so they are never referrals.
+func prevNameIs(r *resource.Resource, name string) bool {
+	for _, id := range r.PrevIDs() {
+		if id.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// prevSelectedByAll reports whether, for every selector, one of r's
+// previous IDs is selected by it.
+func prevSelectedByAll(r *resource.Resource, sels []resource.GVK) bool {
+	prev := r.PrevIDs()
+	for _, sel := range sels {
+		found := false
+		for _, id := range prev {
+			if id.GVK.Selects(sel) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// roleRefGVK reads the apiGroup and kind a RoleBinding's roleRef names.
+func roleRefGVK(obj map[string]any) (resource.GVK, bool) {
+	ref, ok := obj["roleRef"].(map[string]any)
+	if !ok {
+		return resource.GVK{}, false
+	}
+	group, okG := ref["apiGroup"]
+	kind, okK := ref["kind"]
+	if !okG || !okK || group == nil || kind == nil {
+		return resource.GVK{}, false
+	}
+	g, _ := resource.ScalarString(group)
+	k, _ := resource.ScalarString(kind)
+	return resource.GVK{Group: g, Kind: k}, true
+}
+
+// yamlOf renders an object for an error message.
+func yamlOf(r *resource.Resource) string {
+	b, err := output.MarshalValue(r.Object())
+	if err != nil {
+		return r.ID().String()
+	}
+	return string(b)
+}

@@ -1,0 +1,464 @@
+package stages
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/kpipe/kpipe/internal/loaders"
+	"github.com/kpipe/kpipe/internal/output"
+	"github.com/kpipe/kpipe/internal/resource"
+)
+
+// defaultReplacementFieldPath is the field a replacement reads or writes
+// when it names none.
+const defaultReplacementFieldPath = "metadata.name"
+
+// ReplacementsConfig configures the ReplacementTransformer: the
+// `replacements:` entries of a kustomization, or the `replacements:` of a
+// builtin ReplacementTransformer config.
+type ReplacementsConfig struct {
+	Replacements []ReplacementEntry `json:"replacements,omitempty"`
+}
+
+// ReplacementEntry is one `replacements:` entry: a replacement written in
+// place, or the path of a file that holds one replacement or a list of
+// them.
+type ReplacementEntry struct {
+	Replacement
+	Path string `json:"path,omitempty"`
+}
+
+// Replacement copies one value (a field of a source object, or a fixed
+// sourceValue) into fields of the objects its targets select.
+type Replacement struct {
+	Source      *ReplacementSource   `json:"source,omitempty"`
+	Targets     []*ReplacementTarget `json:"targets,omitempty"`
+	SourceValue *string              `json:"sourceValue,omitempty"`
+}
+
+// ReplacementSource names the object a replacement reads (by exact group,
+// version, kind, name and namespace, any of them left out matching
+// anything; the object's earlier names count too) and the field it reads
+// (metadata.name by default).
+type ReplacementSource struct {
+	Group     string              `json:"group,omitempty"`
+	Version   string              `json:"version,omitempty"`
+	Kind      string              `json:"kind,omitempty"`
+	Name      string              `json:"name,omitempty"`
+	Namespace string              `json:"namespace,omitempty"`
+	FieldPath string              `json:"fieldPath,omitempty"`
+	Options   *ReplacementOptions `json:"options,omitempty"`
+}
+
+// ReplacementTarget selects objects (regular expressions on group,
+// version, kind, name and namespace, plus label and annotation selectors),
+// rejects some of them, and names the fields to write (metadata.name by
+// default).
+type ReplacementTarget struct {
+	Select     *Selector           `json:"select"`
+	Reject     []*Selector         `json:"reject,omitempty"`
+	FieldPaths []string            `json:"fieldPaths,omitempty"`
+	Options    *ReplacementOptions `json:"options,omitempty"`
+}
+
+// ReplacementOptions refine how a value is read or written: with a
+// delimiter, a source gives only part Index of its text split on it, and a
+// target has only part Index replaced (a negative Index adds a part in
+// front, one past the end adds one at the end). Create makes missing target
+// fields. Encoding is accepted and ignored, as in kustomize.
+type ReplacementOptions struct {
+	Delimiter string `json:"delimiter,omitempty"`
+	Index     int    `json:"index,omitempty"`
+	Encoding  string `json:"encoding,omitempty"`
+	Create    bool   `json:"create,omitempty"`
+}
+
+// String formats the options as kustomize does in messages ("" when they
+// change nothing).
+func (o *ReplacementOptions) String() string {
+	if o == nil || (o.Delimiter == "" && !o.Create) {
+		return ""
+	}
+	return fmt.Sprintf("%s(%d), create=%t", o.Delimiter, o.Index, o.Create)
+}
+
+// id is the object ID the source names.
+func (s *ReplacementSource) id() resource.ID {
+	return resource.ID{GVK: resource.GVK{Group: s.Group, Version: s.Version, Kind: s.Kind}, Name: s.Name, Namespace: s.Namespace}
+}
+
+// String formats the source as kustomize does in messages:
+// "Kind.version.group/name.namespace[:fieldPath][:options]".
+func (s *ReplacementSource) String() string {
+	if s == nil {
+		return ""
+	}
+	parts := []string{s.id().String()}
+	if s.FieldPath != "" {
+		parts = append(parts, s.FieldPath)
+	}
+	if o := s.Options.String(); o != "" {
+		parts = append(parts, o)
+	}
+	return strings.Join(parts, ":")
+}
+
+// NewReplacements returns the ReplacementTransformer stage, reading the
+// files that `path:` entries name with read. A file holds one replacement
+// (a map) or a list of them.
+func NewReplacements(cfg ReplacementsConfig, read ReadFile) (Stage, error) {
+	var list []Replacement
+	for _, e := range cfg.Replacements {
+		if e.Path == "" {
+			list = append(list, e.Replacement)
+			continue
+		}
+		if e.Source != nil || len(e.Targets) != 0 {
+			return nil, errors.New("cannot specify both path and inline replacement")
+		}
+		data, err := read(e.Path)
+		if err != nil {
+			return nil, err
+		}
+		rs, err := decodeReplacementFile(data)
+		if err != nil {
+			return nil, err
+		}
+		list = append(list, rs...)
+	}
+	return &replacementsStage{replacements: list}, nil
+}
+
+// ReplacementsFromConfig configures a ReplacementTransformer from its
+// builtin plugin config.
+func ReplacementsFromConfig(data []byte, read ReadFile) (Stage, error) {
+	var cfg ReplacementsConfig
+	if err := decodeLenientConfig(data, &cfg); err != nil {
+		return nil, err
+	}
+	return NewReplacements(cfg, read)
+}
+
+// decodeReplacementFile reads a file of replacements: one (a map) or a
+// list.
+func decodeReplacementFile(data []byte) ([]Replacement, error) {
+	j, err := loaders.YAMLToJSON(data)
+	if err != nil {
+		return nil, fmt.Errorf("error converting YAML to JSON: %w", err)
+	}
+	var probe any
+	if err := json.Unmarshal(j, &probe); err != nil {
+		return nil, fmt.Errorf("error unmarshaling JSON: while decoding JSON: %w", err)
+	}
+	switch probe.(type) {
+	case []any:
+		var list []Replacement
+		if err := decodeLenientConfig(data, &list); err != nil {
+			return nil, err
+		}
+		return list, nil
+	case map[string]any:
+		var r Replacement
+		if err := decodeLenientConfig(data, &r); err != nil {
+			return nil, err
+		}
+		return []Replacement{r}, nil
+	}
+	kind := "invalid"
+	switch probe.(type) {
+	case string:
+		kind = "string"
+	case float64:
+		kind = "float64"
+	case bool:
+		kind = "bool"
+	}
+	return nil, fmt.Errorf("unsupported replacement type encountered within replacement path: %s", kind)
+}
+
+// ReplacementsConfigYAML writes the `replacements:` entries of a
+// kustomization the way kustomize shows them in configuration errors.
+func ReplacementsConfigYAML(entries []ReplacementEntry) string {
+	j, err := json.Marshal(struct{ Replacements []ReplacementEntry }{entries})
+	if err != nil {
+		return ""
+	}
+	var tree any
+	if err := json.Unmarshal(j, &tree); err != nil {
+		return ""
+	}
+	b, err := output.MarshalValue(tree)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// replacementsStage applies replacements in order; each sees the objects
+// as the ones before it left them.
+type replacementsStage struct {
+	replacements []Replacement
+}
+
+func (s *replacementsStage) Kind() string { return "ReplacementTransformer" }
+func (s *replacementsStage) Fingerprint() []byte {
+	return Fingerprint(s.Kind(), s.replacements)
+}
+
+// Run applies every replacement. Errors are kustomize's.
+func (s *replacementsStage) Run(_ context.Context, rs *resource.List) error {
+	for i := range s.replacements {
+		r := &s.replacements[i]
+		if (r.SourceValue == nil && r.Source == nil) || r.Targets == nil {
+			return errors.New("replacements must specify a source and at least one target")
+		}
+		value, err := replacementValue(rs, r)
+		if err != nil {
+			return err
+		}
+		if err := applyReplacement(rs, value, r.Targets); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// replacementValue reads the value a replacement writes.
+func replacementValue(rs *resource.List, r *Replacement) (*yaml.Node, error) {
+	if r.SourceValue != nil && r.Source != nil {
+		return nil, errors.New("value and resource selectors are mutually exclusive")
+	}
+	if r.SourceValue != nil {
+		return &yaml.Node{Kind: yaml.ScalarNode, Value: *r.SourceValue}, nil
+	}
+	i, err := selectSource(rs, r.Source)
+	if err != nil {
+		return nil, err
+	}
+	fieldPath := r.Source.FieldPath
+	if fieldPath == "" {
+		fieldPath = defaultReplacementFieldPath
+	}
+	n, err := lookupPath(toNode(rs.At(i).Object()), SplitFieldPath(fieldPath))
+	if err != nil {
+		return nil, fmt.Errorf("error looking up replacement source: %w", err)
+	}
+	if isNilOrEmpty(n) {
+		return nil, fmt.Errorf("fieldPath `%s` is missing for replacement source %s", fieldPath, r.Source.id())
+	}
+	o := r.Source.Options
+	if o == nil || o.Delimiter == "" {
+		return n, nil
+	}
+	if n.Kind != yaml.ScalarNode {
+		return nil, errors.New("delimiter option can only be used with scalar nodes")
+	}
+	parts := strings.Split(nodeValue(n), o.Delimiter)
+	if o.Index >= len(parts) || o.Index < 0 {
+		return nil, fmt.Errorf("options.index %d is out of bounds for value %s", o.Index, nodeValue(n))
+	}
+	n = copyNode(n)
+	n.Value = parts[o.Index]
+	return n, nil
+}
+
+// selectSource returns the index of the one object the source names: by
+// its current ID or any earlier one, names and kinds compared exactly and
+// namespaces as effective namespaces.
+func selectSource(rs *resource.List, src *ReplacementSource) (int, error) {
+	sel := src.id()
+	found := -1
+	for i, r := range rs.All() {
+		for _, id := range append([]resource.ID{r.ID()}, r.PrevIDs()...) {
+			if (sel.Name == "" || sel.Name == id.Name) &&
+				(sel.Namespace == "" || sel.EffectiveNamespace() == id.EffectiveNamespace()) &&
+				id.GVK.Selects(sel.GVK) {
+				if found >= 0 {
+					return 0, fmt.Errorf("multiple matches for selector %s", src)
+				}
+				found = i
+				break
+			}
+		}
+	}
+	if found < 0 {
+		return 0, fmt.Errorf("nothing selected by %s", src)
+	}
+	return found, nil
+}
+
+// targetSelector is a compiled ReplacementTarget selection.
+type targetSelector struct {
+	sel     *compiledSelector
+	rejects []*compiledSelector
+	// rejectIDs[i] is false for a reject that names no ID part (it rejects
+	// by labels and annotations only).
+	rejectIDs []bool
+	// rejectMeta[i] is true for a reject with a label or annotation
+	// selector.
+	rejectMeta []bool
+}
+
+func compileTarget(t *ReplacementTarget) (*targetSelector, error) {
+	ts := &targetSelector{}
+	var err error
+	if ts.sel, err = t.Select.compile(); err != nil {
+		return nil, err
+	}
+	for _, r := range t.Reject {
+		if r == nil {
+			r = &Selector{}
+		}
+		c, err := r.compile()
+		if err != nil {
+			return nil, err
+		}
+		ts.rejects = append(ts.rejects, c)
+		ts.rejectIDs = append(ts.rejectIDs, r.Group != "" || r.Version != "" || r.Kind != "" || r.Name != "" || r.Namespace != "")
+		ts.rejectMeta = append(ts.rejectMeta, r.AnnotationSelector != "" || r.LabelSelector != "")
+	}
+	return ts, nil
+}
+
+// matchesID reports whether every ID part the selector names matches id.
+// The namespace is matched as written (empty for an object without one).
+func (c *compiledSelector) matchesID(id resource.ID) bool {
+	m := func(re *regexp.Regexp, v string) bool { return re == nil || re.MatchString(v) }
+	return m(c.group, id.Group) && m(c.version, id.Version) && m(c.kind, id.Kind) &&
+		m(c.name, id.Name) && m(c.namespace, id.Namespace)
+}
+
+// selects reports whether the target takes r, whose IDs (current first)
+// are ids: its labels and annotations match the selection and no reject
+// with a label or annotation selector matches them, no reject naming ID
+// parts matches any of ids, and the selection matches one of ids.
+func (ts *targetSelector) selects(r *resource.Resource, ids []resource.ID) bool {
+	labels, ann := r.Labels(), r.Annotations()
+	if !ts.sel.labels.matches(labels) || !ts.sel.annotations.matches(ann) {
+		return false
+	}
+	for i, rej := range ts.rejects {
+		if ts.rejectMeta[i] && rej.labels.matches(labels) && rej.annotations.matches(ann) {
+			return false
+		}
+	}
+	for i, rej := range ts.rejects {
+		if !ts.rejectIDs[i] {
+			continue
+		}
+		for _, id := range ids {
+			if rej.matchesID(id) {
+				return false
+			}
+		}
+	}
+	for _, id := range ids {
+		if ts.sel.matchesID(id) {
+			return true
+		}
+	}
+	return false
+}
+
+// applyReplacement writes value into every target.
+func applyReplacement(rs *resource.List, value *yaml.Node, targets []*ReplacementTarget) error {
+	for _, t := range targets {
+		if t == nil || t.Select == nil {
+			return errors.New("target must specify resources to select")
+		}
+		fieldPaths := t.FieldPaths
+		if len(fieldPaths) == 0 {
+			fieldPaths = []string{defaultReplacementFieldPath}
+		}
+		ts, err := compileTarget(t)
+		if err != nil {
+			return fmt.Errorf("error creating target selector: %w", err)
+		}
+		for i := 0; i < rs.Len(); i++ {
+			r := rs.At(i)
+			if !ts.selects(r, append([]resource.ID{r.ID()}, r.PrevIDs()...)) {
+				continue
+			}
+			if err := writeTarget(rs, i, value, t, fieldPaths); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// writeTarget writes value into the fields of the i-th object.
+func writeTarget(rs *resource.List, i int, value *yaml.Node, t *ReplacementTarget, fieldPaths []string) error {
+	root := toNode(rs.At(i).Object())
+	for _, fp := range fieldPaths {
+		var create yaml.Kind
+		if t.Options != nil && t.Options.Create {
+			create = value.Kind
+		}
+		if setInStructuredData(root, value, fp, create) == nil {
+			continue
+		}
+		fields, err := pathMatcher{create: create}.filter(root, SplitFieldPath(fp))
+		if err != nil {
+			return fmt.Errorf("%s: %w", fieldRetrievalError(fp, create != 0), err)
+		}
+		if len(fields) == 0 {
+			return errors.New(fieldRetrievalError(fp, create != 0))
+		}
+		for _, f := range fields {
+			if err := setFieldValue(t.Options, f, value); err != nil {
+				return err
+			}
+		}
+	}
+	m, err := objectFromNode(root)
+	if err != nil {
+		return err
+	}
+	rs.Edit(i).SetObject(m)
+	return nil
+}
+
+func fieldRetrievalError(fieldPath string, create bool) string {
+	if create {
+		return fmt.Sprintf("unable to find or create field %q in replacement target", fieldPath)
+	}
+	return fmt.Sprintf("unable to find field %q in replacement target", fieldPath)
+}
+
+// setFieldValue writes value into the field node f: a scalar field keeps
+// its type and takes the value's text (so "5" written over a number stays
+// a number, and over a string stays a string); any other field is replaced
+// by a copy of value. With a delimiter, only one part of the field's text
+// is replaced.
+func setFieldValue(o *ReplacementOptions, f, value *yaml.Node) error {
+	value = copyNode(value)
+	if o != nil && o.Delimiter != "" {
+		if f.Kind != yaml.ScalarNode {
+			return errors.New("delimiter option can only be used with scalar nodes")
+		}
+		parts := strings.Split(f.Value, o.Delimiter)
+		v := nodeValue(value)
+		switch {
+		case o.Index < 0:
+			parts = append([]string{v}, parts...)
+		case o.Index >= len(parts):
+			parts = append(parts, v)
+		default:
+			parts[o.Index] = v
+		}
+		value.Value = strings.Join(parts, o.Delimiter)
+	}
+	if f.Kind == yaml.ScalarNode {
+		f.Value = value.Value
+	} else {
+		*f = *value
+	}
+	return nil
+}

@@ -1,0 +1,209 @@
+package stages
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/kpipe/kpipe/internal/resource"
+)
+
+// Selector picks the objects a patch (or replacement) applies to:
+// kustomize's target selector. Group, version, kind, name and namespace are
+// regular expressions matched against the whole value; an empty one matches
+// anything. Name and namespace match either the original or the current
+// value. The label and annotation selectors use Kubernetes' selector syntax.
+type Selector struct {
+	Group              string `json:"group,omitempty"`
+	Version            string `json:"version,omitempty"`
+	Kind               string `json:"kind,omitempty"`
+	Name               string `json:"name,omitempty"`
+	Namespace          string `json:"namespace,omitempty"`
+	AnnotationSelector string `json:"annotationSelector,omitempty"`
+	LabelSelector      string `json:"labelSelector,omitempty"`
+}
+
+// String formats the selector as kustomize does in messages.
+func (s Selector) String() string {
+	id := resource.ID{GVK: resource.GVK{Group: s.Group, Version: s.Version, Kind: s.Kind}, Name: s.Name, Namespace: s.Namespace}
+	return fmt.Sprintf("%s:a=%s:l=%s", id, s.AnnotationSelector, s.LabelSelector)
+}
+
+// compiledSelector is a Selector ready to match.
+type compiledSelector struct {
+	group, version, kind, name, namespace *regexp.Regexp
+	labels, annotations                   labelSelector
+}
+
+// compile prepares the selector's expressions.
+func (s Selector) compile() (*compiledSelector, error) {
+	c := &compiledSelector{}
+	for _, e := range []struct {
+		pattern string
+		re      **regexp.Regexp
+	}{{s.Group, &c.group}, {s.Version, &c.version}, {s.Kind, &c.kind}, {s.Name, &c.name}, {s.Namespace, &c.namespace}} {
+		if e.pattern == "" {
+			continue
+		}
+		re, err := regexp.Compile("^(?:" + e.pattern + ")$")
+		if err != nil {
+			return nil, err
+		}
+		*e.re = re
+	}
+	var err error
+	if c.labels, err = parseLabelSelector(s.LabelSelector); err != nil {
+		return nil, err
+	}
+	if c.annotations, err = parseLabelSelector(s.AnnotationSelector); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Select returns the indexes of the objects of rs the selector matches.
+func (s Selector) Select(rs *resource.List) ([]int, error) {
+	c, err := s.compile()
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for i, r := range rs.All() {
+		if c.matches(r) {
+			out = append(out, i)
+		}
+	}
+	return out, nil
+}
+
+func (c *compiledSelector) matches(r *resource.Resource) bool {
+	cur, org := r.ID(), r.OrigID()
+	match := func(re *regexp.Regexp, values ...string) bool {
+		if re == nil {
+			return true
+		}
+		for _, v := range values {
+			if re.MatchString(v) {
+				return true
+			}
+		}
+		return false
+	}
+	return match(c.namespace, org.EffectiveNamespace(), cur.EffectiveNamespace()) &&
+		match(c.name, org.Name, cur.Name) &&
+		match(c.group, cur.Group) && match(c.version, cur.Version) && match(c.kind, cur.Kind) &&
+		c.labels.matches(r.Labels()) && c.annotations.matches(r.Annotations())
+}
+
+// labelSelector is a parsed Kubernetes label selector: all requirements
+// must hold.
+type labelSelector []requirement
+
+// requirement is one term of a label selector.
+type requirement struct {
+	key    string
+	op     string // "=", "!=", "in", "notin", "exists", "!"
+	values []string
+}
+
+func (s labelSelector) matches(labels map[string]string) bool {
+	for _, r := range s {
+		v, ok := labels[r.key]
+		switch r.op {
+		case "exists":
+			if !ok {
+				return false
+			}
+		case "!":
+			if ok {
+				return false
+			}
+		case "=", "in":
+			if !ok || !slices.Contains(r.values, v) {
+				return false
+			}
+		case "!=", "notin":
+			if ok && slices.Contains(r.values, v) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// parseLabelSelector parses "a=b,c!=d,e in (f,g),h notin (i),j,!k".
+func parseLabelSelector(s string) (labelSelector, error) {
+	var out labelSelector
+	rest := strings.TrimSpace(s)
+	for rest != "" {
+		// A term ends at a comma outside parentheses.
+		depth, end := 0, len(rest)
+		for i, ch := range rest {
+			if ch == '(' {
+				depth++
+			} else if ch == ')' {
+				depth--
+			} else if ch == ',' && depth == 0 {
+				end = i
+				break
+			}
+		}
+		term := strings.TrimSpace(rest[:end])
+		if end < len(rest) {
+			rest = strings.TrimSpace(rest[end+1:])
+			if rest == "" {
+				return nil, fmt.Errorf("unable to parse requirement: found trailing ',' in selector %q", s)
+			}
+		} else {
+			rest = ""
+		}
+		r, err := parseRequirement(term)
+		if err != nil {
+			return nil, fmt.Errorf("unable to parse requirement %q of selector %q: %w", term, s, err)
+		}
+		out = append(out, r)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].key < out[j].key })
+	return out, nil
+}
+
+func parseRequirement(term string) (requirement, error) {
+	if term == "" {
+		return requirement{}, fmt.Errorf("empty requirement")
+	}
+	if k, ok := strings.CutPrefix(term, "!"); ok {
+		return requirement{key: strings.TrimSpace(k), op: "!"}, nil
+	}
+	for _, op := range []string{"!=", "==", "="} {
+		if k, v, ok := strings.Cut(term, op); ok {
+			if op == "==" {
+				op = "="
+			}
+			return requirement{key: strings.TrimSpace(k), op: op, values: []string{strings.TrimSpace(v)}}, nil
+		}
+	}
+	fields := strings.Fields(term)
+	if len(fields) == 1 {
+		return requirement{key: fields[0], op: "exists"}, nil
+	}
+	if len(fields) >= 2 && (fields[1] == "in" || fields[1] == "notin" || strings.HasPrefix(fields[1], "in(") || strings.HasPrefix(fields[1], "notin(")) {
+		key := fields[0]
+		rest := strings.TrimSpace(strings.TrimPrefix(term, key))
+		op := "in"
+		if strings.HasPrefix(rest, "notin") {
+			op = "notin"
+		}
+		rest = strings.TrimSpace(strings.TrimPrefix(rest, op))
+		if !strings.HasPrefix(rest, "(") || !strings.HasSuffix(rest, ")") {
+			return requirement{}, fmt.Errorf("expected a parenthesized list of values")
+		}
+		var values []string
+		for _, v := range strings.Split(rest[1:len(rest)-1], ",") {
+			values = append(values, strings.TrimSpace(v))
+		}
+		return requirement{key: key, op: op, values: values}, nil
+	}
+	return requirement{}, fmt.Errorf("unknown operator")
+}

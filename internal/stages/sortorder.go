@@ -1,0 +1,108 @@
+package stages
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/kpipe/kpipe/internal/resource"
+)
+
+// The sort orders of the sortOptions field.
+const (
+	OrderLegacy = "legacy"
+	OrderFIFO   = "fifo"
+)
+
+// LegacySortOptions customise the legacy order: kinds listed in OrderFirst
+// come first in that order, kinds in OrderLast come last.
+type LegacySortOptions struct {
+	OrderFirst []string `json:"orderFirst"`
+	OrderLast  []string `json:"orderLast"`
+}
+
+// SortOptions is the sortOptions field of a kustomization.
+type SortOptions struct {
+	Order             string             `json:"order,omitempty"`
+	LegacySortOptions *LegacySortOptions `json:"legacySortOptions,omitempty"`
+}
+
+// DefaultLegacyOrder returns kustomize's default legacy kind order.
+func DefaultLegacyOrder() *LegacySortOptions {
+	first, last := resource.DefaultKindOrder()
+	return &LegacySortOptions{OrderFirst: first, OrderLast: last}
+}
+
+type sortOrder struct {
+	opts SortOptions
+}
+
+// NewSortOrder returns the stage that orders a build's output. Kustomize
+// runs it only on the final output, from the sortOptions field or the
+// --reorder flag; it is not available under `transformers:`.
+func NewSortOrder(opts SortOptions) (Stage, error) {
+	if opts.Order == OrderLegacy && opts.LegacySortOptions == nil {
+		opts.LegacySortOptions = DefaultLegacyOrder()
+	}
+	if opts.Order != OrderFIFO && opts.Order != OrderLegacy {
+		return nil, fmt.Errorf("the field 'sortOptions.order' must be one of [%s, %s]", OrderFIFO, OrderLegacy)
+	}
+	if opts.Order == OrderFIFO && opts.LegacySortOptions != nil {
+		return nil, fmt.Errorf("the field 'sortOptions.legacySortOptions' is set but the selected sort order is '%s', not 'legacy'", opts.Order)
+	}
+	return &sortOrder{opts: opts}, nil
+}
+
+func (s *sortOrder) Kind() string        { return "SortOrderTransformer" }
+func (s *sortOrder) Cheap()              {}
+func (s *sortOrder) Fingerprint() []byte { return Fingerprint(s.Kind(), s.opts) }
+
+func (s *sortOrder) Run(_ context.Context, rs *resource.List) error {
+	if s.opts.Order != OrderLegacy {
+		return nil
+	}
+	rank := resource.KindRanks(s.opts.LegacySortOptions.OrderFirst, s.opts.LegacySortOptions.OrderLast)
+	type keyed struct {
+		id resource.ID
+		r  *resource.Resource
+	}
+	items := make([]keyed, rs.Len())
+	for i, r := range rs.All() {
+		items[i] = keyed{r.ID(), r}
+	}
+	sort.SliceStable(items, func(i, j int) bool {
+		a, b := items[i].id, items[j].id
+		if a.GVK != b.GVK {
+			return legacyGVKLess(a.GVK, b.GVK, rank)
+		}
+		return legacyIDKey(a) < legacyIDKey(b)
+	})
+	out := make([]*resource.Resource, len(items))
+	for i, it := range items {
+		out[i] = it.r
+	}
+	rs.Replace(out)
+	return nil
+}
+
+func legacyGVKLess(a, b resource.GVK, rank map[string]int) bool {
+	if ra, rb := rank[a.Kind], rank[b.Kind]; ra != rb {
+		return ra < rb
+	}
+	// Kustomize puts a Namespace of some group before the core Namespace.
+	if a.Kind == "Namespace" && b.Kind == "Namespace" && (a.Group == "" || b.Group == "") {
+		return a.OrderKey() > b.OrderKey()
+	}
+	return a.OrderKey() < b.OrderKey()
+}
+
+func legacyIDKey(id resource.ID) string {
+	return id.GVK.String() + "|" + orDefault(id.Namespace, "~X") + "|" + orDefault(id.Name, "~N")
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
