@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/kpipe/kpipe/internal/genrepo"
-	"github.com/kpipe/kpipe/internal/engine"
 	"github.com/kpipe/kpipe/internal/cache"
+	"github.com/kpipe/kpipe/internal/engine"
+	"github.com/kpipe/kpipe/internal/genrepo"
 	"github.com/kpipe/kpipe/internal/loaders"
 	"github.com/kpipe/kpipe/internal/output"
 )

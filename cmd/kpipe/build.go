@@ -11,8 +11,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/kpipe/kpipe/internal/engine"
 	"github.com/kpipe/kpipe/internal/cache"
+	"github.com/kpipe/kpipe/internal/engine"
 	"github.com/kpipe/kpipe/internal/loaders"
 	"github.com/kpipe/kpipe/internal/output"
 	"github.com/kpipe/kpipe/internal/plugins"

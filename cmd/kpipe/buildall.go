@@ -21,8 +21,8 @@ import (
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/term"
 
-	"github.com/kpipe/kpipe/internal/engine"
 	"github.com/kpipe/kpipe/internal/cache"
+	"github.com/kpipe/kpipe/internal/engine"
 	"github.com/kpipe/kpipe/internal/loaders"
 	"github.com/kpipe/kpipe/internal/output"
 )
@@ -82,17 +82,17 @@ type report struct {
 	Version string       `json:"version"`
 	Roots   []rootReport `json:"roots"`
 	Summary struct {
-		Roots       int                         `json:"roots"`
-		Failed      int                         `json:"failed"`
-		Changed     int                         `json:"changed"`
-		UpToDate    int                         `json:"upToDate"`
-		Seconds     float64                     `json:"seconds"`
-		NodesBuilt  int                         `json:"nodesBuilt"`
-		NodesCached int                         `json:"nodesCached"`
-		RootsCached int                         `json:"rootsCached"`
+		Roots       int                          `json:"roots"`
+		Failed      int                          `json:"failed"`
+		Changed     int                          `json:"changed"`
+		UpToDate    int                          `json:"upToDate"`
+		Seconds     float64                      `json:"seconds"`
+		NodesBuilt  int                          `json:"nodesBuilt"`
+		NodesCached int                          `json:"nodesCached"`
+		RootsCached int                          `json:"rootsCached"`
 		Stages      map[string]engine.StageStats `json:"stages"`
-		FilesHashed int                         `json:"filesHashed"`
-		FilesStat   int                         `json:"filesFromIndex"`
+		FilesHashed int                          `json:"filesHashed"`
+		FilesStat   int                          `json:"filesFromIndex"`
 	} `json:"summary"`
 }
 

@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/kpipe/kpipe/internal/genrepo"
 	"github.com/kpipe/kpipe/internal/cache"
+	"github.com/kpipe/kpipe/internal/genrepo"
 	"github.com/kpipe/kpipe/internal/loaders"
 )
 

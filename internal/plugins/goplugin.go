@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/kpipe/kpipe/internal/output"
-	"github.com/kpipe/kpipe/pluginapi"
 	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/pluginapi"
 )
 
 // modeGo is a Go plugin (`<Kind>.so`, package pluginapi).
