@@ -80,6 +80,8 @@ func jsonValue(v any) (any, error) {
 		return jsonFloat(t)
 	case time.Time:
 		return t.Format(time.RFC3339Nano), nil
+	case resource.EmptyNull:
+		return nil, nil
 	default:
 		return v, nil
 	}
