@@ -99,8 +99,8 @@ func decodeOne(d document) (any, error) {
 		return nil, syntaxError(err, d.firstLine-1)
 	}
 	v = normalize(v)
-	if hasEmptyNull(&n) {
-		v = markEmptyNulls(&n, v)
+	if needsFix(&n) {
+		v = fixNodes(&n, v)
 	}
 	if v == (EmptyNull{}) {
 		return nil, nil
