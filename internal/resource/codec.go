@@ -28,6 +28,7 @@ const (
 	tagMap
 	tagList
 	tagEmptyNull
+	tagFlowEmptyNull
 )
 
 // codecVersion starts every encoded list; bump it when the format changes.
@@ -133,6 +134,9 @@ func appendValue(buf []byte, v any) []byte {
 	case nil:
 		return append(buf, tagNil)
 	case EmptyNull:
+		if t.Flow {
+			return append(buf, tagFlowEmptyNull)
+		}
 		return append(buf, tagEmptyNull)
 	case string:
 		return appendString(append(buf, tagString), t)
@@ -268,6 +272,8 @@ func (d *decoder) value() any {
 		return nil
 	case tagEmptyNull:
 		return EmptyNull{}
+	case tagFlowEmptyNull:
+		return EmptyNull{Flow: true}
 	case tagString:
 		return d.string()
 	case tagFalse:

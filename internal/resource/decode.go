@@ -100,9 +100,9 @@ func decodeOne(d document) (any, error) {
 	}
 	v = normalize(v)
 	if needsFix(&n) {
-		v = fixNodes(&n, v)
+		v = fixNodes(&n, v, false)
 	}
-	if v == (EmptyNull{}) {
+	if _, ok := v.(EmptyNull); ok {
 		return nil, nil
 	}
 	return v, nil

@@ -21,13 +21,29 @@ import (
 //
 // Code that reads object trees must treat EmptyNull as it treats nil; use
 // IsNull.
-type EmptyNull struct{}
+type EmptyNull struct {
+	// Flow is set for a bare null inside a flow collection (`{a: }`):
+	// yaml.v3 cannot write an empty plain scalar there, so kustomize's trip
+	// from nodes to JSON turns it into an empty string, and prints "".
+	Flow bool
+}
 
-// MarshalJSON writes null.
-func (EmptyNull) MarshalJSON() ([]byte, error) { return []byte("null"), nil }
+// MarshalJSON writes null, or "" for a null in a flow collection (see
+// Flow): the JSON kustomize makes of the object.
+func (e EmptyNull) MarshalJSON() ([]byte, error) {
+	if e.Flow {
+		return []byte(`""`), nil
+	}
+	return []byte("null"), nil
+}
 
-// MarshalYAML writes null.
-func (EmptyNull) MarshalYAML() (any, error) { return nil, nil }
+// MarshalYAML writes what MarshalJSON writes.
+func (e EmptyNull) MarshalYAML() (any, error) {
+	if e.Flow {
+		return "", nil
+	}
+	return nil, nil
+}
 
 // IsNull reports whether v is a null of either kind (nil or EmptyNull).
 func IsNull(v any) bool {
@@ -50,6 +66,9 @@ func IsNull(v any) bool {
 //     blank or more-indented lines ("a\n\n b" becomes "a\n\n\n b"). Literal
 //     and other styles survive that trip unchanged.
 //
+//   - a key that is not a string keeps its text (`00: a` has the key
+//     "00", where yaml.v3 reads the number 0).
+//
 // Nodes reached through aliases and merge keys are left alone.
 
 // needsFix reports whether the node tree below n (not through aliases) has
@@ -59,7 +78,16 @@ func needsFix(n *yaml.Node) bool {
 	switch n.Kind {
 	case yaml.ScalarNode:
 		return isEmptyNullNode(n) || isFoldedString(n)
-	case yaml.MappingNode, yaml.SequenceNode, yaml.DocumentNode:
+	case yaml.MappingNode:
+		for i, c := range n.Content {
+			if i%2 == 0 && c.Kind == yaml.ScalarNode && c.Tag != "!!str" && c.Tag != "!!merge" {
+				return true
+			}
+			if needsFix(c) {
+				return true
+			}
+		}
+	case yaml.SequenceNode, yaml.DocumentNode:
 		for _, c := range n.Content {
 			if needsFix(c) {
 				return true
@@ -75,16 +103,17 @@ func isFoldedString(n *yaml.Node) bool {
 	return n.Style&yaml.FoldedStyle != 0 && n.Tag == "!!str"
 }
 
-// fixNodes returns v (the value decoded from n) with the corrections above.
-func fixNodes(n *yaml.Node, v any) any {
+// fixNodes returns v (the value decoded from n) with the corrections
+// above; flow is set inside a flow collection.
+func fixNodes(n *yaml.Node, v any, flow bool) any {
 	switch n.Kind {
 	case yaml.DocumentNode:
 		if len(n.Content) == 1 {
-			return fixNodes(n.Content[0], v)
+			return fixNodes(n.Content[0], v, flow)
 		}
 	case yaml.ScalarNode:
 		if v == nil && isEmptyNullNode(n) {
-			return EmptyNull{}
+			return EmptyNull{Flow: flow}
 		}
 		if _, ok := v.(string); ok && isFoldedString(n) {
 			if s, err := reencode(n); err == nil {
@@ -96,6 +125,7 @@ func fixNodes(n *yaml.Node, v any) any {
 		if !ok {
 			return v
 		}
+		flow = flow || n.Style&yaml.FlowStyle != 0
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, val := n.Content[i], n.Content[i+1]
 			if k.Kind != yaml.ScalarNode || k.Tag == "!!merge" {
@@ -103,16 +133,25 @@ func fixNodes(n *yaml.Node, v any) any {
 			}
 			key := k.Value
 			if k.Tag != "!!str" {
-				// Non-string keys are written as their text when the map
-				// is normalized.
+				// A key that is not a string was written as its value's
+				// text when the map was normalized; kustomize reads the
+				// key's own text (`00`, not `0`).
 				var kv any
 				if k.Decode(&kv) != nil {
 					continue
 				}
-				key, _ = ScalarString(kv)
+				norm, _ := ScalarString(kv)
+				if k.Tag == "!!null" {
+					key = norm
+				} else if _, taken := m[key]; norm != key && !taken {
+					if e, ok := m[norm]; ok {
+						delete(m, norm)
+						m[key] = e
+					}
+				}
 			}
 			if e, ok := m[key]; ok {
-				m[key] = fixNodes(val, e)
+				m[key] = fixNodes(val, e, flow)
 			}
 		}
 	case yaml.SequenceNode:
@@ -120,8 +159,9 @@ func fixNodes(n *yaml.Node, v any) any {
 		if !ok || len(l) != len(n.Content) {
 			return v
 		}
+		flow = flow || n.Style&yaml.FlowStyle != 0
 		for i, e := range n.Content {
-			l[i] = fixNodes(e, l[i])
+			l[i] = fixNodes(e, l[i], flow)
 		}
 	}
 	return v

@@ -40,7 +40,7 @@ func (f Field) Value() any {
 	default:
 		return f.root
 	}
-	if v == (resource.EmptyNull{}) {
+	if _, ok := v.(resource.EmptyNull); ok {
 		return nil
 	}
 	return v
