@@ -79,10 +79,10 @@ func needsFix(n *yaml.Node) bool {
 	case yaml.ScalarNode:
 		return isEmptyNullNode(n) || isFoldedString(n)
 	case yaml.MappingNode:
-		for i, c := range n.Content {
-			if i%2 == 0 && c.Kind == yaml.ScalarNode && c.Tag != "!!str" && c.Tag != "!!merge" {
-				return true
-			}
+		if hasNonStringKey(n) {
+			return true
+		}
+		for _, c := range n.Content {
 			if needsFix(c) {
 				return true
 			}
@@ -126,32 +126,18 @@ func fixNodes(n *yaml.Node, v any, flow bool) any {
 			return v
 		}
 		flow = flow || n.Style&yaml.FlowStyle != 0
+		if hasNonStringKey(n) {
+			if r, ok := rebuildMap(n, flow); ok {
+				return r
+			}
+		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, val := n.Content[i], n.Content[i+1]
-			if k.Kind != yaml.ScalarNode || k.Tag == "!!merge" {
+			if k.Kind != yaml.ScalarNode || k.Tag != "!!str" {
 				continue
 			}
-			key := k.Value
-			if k.Tag != "!!str" {
-				// A key that is not a string was written as its value's
-				// text when the map was normalized; kustomize reads the
-				// key's own text (`00`, not `0`).
-				var kv any
-				if k.Decode(&kv) != nil {
-					continue
-				}
-				norm, _ := ScalarString(kv)
-				if k.Tag == "!!null" {
-					key = norm
-				} else if _, taken := m[key]; norm != key && !taken {
-					if e, ok := m[norm]; ok {
-						delete(m, norm)
-						m[key] = e
-					}
-				}
-			}
-			if e, ok := m[key]; ok {
-				m[key] = fixNodes(val, e, flow)
+			if e, ok := m[k.Value]; ok {
+				m[k.Value] = fixNodes(val, e, flow)
 			}
 		}
 	case yaml.SequenceNode:
@@ -165,6 +151,42 @@ func fixNodes(n *yaml.Node, v any, flow bool) any {
 		}
 	}
 	return v
+}
+
+// hasNonStringKey reports whether a mapping has a scalar key that is not a
+// string (a merge key does not count).
+func hasNonStringKey(n *yaml.Node) bool {
+	for i := 0; i < len(n.Content); i += 2 {
+		k := n.Content[i]
+		if k.Kind == yaml.ScalarNode && k.Tag != "!!str" && k.Tag != "!!merge" {
+			return true
+		}
+	}
+	return false
+}
+
+// rebuildMap decodes a mapping with keys that are not strings entry by
+// entry, each key written as its own text (`00`, not `0`; a null key as
+// ""), as kustomize reads it. It declines (false) for mappings with merge
+// keys or keys that are not scalars.
+func rebuildMap(n *yaml.Node, flow bool) (map[string]any, bool) {
+	m := make(map[string]any, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, val := n.Content[i], n.Content[i+1]
+		if k.Kind != yaml.ScalarNode || k.Tag == "!!merge" {
+			return nil, false
+		}
+		key := k.Value
+		if k.Tag == "!!null" {
+			key = ""
+		}
+		var e any
+		if err := val.Decode(&e); err != nil {
+			return nil, false
+		}
+		m[key] = fixNodes(val, normalize(e), flow)
+	}
+	return m, true
 }
 
 // reencode returns the string a scalar node reads as after kyaml's trip
