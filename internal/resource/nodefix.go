@@ -215,3 +215,22 @@ func reencode(n *yaml.Node) (string, error) {
 	}
 	return s, nil
 }
+
+// PlainNulls replaces every EmptyNull in the tree v by nil, in place, and
+// returns v: for code outside kpipe (Go plugins), which is promised only
+// the types YAML decoding gives.
+func PlainNulls(v any) any {
+	switch t := v.(type) {
+	case EmptyNull:
+		return nil
+	case map[string]any:
+		for k, e := range t {
+			t[k] = PlainNulls(e)
+		}
+	case []any:
+		for i, e := range t {
+			t[i] = PlainNulls(e)
+		}
+	}
+	return v
+}

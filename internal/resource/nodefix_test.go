@@ -125,3 +125,12 @@ func TestEncodeListKeepsEmptyNulls(t *testing.T) {
 		t.Errorf("annotations = %#v, want EmptyNull", v)
 	}
 }
+
+// TestPlainNulls checks Go plugins get only nil for nulls.
+func TestPlainNulls(t *testing.T) {
+	v := map[string]any{"a": EmptyNull{}, "b": []any{EmptyNull{Flow: true}, map[string]any{"c": EmptyNull{}}}, "d": "x"}
+	want := map[string]any{"a": nil, "b": []any{nil, map[string]any{"c": nil}}, "d": "x"}
+	if got := PlainNulls(v); !reflect.DeepEqual(got, want) {
+		t.Errorf("got %#v", got)
+	}
+}
