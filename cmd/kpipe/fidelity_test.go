@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -137,4 +139,147 @@ func TestFidelityDifferential(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFidelityRandomNulls writes small trees at random (fixed seed): a
+// Deployment whose fields are absent, bare (`x:`), null, `~`, {}, [] or ""
+// at random, and a kustomization with a random choice of namespace, prefix,
+// labels, annotations, build metadata and images, and up to three patches
+// (strategic-merge patches that set fields to null, bare or empty values,
+// delete or replace list elements and maps; JSON patches that add to,
+// remove or replace the maps). kustomize v5.8.2 and kpipe must print the
+// same bytes, or both fail with kpipe's message containing kustomize's.
+func TestFidelityRandomNulls(t *testing.T) {
+	kz := kustomize582(t)
+	rng := rand.New(rand.NewSource(14))
+	n := 80
+	if testing.Short() {
+		n = 20
+	}
+	for i := 0; i < n; i++ {
+		root := t.TempDir()
+		files := map[string]string{"r.yaml": randomDeployment(rng), "kustomization.yaml": randomKustomization(rng)}
+		for name, text := range files {
+			if err := os.WriteFile(filepath.Join(root, name), []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cmd := exec.Command(kz, "build", root)
+		var kerr bytes.Buffer
+		cmd.Stderr = &kerr
+		want, err := cmd.Output()
+		code, got, stderr := kpipe(t, "build", root, "--no-cache")
+		desc := func() string {
+			return fmt.Sprintf("tree %d\n--- r.yaml\n%s--- kustomization.yaml\n%s", i, files["r.yaml"], files["kustomization.yaml"])
+		}
+		if err != nil {
+			msg := strings.TrimSpace(strings.TrimPrefix(kerr.String(), "Error: "))
+			msg, _, _ = strings.Cut(msg, "\n")
+			if code == 0 || !strings.Contains(stderr, msg) {
+				t.Errorf("kustomize fails with %q; kpipe: exit %d, %s\n%s", msg, code, stderr, desc())
+			}
+			continue
+		}
+		if code != 0 || got != string(want) {
+			t.Errorf("kpipe (exit %d) differs from kustomize\n%s\n--- kpipe\n%s%s\n--- kustomize\n%s", code, desc(), got, stderr, want)
+		}
+	}
+}
+
+func pick(rng *rand.Rand, choices ...string) string { return choices[rng.Intn(len(choices))] }
+
+// randomDeployment writes a Deployment with null and empty values at
+// random.
+func randomDeployment(rng *rand.Rand) string {
+	v := func() string { return pick(rng, "", " null", " ~", " {}", " []", ` ""`) }
+	m := func(full string) string { return pick(rng, "", " null", " {}", full) }
+	return "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n" +
+		"  labels:" + m(" {app: a}") + "\n" +
+		"  annotations:" + m(" {note: n}") + "\n" +
+		"spec:\n  replicas:" + pick(rng, "", " null", " 2") + "\n" +
+		"  selector:\n    matchLabels:" + m(" {app: a}") + "\n" +
+		"  strategy:" + v() + "\n" +
+		"  template:\n    metadata:\n      labels:" + m(" {app: a}") + "\n      annotations:" + v() + "\n" +
+		"    spec:\n      nodeSelector:" + v() + "\n" +
+		"      affinity:\n        nodeAffinity:" + pick(rng, "", " null", " {}") + "\n" +
+		"        podAffinity:\n          requiredDuringSchedulingIgnoredDuringExecution:" + v() + "\n" +
+		"      containers:\n      - name: c\n        image: nginx\n        resources:" + v() + "\n" +
+		"        env:" + pick(rng, "", " null", " []", " [{name: A, value: b}]") + "\n" +
+		"        ports:\n        - containerPort: 80\n          protocol:" + pick(rng, "", " null", " TCP") + "\n" +
+		"      - name: s\n        image: side\n        args:" + pick(rng, "", " null", " []", " [a, '', null]") + "\n" +
+		"      volumes:\n      - name: v\n        emptyDir:" + pick(rng, "", " null", " {}") + "\n"
+}
+
+// randomKustomization writes a kustomization for r.yaml with random
+// transformers and patches.
+func randomKustomization(rng *rand.Rand) string {
+	var b strings.Builder
+	b.WriteString("resources: [r.yaml]\n")
+	for _, f := range rng.Perm(7)[:rng.Intn(4)] {
+		b.WriteString([]string{
+			"namespace: ns1\n",
+			"namePrefix: p-\n",
+			"labels:\n- pairs: {lab: l}\n  includeSelectors: " + pick(rng, "true", "false") + "\n",
+			"commonAnnotations: {ann: a}\n",
+			"buildMetadata: [originAnnotations, transformerAnnotations]\n",
+			"images:\n- name: nginx\n  newTag: v2\n",
+			"commonLabels: {cl: c}\n",
+		}[f])
+	}
+	n := rng.Intn(4)
+	if n > 0 {
+		b.WriteString("patches:\n")
+	}
+	indent := func(s string) string {
+		return "    " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ") + "\n"
+	}
+	for i := 0; i < n; i++ {
+		if rng.Intn(2) == 0 {
+			b.WriteString("- target: {kind: Deployment}\n  patch: |-\n" + indent(pick(rng,
+				"- op: add\n  path: /metadata/annotations/x\n  value: z",
+				"- op: add\n  path: /metadata/labels/x\n  value: z",
+				"- op: add\n  path: /metadata/annotations\n  value: {}",
+				"- op: remove\n  path: /metadata/annotations",
+				"- op: replace\n  path: /spec/strategy\n  value: {}",
+				"- op: add\n  path: /spec/template/spec/nodeSelector\n  value: null",
+			)))
+			continue
+		}
+		p := "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n"
+		if rng.Intn(2) == 0 {
+			p += "  annotations:" + pick(rng, "", " null", " {}", " {x: w}", " {note: null}") + "\n"
+		}
+		if rng.Intn(2) == 0 {
+			p += "  labels:" + pick(rng, "", " null", " {}", " {x: w}") + "\n"
+		}
+		var spec, tmpl string
+		if rng.Intn(2) == 0 {
+			spec += "  selector:\n    matchLabels:" + pick(rng, "", " null", " {}", " {x: w}") + "\n"
+		}
+		if rng.Intn(2) == 0 {
+			spec += "  strategy:" + pick(rng, "", " null", " {}", " {type: Recreate}") + "\n"
+		}
+		if rng.Intn(2) == 0 {
+			tmpl += "      affinity:\n        nodeAffinity:\n          preferredDuringSchedulingIgnoredDuringExecution: null\n          requiredDuringSchedulingIgnoredDuringExecution:" + pick(rng, "", " null") + "\n"
+		}
+		switch rng.Intn(4) {
+		case 0:
+			tmpl += "      containers:\n      - name: c\n        image: j\n        resources:" + pick(rng, "", " null", " {}", " {limits: {cpu: 1}}") + "\n"
+		case 1:
+			tmpl += "      containers:\n      - name: s\n        $patch: delete\n"
+		case 2:
+			tmpl += "      volumes:\n      - name: v\n        emptyDir:" + pick(rng, "", " null", " {}") + "\n"
+		}
+		if rng.Intn(6) == 0 {
+			tmpl = "      $patch: replace\n      containers:\n      - name: r\n        image: r\n        env:\n"
+		}
+		if tmpl != "" {
+			spec += "  template:\n    spec:\n" + tmpl
+		}
+		if spec != "" {
+			p += "spec:\n" + spec
+		}
+		b.WriteString("- patch: |-\n" + indent(p))
+	}
+	return b.String()
 }
