@@ -103,8 +103,13 @@ func (b *Builder) finish(ctx context.Context, n *Node, acc *Accumulation) ([]*re
 	if !slices.Contains(n.K.BuildMetadata, "transformerAnnotations") {
 		drop = append(drop[:len(drop):len(drop)], stages.TransformationsAnnotation)
 	}
+	// kustomize rewrites every object's annotations while it removes the
+	// origin or transformer annotations (which drops an empty or null
+	// annotations map); with both kept, only objects with build state are
+	// rewritten.
+	rewriteAll := len(drop) > len(buildAnnotations)
 	for i := range rs.All() {
-		cleanAnnotations(rs, i, drop)
+		cleanAnnotations(rs, i, drop, rewriteAll)
 	}
 	return rs.All(), nil
 }
@@ -142,12 +147,18 @@ func dropLocal(rs *resource.List) {
 // cleanAnnotations removes the annotations drop names from the i-th object. Like
 // kustomize, which keeps its build state in annotations and rewrites them
 // all, an object whose annotations were touched gets every annotation value
-// as a string, and loses an annotations map left empty.
-func cleanAnnotations(rs *resource.List, i int, drop []string) {
+// as a string, and loses an annotations map left empty (or null). With
+// rewriteAll false, an object without build state and without annotations
+// keeps an empty or null annotations map, as kustomize's
+// RemoveBuildAnnotations leaves it.
+func cleanAnnotations(rs *resource.List, i int, drop []string, rewriteAll bool) {
 	r := rs.At(i)
 	md := resource.LookupMap(r.Object(), "metadata")
 	ann, isMap := md["annotations"].(map[string]any)
-	if !r.HasBuildState() && (!isMap || len(ann) == 0) {
+	if !rewriteAll && !r.HasBuildState() && (!isMap || len(ann) == 0) {
+		return
+	}
+	if _, has := md["annotations"]; !has && !r.HasBuildState() {
 		return
 	}
 	r = rs.Edit(i)

@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"sort"
+	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	yaml2 "go.yaml.in/yaml/v2"
@@ -61,9 +64,21 @@ func jsonValue(v any) (any, error) {
 			if err != nil {
 				return nil, err
 			}
-			out[validUTF8(k)] = jv
+			out[jsonString(k)] = jv
 		}
-		return out, nil
+		if len(out) < len(t) {
+			// Two keys read the same after the trip through JSON (invalid
+			// UTF-8, NEL). encoding/json writes both, in byte order, and
+			// the YAML reader keeps the last.
+			for _, k := range resource.SortedKeys(t) {
+				jv, err := jsonValue(t[k])
+				if err != nil {
+					return nil, err
+				}
+				out[jsonString(k)] = jv
+			}
+		}
+		return sortedMapSlice(out), nil
 	case []any:
 		out := make([]any, len(t))
 		for i, e := range t {
@@ -75,14 +90,79 @@ func jsonValue(v any) (any, error) {
 		}
 		return out, nil
 	case string:
-		return validUTF8(t), nil
+		return jsonString(t), nil
 	case float64:
 		return jsonFloat(t)
 	case time.Time:
 		return t.Format(time.RFC3339Nano), nil
+	case resource.EmptyNull:
+		if t.Flow {
+			return "", nil
+		}
+		return nil, nil
 	default:
 		return v, nil
 	}
+}
+
+// sortedMapSlice returns m's entries in the order go.yaml.in/yaml/v2
+// writes a map's string keys (its "natural" order: runs of digits compare
+// as numbers, letters before other characters). yaml.v2 sorts the keys of
+// a Go map, whose order is random, with a comparison that is not
+// transitive for a few sets of keys ("010Z101", "0Z101", "12:30"), so for
+// those kustomize's order changes from run to run. Sorting the keys in
+// byte order first and then with a stable sort gives the same order for
+// every other set of keys, and one fixed order for those.
+func sortedMapSlice(m map[string]any) yaml2.MapSlice {
+	keys := resource.SortedKeys(m)
+	sort.SliceStable(keys, func(i, j int) bool { return yamlKeyLess(keys[i], keys[j]) })
+	out := make(yaml2.MapSlice, len(keys))
+	for i, k := range keys {
+		out[i] = yaml2.MapItem{Key: k, Value: m[k]}
+	}
+	return out
+}
+
+// yamlKeyLess is go.yaml.in/yaml/v2's order of two string keys (its
+// keyList.Less for strings).
+func yamlKeyLess(a, b string) bool {
+	ar, br := []rune(a), []rune(b)
+	for i := 0; i < len(ar) && i < len(br); i++ {
+		if ar[i] == br[i] {
+			continue
+		}
+		al, bl := unicode.IsLetter(ar[i]), unicode.IsLetter(br[i])
+		if al && bl {
+			return ar[i] < br[i]
+		}
+		if al || bl {
+			return bl
+		}
+		var ai, bi int
+		var an, bn int64
+		if ar[i] == '0' || br[i] == '0' {
+			for j := i - 1; j >= 0 && unicode.IsDigit(ar[j]); j-- {
+				if ar[j] != '0' {
+					an, bn = 1, 1
+					break
+				}
+			}
+		}
+		for ai = i; ai < len(ar) && unicode.IsDigit(ar[ai]); ai++ {
+			an = an*10 + int64(ar[ai]-'0')
+		}
+		for bi = i; bi < len(br) && unicode.IsDigit(br[bi]); bi++ {
+			bn = bn*10 + int64(br[bi]-'0')
+		}
+		if an != bn {
+			return an < bn
+		}
+		if ai != bi {
+			return ai < bi
+		}
+		return ar[i] < br[i]
+	}
+	return len(ar) < len(br)
 }
 
 // jsonFloat returns the value a YAML decoder reads from the JSON encoding
@@ -100,6 +180,28 @@ func jsonFloat(f float64) (any, error) {
 		return nil, err
 	}
 	return v, nil
+}
+
+// jsonString returns s as it reads after encoding/json wrote it and
+// go.yaml.in/yaml/v2 read it back, as kustomize's JSON-to-YAML step does:
+// invalid UTF-8 becomes U+FFFD, and NEL (U+0085, which encoding/json
+// leaves as it is) is a line break to the YAML reader, so the quoted
+// string folds there. A string that the YAML reader rejects (kustomize
+// fails on it) is kept as it is.
+func jsonString(s string) string {
+	s = validUTF8(s)
+	if !strings.ContainsRune(s, '\u0085') {
+		return s
+	}
+	j, err := json.Marshal(s)
+	if err != nil {
+		return s
+	}
+	var r string
+	if yaml2.Unmarshal(j, &r) != nil {
+		return s
+	}
+	return r
 }
 
 // validUTF8 replaces each invalid byte with U+FFFD, as encoding/json does.

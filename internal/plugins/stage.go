@@ -197,6 +197,7 @@ func withIDs(rs []*resource.Resource) ([]map[string]any, error) {
 	out := make([]map[string]any, len(rs))
 	for i, r := range rs {
 		obj := resource.CopyMap(r.Object())
+		resource.PlainNulls(obj)
 		ann, err := resource.EnsureMap(obj, "metadata", "annotations")
 		if err != nil {
 			return nil, err

@@ -27,10 +27,12 @@ const (
 	tagTime
 	tagMap
 	tagList
+	tagEmptyNull
+	tagFlowEmptyNull
 )
 
 // codecVersion starts every encoded list; bump it when the format changes.
-const codecVersion byte = 1
+const codecVersion byte = 2
 
 // unencodable is the panic value for a value of a type the encoding does
 // not know; EncodeList turns it into an error.
@@ -131,6 +133,11 @@ func appendValue(buf []byte, v any) []byte {
 	switch t := v.(type) {
 	case nil:
 		return append(buf, tagNil)
+	case EmptyNull:
+		if t.Flow {
+			return append(buf, tagFlowEmptyNull)
+		}
+		return append(buf, tagEmptyNull)
 	case string:
 		return appendString(append(buf, tagString), t)
 	case bool:
@@ -263,6 +270,10 @@ func (d *decoder) value() any {
 	switch d.byte() {
 	case tagNil:
 		return nil
+	case tagEmptyNull:
+		return EmptyNull{}
+	case tagFlowEmptyNull:
+		return EmptyNull{Flow: true}
 	case tagString:
 		return d.string()
 	case tagFalse:

@@ -86,15 +86,26 @@ func DecodeValues(data []byte) ([]any, error) {
 
 // decodeOne decodes the first YAML document of d. An empty document gives nil.
 func decodeOne(d document) (any, error) {
-	var v any
-	err := yaml.NewDecoder(strings.NewReader(d.text)).Decode(&v)
+	var n yaml.Node
+	err := yaml.NewDecoder(strings.NewReader(d.text)).Decode(&n)
 	if err == io.EOF {
 		return nil, nil
+	}
+	var v any
+	if err == nil {
+		err = n.Decode(&v)
 	}
 	if err != nil {
 		return nil, syntaxError(err, d.firstLine-1)
 	}
-	return normalize(v), nil
+	v = normalize(v)
+	if needsFix(&n) {
+		v = fixNodes(&n, v, false)
+	}
+	if _, ok := v.(EmptyNull); ok {
+		return nil, nil
+	}
+	return v, nil
 }
 
 // syntaxError turns a yaml.v3 error into a SyntaxError whose line numbers
@@ -200,7 +211,7 @@ func Decode(data []byte) ([]*Resource, error) {
 		if strings.HasSuffix(kind, "List") {
 			items, ok := m["items"]
 			if ok {
-				if items == nil {
+				if IsNull(items) {
 					continue
 				}
 				list, ok := items.([]any)
@@ -218,7 +229,7 @@ func Decode(data []byte) ([]*Resource, error) {
 
 func isEmptyValue(v any) bool {
 	switch t := v.(type) {
-	case nil:
+	case nil, EmptyNull:
 		return true
 	case map[string]any:
 		return len(t) == 0
@@ -230,13 +241,13 @@ func isEmptyValue(v any) bool {
 
 // validateMeta checks what kustomize checks of every object it reads.
 func validateMeta(m map[string]any) error {
-	if md, ok := m["metadata"]; ok && md != nil {
+	if md, ok := m["metadata"]; ok && !IsNull(md) {
 		if _, ok := md.(map[string]any); !ok {
 			return fmt.Errorf("metadata must be a map, found %s in object %s", KindOf(md), describe(m))
 		}
 	}
 	for _, f := range []string{"apiVersion", "kind"} {
-		if v, ok := m[f]; ok && v != nil {
+		if v, ok := m[f]; ok && !IsNull(v) {
 			if _, ok := v.(string); !ok {
 				return fmt.Errorf("%s must be a string in object %s", f, describe(m))
 			}

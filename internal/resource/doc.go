@@ -9,8 +9,12 @@
 // parsed or copied again, and what makes a stage's output a pure function of
 // its input.
 //
-// Object trees use the value types gopkg.in/yaml.v3 produces when it decodes
-// into interface{}: map[string]any, []any, string, bool, int, uint64,
-// float64, time.Time and nil. Those are the values kustomize itself hands to
-// its JSON encoder, so the output package can reproduce kustomize's bytes.
+// Object trees use the value types go.yaml.in/yaml/v3 produces when it
+// decodes into interface{}: map[string]any, []any, string, bool, int,
+// uint64, float64, time.Time and nil, plus EmptyNull for a null written
+// without text (`x:`), which kustomize tells apart from `x: null`. An
+// absent key, `x:`, `x: null` and `x: {}` are four different trees. The
+// decoder also corrects what kustomize reads differently from yaml.v3
+// (folded block scalars, keys that are not strings; see nodefix.go), so the
+// output package can reproduce kustomize's bytes.
 package resource

@@ -43,3 +43,66 @@ func (r *Resource) csvAnnotation(key string) []string {
 	}
 	return strings.Split(v, ",")
 }
+
+// Build annotations in which kustomize keeps the build state that kpipe
+// keeps beside the object tree (previous names, referrers, generator
+// options).
+const (
+	previousNamesAnnotation      = "internal.config.kubernetes.io/previousNames"
+	previousNamespacesAnnotation = "internal.config.kubernetes.io/previousNamespaces"
+	previousKindsAnnotation      = "internal.config.kubernetes.io/previousKinds"
+	refByAnnotation              = "internal.config.kubernetes.io/refBy"
+	generatorBehaviorAnnotation  = "internal.config.kubernetes.io/generatorBehavior"
+	needsHashSuffixAnnotation    = "internal.config.kubernetes.io/needsHashSuffix"
+)
+
+// StateAnnotations returns the build annotations kustomize would carry in
+// the object's metadata.annotations for the build state kpipe keeps beside
+// the tree, or nil when there is none. A stage that hands the whole object
+// to foreign code (a JSON patch) adds them first, so that the object has
+// an annotations map exactly when kustomize's would, and removes them
+// after with RemoveStateAnnotations.
+func (r *Resource) StateAnnotations() map[string]string {
+	if !r.HasBuildState() {
+		return nil
+	}
+	out := map[string]string{}
+	if len(r.prev) > 0 {
+		var names, nss, kinds []string
+		for _, p := range r.prev {
+			names, nss, kinds = append(names, p.Name), append(nss, p.Namespace), append(kinds, p.Kind)
+		}
+		out[previousNamesAnnotation] = strings.Join(names, ",")
+		out[previousNamespacesAnnotation] = strings.Join(nss, ",")
+		out[previousKindsAnnotation] = strings.Join(kinds, ",")
+	}
+	if len(r.refBy) > 0 {
+		ids := make([]string, len(r.refBy))
+		for i, id := range r.refBy {
+			ids[i] = id.String()
+		}
+		out[refByAnnotation] = strings.Join(ids, ",")
+	}
+	if r.Gen != nil {
+		b := r.Gen.Behavior
+		if b == "" {
+			b = "unspecified"
+		}
+		out[generatorBehaviorAnnotation] = b
+		if r.Gen.NeedsHash {
+			out[needsHashSuffixAnnotation] = "enabled"
+		}
+	}
+	return out
+}
+
+// IsStateAnnotation reports whether key is one of the annotations
+// StateAnnotations returns.
+func IsStateAnnotation(key string) bool {
+	switch key {
+	case previousNamesAnnotation, previousNamespacesAnnotation, previousKindsAnnotation,
+		refByAnnotation, generatorBehaviorAnnotation, needsHashSuffixAnnotation:
+		return true
+	}
+	return false
+}

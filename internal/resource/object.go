@@ -71,7 +71,7 @@ func EnsureMap(obj map[string]any, path ...string) (map[string]any, error) {
 	cur := obj
 	for i, k := range path {
 		v, ok := cur[k]
-		if !ok || v == nil {
+		if !ok || IsNull(v) {
 			n := map[string]any{}
 			cur[k] = n
 			cur = n
@@ -104,7 +104,7 @@ func KindOf(v any) string {
 		return "a map"
 	case []any:
 		return "a list"
-	case nil:
+	case nil, EmptyNull:
 		return "null"
 	default:
 		return "a scalar"
@@ -132,7 +132,7 @@ func ScalarString(v any) (string, bool) {
 		return fmt.Sprint(t), true
 	case time.Time:
 		return t.Format(time.RFC3339Nano), true
-	case nil:
+	case nil, EmptyNull:
 		return "", true
 	}
 	return "", false

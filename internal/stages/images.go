@@ -151,7 +151,7 @@ func (s *imagesStage) legacyContainers(v any, probe bool) error {
 	}
 	for _, e := range list {
 		switch c := e.(type) {
-		case nil:
+		case nil, resource.EmptyNull:
 		case map[string]any:
 			img, ok := c["image"]
 			if !ok {
@@ -208,7 +208,7 @@ func hasNullUnder(v any, keys map[string]bool) bool {
 	switch n := v.(type) {
 	case map[string]any:
 		for k, e := range n {
-			if e == nil && keys[k] {
+			if resource.IsNull(e) && keys[k] {
 				return true
 			}
 			if hasNullUnder(e, keys) {

@@ -119,10 +119,11 @@ func (s *jsonPatchStage) Run(_ context.Context, rs *resource.List) error {
 			r.RememberID()
 		}
 		internal := internalAnnotations(r)
-		obj, err := applyJSONPatch(s.patch, r.Object())
+		obj, err := applyJSONPatch(s.patch, withStateAnnotations(r))
 		if err != nil {
 			return err
 		}
+		dropStateAnnotations(obj)
 		r.SetObject(obj)
 		restoreAnnotations(r, internal)
 	}
@@ -144,6 +145,55 @@ func applyJSONPatch(patch jsonpatch.Patch, obj map[string]any) (map[string]any, 
 		return nil, err
 	}
 	return m, nil
+}
+
+// withStateAnnotations returns the object as kustomize hands it to the JSON
+// patch: kustomize keeps its build state (previous names, generator
+// options) in annotations, so an object with build state has an
+// annotations map even where the tree has none or a null one, and a patch
+// may add to it. The tree of r is not modified.
+func withStateAnnotations(r *resource.Resource) map[string]any {
+	obj := r.Object()
+	state := r.StateAnnotations()
+	md, ok := obj["metadata"].(map[string]any)
+	if len(state) == 0 || !ok {
+		return obj
+	}
+	ann := map[string]any{}
+	switch old := md["annotations"].(type) {
+	case map[string]any:
+		for k, v := range old {
+			ann[k] = v
+		}
+	case nil, resource.EmptyNull:
+	default:
+		return obj
+	}
+	for k, v := range state {
+		ann[k] = v
+	}
+	mdc := make(map[string]any, len(md)+1)
+	for k, v := range md {
+		mdc[k] = v
+	}
+	mdc["annotations"] = ann
+	c := make(map[string]any, len(obj))
+	for k, v := range obj {
+		c[k] = v
+	}
+	c["metadata"] = mdc
+	return c
+}
+
+// dropStateAnnotations removes what withStateAnnotations added (kpipe keeps
+// that state beside the tree).
+func dropStateAnnotations(obj map[string]any) {
+	ann := resource.LookupMap(obj, "metadata", "annotations")
+	for k := range ann {
+		if resource.IsStateAnnotation(k) {
+			delete(ann, k)
+		}
+	}
 }
 
 // internalAnnotations returns the build annotations of r (kustomize's

@@ -146,7 +146,7 @@ func (f *nameRefFix) set(fl fieldspec.Field) error {
 	case []any:
 		for i, e := range v {
 			switch e := e.(type) {
-			case nil:
+			case nil, resource.EmptyNull:
 			case map[string]any:
 				if err := f.setMap(e); err != nil {
 					return err

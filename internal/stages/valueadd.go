@@ -151,7 +151,7 @@ func addValue(obj map[string]any, fields []string, value string, pos int) error 
 			m[f] = value
 			return nil
 		}
-		if !ok || cur == nil {
+		if !ok || resource.IsNull(cur) {
 			next := map[string]any{}
 			m[f] = next
 			m = next

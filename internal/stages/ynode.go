@@ -10,6 +10,8 @@ import (
 	"time"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/kpipe/kpipe/internal/resource"
 )
 
 // This file holds the YAML node helpers the replacement stage works with.
@@ -55,6 +57,8 @@ func toNode(v any) *yaml.Node {
 		return n
 	case nil:
 		return scalarNode(tagNull, "null")
+	case resource.EmptyNull:
+		return scalarNode(tagNull, "")
 	case string:
 		return scalarNode(tagStr, t)
 	case bool:
@@ -199,6 +203,9 @@ func hasGeneralMap(v any) bool {
 func decodeScalar(n *yaml.Node) (any, error) {
 	if n.Tag == "" && n.Value == "" {
 		return nil, nil
+	}
+	if n.Tag == tagNull && n.Value == "" {
+		return resource.EmptyNull{}, nil
 	}
 	c := *n
 	c.Kind = yaml.ScalarNode

@@ -28,15 +28,22 @@ type Field struct {
 	root map[string]any // the object, when the node is the object itself
 }
 
-// Value returns the field's current value (nil for a null value).
+// Value returns the field's current value (nil for a null value, written
+// with or without text: see resource.EmptyNull).
 func (f Field) Value() any {
+	var v any
 	switch {
 	case f.Parent != nil:
-		return f.Parent[f.Key]
+		v = f.Parent[f.Key]
 	case f.seq != nil:
-		return f.seq[f.idx]
+		v = f.seq[f.idx]
+	default:
+		return f.root
 	}
-	return f.root
+	if _, ok := v.(resource.EmptyNull); ok {
+		return nil
+	}
+	return v
 }
 
 // Set replaces the field's value. (Where the field is the object itself,
@@ -148,7 +155,7 @@ func (w *walker) visit(node any, at Field, i int) error {
 		return w.fn(at)
 	}
 	switch n := node.(type) {
-	case nil:
+	case nil, resource.EmptyNull:
 		return nil
 	case map[string]any:
 		return w.visitMap(n, at, i)
@@ -195,7 +202,7 @@ func (w *walker) visitMap(m map[string]any, at Field, i int) error {
 	switch {
 	case !ok && !creating:
 		return nil
-	case !ok || (v == nil && kind != CreateNone):
+	case !ok || (resource.IsNull(v) && kind != CreateNone):
 		v = kind.empty()
 		m[key] = v
 	}

@@ -77,6 +77,10 @@ func toNode(v any) *node {
 		return n
 	case nil:
 		return &node{kind: scalarNode, null: true, text: "null"}
+	case resource.EmptyNull:
+		// `x:`: a null without text, which the merge drops where the
+		// patch says nothing about it.
+		return &node{kind: scalarNode, null: true, value: t}
 	default:
 		s, _ := resource.ScalarString(t)
 		return &node{kind: scalarNode, value: t, text: s}
@@ -105,6 +109,12 @@ func toValue(n *node) any {
 		return l
 	}
 	if n.null {
+		if e, ok := n.value.(resource.EmptyNull); ok {
+			return e
+		}
+		if n.text == "" {
+			return resource.EmptyNull{}
+		}
 		return nil
 	}
 	return n.value

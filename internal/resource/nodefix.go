@@ -1,0 +1,236 @@
+package resource
+
+import (
+	"bytes"
+	"fmt"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// EmptyNull is the value of a field written with no value at all (`x:`),
+// told apart from an explicit null (`x: null`, `x: ~`), which is nil.
+//
+// Both print as null, and most of kustomize treats them alike, but not
+// all: kustomize works on YAML nodes, where `x:` is a null whose text is
+// empty. Its strategic-merge patch drops such a field from the object when
+// the patch says nothing about it, and keeps an explicit null; a
+// replacement into a field below `x:` fails, and one below `x: null`
+// creates it. Any trip through JSON (a JSON patch, for one) makes every
+// null explicit; EmptyNull marshals to JSON and YAML as null, so that
+// happens here too.
+//
+// Code that reads object trees must treat EmptyNull as it treats nil; use
+// IsNull.
+type EmptyNull struct {
+	// Flow is set for a bare null inside a flow collection (`{a: }`):
+	// yaml.v3 cannot write an empty plain scalar there, so kustomize's trip
+	// from nodes to JSON turns it into an empty string, and prints "".
+	Flow bool
+}
+
+// MarshalJSON writes null, or "" for a null in a flow collection (see
+// Flow): the JSON kustomize makes of the object.
+func (e EmptyNull) MarshalJSON() ([]byte, error) {
+	if e.Flow {
+		return []byte(`""`), nil
+	}
+	return []byte("null"), nil
+}
+
+// MarshalYAML writes what MarshalJSON writes.
+func (e EmptyNull) MarshalYAML() (any, error) {
+	if e.Flow {
+		return "", nil
+	}
+	return nil, nil
+}
+
+// IsNull reports whether v is a null of either kind (nil or EmptyNull).
+func IsNull(v any) bool {
+	switch v.(type) {
+	case nil, EmptyNull:
+		return true
+	}
+	return false
+}
+
+// The decoder reads each document into YAML nodes first, and fixNodes
+// then corrects the value tree where kustomize, which keeps the nodes,
+// reads something other than what yaml.v3 decodes:
+//
+//   - a null written without text (`x:`) becomes EmptyNull;
+//   - a string written as a folded block scalar (`>`) takes the value
+//     kustomize prints: kustomize turns objects into JSON by encoding their
+//     nodes as YAML (keeping each scalar's style) and decoding that again,
+//     and yaml.v3's encoder and decoder disagree on folded scalars with
+//     blank or more-indented lines ("a\n\n b" becomes "a\n\n\n b"). Literal
+//     and other styles survive that trip unchanged.
+//
+//   - a key that is not a string keeps its text (`00: a` has the key
+//     "00", where yaml.v3 reads the number 0).
+//
+// Nodes reached through aliases and merge keys are left alone.
+
+// needsFix reports whether the node tree below n (not through aliases) has
+// a node fixNodes changes: most documents have none and need no second
+// walk.
+func needsFix(n *yaml.Node) bool {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		return isEmptyNullNode(n) || isFoldedString(n)
+	case yaml.MappingNode:
+		if hasNonStringKey(n) {
+			return true
+		}
+		for _, c := range n.Content {
+			if needsFix(c) {
+				return true
+			}
+		}
+	case yaml.SequenceNode, yaml.DocumentNode:
+		for _, c := range n.Content {
+			if needsFix(c) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func isEmptyNullNode(n *yaml.Node) bool { return n.Value == "" && n.Tag == "!!null" }
+
+func isFoldedString(n *yaml.Node) bool {
+	return n.Style&yaml.FoldedStyle != 0 && n.Tag == "!!str"
+}
+
+// fixNodes returns v (the value decoded from n) with the corrections
+// above; flow is set inside a flow collection.
+func fixNodes(n *yaml.Node, v any, flow bool) any {
+	switch n.Kind {
+	case yaml.DocumentNode:
+		if len(n.Content) == 1 {
+			return fixNodes(n.Content[0], v, flow)
+		}
+	case yaml.ScalarNode:
+		if v == nil && isEmptyNullNode(n) {
+			return EmptyNull{Flow: flow}
+		}
+		if _, ok := v.(string); ok && isFoldedString(n) {
+			if s, err := reencode(n); err == nil {
+				return s
+			}
+		}
+	case yaml.MappingNode:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return v
+		}
+		flow = flow || n.Style&yaml.FlowStyle != 0
+		if hasNonStringKey(n) {
+			if r, ok := rebuildMap(n, flow); ok {
+				return r
+			}
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, val := n.Content[i], n.Content[i+1]
+			if k.Kind != yaml.ScalarNode || k.Tag != "!!str" {
+				continue
+			}
+			if e, ok := m[k.Value]; ok {
+				m[k.Value] = fixNodes(val, e, flow)
+			}
+		}
+	case yaml.SequenceNode:
+		l, ok := v.([]any)
+		if !ok || len(l) != len(n.Content) {
+			return v
+		}
+		flow = flow || n.Style&yaml.FlowStyle != 0
+		for i, e := range n.Content {
+			l[i] = fixNodes(e, l[i], flow)
+		}
+	}
+	return v
+}
+
+// hasNonStringKey reports whether a mapping has a scalar key that is not a
+// string (a merge key does not count).
+func hasNonStringKey(n *yaml.Node) bool {
+	for i := 0; i < len(n.Content); i += 2 {
+		k := n.Content[i]
+		if k.Kind == yaml.ScalarNode && k.Tag != "!!str" && k.Tag != "!!merge" {
+			return true
+		}
+	}
+	return false
+}
+
+// rebuildMap decodes a mapping with keys that are not strings entry by
+// entry, each key written as its own text (`00`, not `0`; a null key as
+// ""), as kustomize reads it. It declines (false) for mappings with merge
+// keys or keys that are not scalars.
+func rebuildMap(n *yaml.Node, flow bool) (map[string]any, bool) {
+	m := make(map[string]any, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, val := n.Content[i], n.Content[i+1]
+		if k.Kind != yaml.ScalarNode || k.Tag == "!!merge" {
+			return nil, false
+		}
+		key := k.Value
+		if k.Tag == "!!null" {
+			key = ""
+		}
+		var e any
+		if err := val.Decode(&e); err != nil {
+			return nil, false
+		}
+		m[key] = fixNodes(val, normalize(e), flow)
+	}
+	return m, true
+}
+
+// reencode returns the string a scalar node reads as after kyaml's trip
+// from nodes to JSON: encoded in its style (indent 2, compact sequences,
+// as kyaml's encoder) and decoded again.
+func reencode(n *yaml.Node) (string, error) {
+	scalar := &yaml.Node{Kind: yaml.ScalarNode, Tag: n.Tag, Style: n.Style, Value: n.Value}
+	doc := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Tag: "!!str", Value: "k"}, scalar}}
+	var b bytes.Buffer
+	e := yaml.NewEncoder(&b)
+	e.SetIndent(2)
+	e.CompactSeqIndent()
+	if err := e.Encode(doc); err != nil {
+		return "", err
+	}
+	if err := e.Close(); err != nil {
+		return "", err
+	}
+	var m map[string]any
+	if err := yaml.Unmarshal(b.Bytes(), &m); err != nil {
+		return "", err
+	}
+	s, ok := m["k"].(string)
+	if !ok {
+		return "", fmt.Errorf("folded scalar %q does not read back as a string", n.Value)
+	}
+	return s, nil
+}
+
+// PlainNulls replaces every EmptyNull in the tree v by nil, in place, and
+// returns v: for code outside kpipe (Go plugins), which is promised only
+// the types YAML decoding gives.
+func PlainNulls(v any) any {
+	switch t := v.(type) {
+	case EmptyNull:
+		return nil
+	case map[string]any:
+		for k, e := range t {
+			t[k] = PlainNulls(e)
+		}
+	case []any:
+		for i, e := range t {
+			t[i] = PlainNulls(e)
+		}
+	}
+	return v
+}
