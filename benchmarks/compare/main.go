@@ -206,7 +206,7 @@ func run(apps, envs, extra, large int, work, results string) error {
 	row(fmt.Sprintf("single large root (%d resources)", large), kzLarge, m)
 	fmt.Print("\n" + table.String())
 	if kustomize == "" {
-		fmt.Println("\nkustomize not found (install: go install sigs.k8s.io/kustomize/kustomize/v5@v5.8.0): comparison skipped")
+		fmt.Println("\nkustomize not found (install: go install sigs.k8s.io/kustomize/kustomize/v5@v5.8.2): comparison skipped")
 	} else if mismatches == 0 {
 		fmt.Printf("\nall %d roots (and the large root) byte-identical to kustomize's output\n", len(roots))
 	} else {

@@ -17,6 +17,8 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/kpipe/kpipe/internal/engine"
 )
 
 // Version is kpipe's version; release builds set it with -ldflags.
@@ -68,7 +70,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 				Name:  "version",
 				Usage: "print kpipe's version",
 				Action: func(c *cli.Context) error {
-					_, err := fmt.Fprintf(c.App.Writer, "kpipe %s (output compatible with kustomize v5.8.0)\n", Version)
+					_, err := fmt.Fprintf(c.App.Writer, "kpipe %s (output compatible with kustomize %s)\n", Version, engine.KustomizeVersion)
 					return err
 				},
 			},

@@ -36,7 +36,7 @@ func TestBuildMetadataFollowsTheRoot(t *testing.T) {
 		"alpha.config.kubernetes.io/transformations: |\n      - configuredIn: ../base/kustomization.yaml\n" +
 			"        configuredBy:\n          apiVersion: builtin\n          kind: PrefixTransformer\n" +
 			"      - configuredIn: kustomization.yaml\n",
-		"app.kubernetes.io/managed-by: kustomize-v5.8.0",
+		"app.kubernetes.io/managed-by: kustomize-" + KustomizeVersion,
 		"name: a-b-cm",
 	} {
 		if !strings.Contains(out[1], want) {

@@ -18,16 +18,22 @@ import (
 // Node is one kustomization (or component) directory as the build uses it.
 type Node struct {
 	// Key identifies the node in the graph: the directory, plus the
-	// namespace it inherits from its parent when it declares none (kustomize
-	// propagates a parent's namespace into such a child, which can change
-	// the child's output).
+	// namespace its helm charts inherit from its referrers when it declares
+	// none (see HelmNamespace).
 	Key string
 	// Dir is the node's absolute, symlink-free directory.
 	Dir string
 	// File is the parsed kustomization file.
 	File *loaders.KustomizationFile
-	// K is the kustomization as this node builds it (namespace inherited).
+	// K is the kustomization as this node builds it: its helmCharts without
+	// a namespace carry the node's namespace, else HelmNamespace.
 	K *loaders.Kustomization
+	// HelmNamespace is the namespace of the nearest referrer that declares
+	// one; kustomize v5.8.1 and later pass it down to a base or component
+	// for its helm charts only (kustomize#6027, #6031). v5.8.0 set it as
+	// the child's own namespace, which also changed the child's namespace
+	// transformer, patch targets and name references; kpipe follows v5.8.1+.
+	HelmNamespace string
 	// Loader reads the node's files.
 	Loader *loaders.Loader
 
@@ -270,9 +276,9 @@ func (g *Graph) WithRoots(dirs []string) (*Graph, []error) {
 // load returns the node for dir reached through chain (the directories of
 // the referrers, outermost first), loading it and its entries on first use.
 // meta is the buildMetadata context from the referrer; nil for a root.
-// inheritedNS and inheritedAPI are the namespace and the `openapi` schema
-// the referrers pass down, if any.
-func (g *Graph) load(dir, inheritedNS string, inheritedAPI *schemaSource, chain []string, meta *buildMeta) (*Node, error) {
+// helmNS and inheritedAPI are the namespace for helm charts and the
+// `openapi` schema the referrers pass down, if any.
+func (g *Graph) load(dir, helmNS string, inheritedAPI *schemaSource, chain []string, meta *buildMeta) (*Node, error) {
 	f, ok := g.kfiles[dir]
 	if !ok {
 		// A base shared by many overlays is read and parsed once.
@@ -286,10 +292,15 @@ func (g *Graph) load(dir, inheritedNS string, inheritedAPI *schemaSource, chain 
 	g.warn(kf)
 	key := dir
 	k := *kf.K
-	if k.Namespace == "" && inheritedNS != "" {
-		k.Namespace = inheritedNS
-		key = dir + "?namespace=" + inheritedNS
+	if k.Namespace == "" && helmNS != "" {
+		// The inherited namespace reaches only helm charts, in this node and
+		// below it; a node that declares its own namespace passes that down
+		// instead, so only nodes without one are told apart by it.
+		key = dir + "?helmNamespace=" + helmNS
+	} else {
+		helmNS = ""
 	}
+	k.HelmCharts = chartsWithNamespace(k.HelmCharts, k.Namespace, helmNS)
 	m := rootMeta(&k)
 	if meta != nil {
 		m = *meta
@@ -311,7 +322,7 @@ func (g *Graph) load(dir, inheritedNS string, inheritedAPI *schemaSource, chain 
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{Key: key, Dir: dir, File: kf, K: &k, Loader: ldr, Origin: m.origin}
+	n := &Node{Key: key, Dir: dir, File: kf, K: &k, HelmNamespace: helmNS, Loader: ldr, Origin: m.origin}
 	n.openapi, n.openapiErr = declaredSchema(n, inheritedAPI)
 	if n.openapi != nil && n.openapi.decl == n {
 		if w := n.openapi.scopeWarning(); w != "" {
@@ -340,6 +351,33 @@ func (g *Graph) load(dir, inheritedNS string, inheritedAPI *schemaSource, chain 
 		n.openapi = inheritedSchema(n)
 	}
 	return n, nil
+}
+
+// chartsWithNamespace returns charts with each chart that names no
+// namespace given ns, or inherited when ns is empty, as kustomize passes
+// them to helm (kustomize#5566; inherited since v5.8.1). The slice is copied
+// when anything changes: charts belongs to the parsed file, shared by nodes.
+func chartsWithNamespace(charts []loaders.HelmChart, ns, inherited string) []loaders.HelmChart {
+	if ns == "" {
+		ns = inherited
+	}
+	if ns == "" {
+		return charts
+	}
+	var out []loaders.HelmChart
+	for i, c := range charts {
+		if c.Namespace != "" {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(charts)
+		}
+		out[i].Namespace = ns
+	}
+	if out == nil {
+		return charts
+	}
+	return out
 }
 
 // loadPluginDirs loads the plugin config entries of n that are
@@ -424,6 +462,9 @@ func (g *Graph) loadComponent(n *Node, p string, chain []string) *Entry {
 
 // loadDir loads the kustomization directory p named by n.
 func (g *Graph) loadDir(n *Node, p string, chain []string) (*Node, error) {
+	if ambiguousPath(p) {
+		return nil, &ambiguousPathError{path: p}
+	}
 	real, kind, err := n.Loader.Resolve(p)
 	if err != nil {
 		return nil, fmt.Errorf("%w: not a valid directory: %w", errNotDir, err)
@@ -438,7 +479,11 @@ func (g *Graph) loadDir(n *Node, p string, chain []string) (*Node, error) {
 		}
 	}
 	meta := childMeta(n, p)
-	child, err := g.load(real, n.K.Namespace, n.openapi, chain, &meta)
+	helmNS := n.K.Namespace
+	if helmNS == "" {
+		helmNS = n.HelmNamespace
+	}
+	child, err := g.load(real, helmNS, n.openapi, chain, &meta)
 	if err != nil {
 		if _, ok := err.(*CycleError); ok {
 			return nil, err
@@ -450,6 +495,31 @@ func (g *Graph) loadDir(n *Node, p string, chain []string) (*Node, error) {
 
 // errNotDir is the start of the error for an entry that is not a directory.
 var errNotDir = errors.New("must build at directory")
+
+// ambiguousPath reports whether p has a segment that holds ".." without
+// being "..", such as "base - .." in "../base - ../shared": what YAML makes
+// of two list entries when the second is indented one space too far.
+// kustomize v5.8.1+ refuses such a directory entry.
+func ambiguousPath(p string) bool {
+	for _, part := range strings.Split(filepath.ToSlash(p), "/") {
+		if part != "" && part != "." && part != ".." && strings.Contains(part, "..") {
+			return true
+		}
+	}
+	return false
+}
+
+// ambiguousPathError is kustomize's error for an ambiguous directory entry;
+// it counts as errNotDir (the entry cannot be opened as a kustomization).
+type ambiguousPathError struct{ path string }
+
+func (e *ambiguousPathError) Error() string {
+	return fmt.Sprintf("path %q is ambiguous: resolves to %q after normalization, "+
+		"which is likely not the intended target; check for YAML indentation errors in your kustomization file",
+		e.path, filepath.Clean(e.path))
+}
+
+func (e *ambiguousPathError) Is(target error) bool { return target == errNotDir }
 
 // checkChain re-checks the cycle rule for an already loaded node reached
 // through a new chain of referrers.

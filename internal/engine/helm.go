@@ -36,8 +36,9 @@ func (b *Builder) helmEnabled() bool { return b.opts.EnableHelm || b.opts.Enable
 
 // runHelmCharts inflates the node's helmCharts entries in order (the
 // deprecated helmChartInflationGenerator entries were turned into helmCharts
-// when the kustomization was read). A chart without a namespace gets the
-// kustomization's (kustomize v5.8.0 propagates it).
+// when the kustomization was read). A chart without a namespace got the
+// kustomization's, or the nearest referrer's, when the graph was loaded
+// (see chartsWithNamespace).
 func (b *Builder) runHelmCharts(ctx context.Context, n *Node, acc *Accumulation) error {
 	k := n.K
 	var globals loaders.HelmGlobals

@@ -195,8 +195,9 @@ func nonNil(fs []fieldspec.FieldSpec) []fieldspec.FieldSpec {
 }
 
 // labelFieldSpecs computes where one `labels` entry writes: its own fields,
-// plus selectors and templates (includeSelectors), or templates only
-// (includeTemplates), and always metadata/labels.
+// plus selectors and templates (includeSelectors), or pod templates
+// (includeTemplates) and StatefulSet volumeClaimTemplates
+// (includeVolumeClaimTemplates), and always metadata/labels.
 func labelFieldSpecs(l loaders.Label, tc *fieldspec.Config) ([]fieldspec.FieldSpec, error) {
 	var own []fieldspec.FieldSpec
 	for _, f := range l.FieldSpecs {
@@ -212,6 +213,11 @@ func labelFieldSpecs(l loaders.Label, tc *fieldspec.Config) ([]fieldspec.FieldSp
 	if l.IncludeTemplates {
 		if fss, err = fieldspec.MergeSpecs(fss, tc.TemplateLabels...); err != nil {
 			return nil, fmt.Errorf("failed to merge template fieldSpec: %w", err)
+		}
+	}
+	if l.IncludeVolumeClaimTemplates {
+		if fss, err = fieldspec.MergeSpecs(fss, tc.VolumeClaimTemplateLabels...); err != nil {
+			return nil, fmt.Errorf("failed to merge volumeClaimTemplate fieldSpec: %w", err)
 		}
 	}
 	return fieldspec.MergeSpecs(fss, fieldspec.FieldSpec{Path: "metadata/labels", CreateIfNotPresent: true})

@@ -71,7 +71,10 @@ type Label struct {
 	Pairs            map[string]string `json:"pairs,omitempty"`
 	IncludeSelectors bool              `json:"includeSelectors,omitempty"`
 	IncludeTemplates bool              `json:"includeTemplates,omitempty"`
-	FieldSpecs       []FieldSpec       `json:"fields,omitempty"`
+	// IncludeVolumeClaimTemplates adds the labels to the StatefulSet
+	// volumeClaimTemplates too (kustomize v5.8.1+).
+	IncludeVolumeClaimTemplates bool        `json:"includeVolumeClaimTemplates,omitempty"`
+	FieldSpecs                  []FieldSpec `json:"fields,omitempty"`
 }
 
 // Image is an entry of the images field.

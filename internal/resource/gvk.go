@@ -76,6 +76,8 @@ var clusterScoped = func() map[[2]string]bool {
 
 var clusterScopedKinds = [][2]string{
 	{"admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration"},
+	{"admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy"},        // kustomize v5.8.1+
+	{"admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding"}, // kustomize v5.8.1+
 	{"admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration"},
 	{"admissionregistration.k8s.io/v1beta1", "MutatingWebhookConfiguration"},
 	{"admissionregistration.k8s.io/v1beta1", "ValidatingWebhookConfiguration"},

@@ -103,6 +103,15 @@ func NewHelmChartInflationGenerator(args HelmChartArgs, h HelmSettings, read Rea
 	if args.Name == "" {
 		return nil, fmt.Errorf("chart name cannot be empty")
 	}
+	// helm reads the release and chart names as bare arguments: one that
+	// starts with '-' would be taken for a flag (--post-renderer=...), so
+	// kustomize v5.8.1+ refuses it.
+	if strings.HasPrefix(args.ReleaseName, "-") {
+		return nil, fmt.Errorf("releaseName must not start with '-', got %q", args.ReleaseName)
+	}
+	if strings.HasPrefix(args.Name, "-") {
+		return nil, fmt.Errorf("chart name must not start with '-', got %q", args.Name)
+	}
 	switch args.ValuesMerge {
 	case "":
 		args.ValuesMerge = valuesMergeOverride
@@ -338,7 +347,7 @@ func (s *helmStage) Run(ctx context.Context, rs *resource.List) error {
 		return strings.ReplaceAll(a, tmp+string(filepath.Separator), "$TMP/")
 	}
 	run := func(args ...string) ([]byte, error) { return s.runHelm(ctx, env, shown(args), args) }
-	out, err := run("version", "-c", "--short")
+	out, err := run("version", "--short") // helm v4 has no -c (kustomize v5.8.1+)
 	if err != nil {
 		return err
 	}
@@ -392,15 +401,15 @@ func (s *helmStage) runHelm(ctx context.Context, env []string, shown string, arg
 var helmVersionRE = regexp.MustCompile(`v?\d+(\.\d+)+`)
 
 // checkHelmVersion fails unless `helm version -c --short` printed a
-// version 3, as kustomize requires.
+// version 3 or 4, as kustomize v5.8.1+ requires.
 func checkHelmVersion(out []byte) error {
 	v := helmVersionRE.FindString(string(out))
 	if v == "" {
 		return fmt.Errorf("cannot find version string in %s", out)
 	}
 	v = strings.TrimPrefix(v, "v")
-	if major, _, _ := strings.Cut(v, "."); major != "3" {
-		return fmt.Errorf("this plugin requires helm V3 but got v%s", v)
+	if major, _, _ := strings.Cut(v, "."); major != "3" && major != "4" {
+		return fmt.Errorf("this plugin requires helm V3 or V4 but got v%s", v)
 	}
 	return nil
 }

@@ -167,7 +167,7 @@ func TestHelmRequiresHelm3(t *testing.T) {
 	args := HelmChartArgs{}
 	args.Name = "hello"
 	_, err := runHelmStage(t, args, fakeHelm(t, "v2.17.0+ga690bad", false))
-	if err == nil || !strings.Contains(err.Error(), "requires helm V3 but got v2.17.0") {
+	if err == nil || !strings.Contains(err.Error(), "requires helm V3 or V4 but got v2.17.0") {
 		t.Errorf("helm 2: got %v", err)
 	}
 }

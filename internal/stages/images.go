@@ -41,12 +41,19 @@ type ImagesConfig struct {
 // the image of every element of any `containers` or `initContainers` list
 // anywhere in an object, then every field the field specs reach (never
 // creating one; create is ignored). An image value matches when it is the
-// name followed by an optional ":tag" and an optional "@sha256:digest"; a
-// value both passes reach is changed twice (which shows with TagSuffix).
+// name followed by an optional ":tag" and an optional "@algorithm:digest"
+// (any OCI digest algorithm: sha256, sha512, multihash+base58, ...; v5.8.0
+// matched sha256 only); a value both passes reach is changed twice (which
+// shows with TagSuffix). The name is a regular expression; one that does
+// not compile matches nothing, as in kustomize v5.8.1+ (v5.8.0 crashed).
+
 func NewImages(cfg ImagesConfig) Stage {
 	cfg.FieldSpecs = append([]fieldspec.FieldSpec(nil), cfg.FieldSpecs...)
-	re, err := regexp.Compile("^" + cfg.ImageTag.Name + `(:[a-zA-Z0-9_.{}-]*)?(@sha256:[a-zA-Z0-9_.{}-]*)?$`)
-	return &imagesStage{cfg: cfg, re: re, reErr: err}
+	re, err := regexp.Compile("^" + cfg.ImageTag.Name + `(:[a-zA-Z0-9_.{}-]*)?(@[a-zA-Z0-9]+([.+_-][a-zA-Z0-9]+)*:[a-zA-Z0-9_.{}-]*)?$`)
+	if err != nil {
+		re = nil
+	}
+	return &imagesStage{cfg: cfg, re: re}
 }
 
 // ImagesFromConfig configures an ImageTagTransformer from its builtin
@@ -60,9 +67,8 @@ func ImagesFromConfig(data []byte) (Stage, error) {
 }
 
 type imagesStage struct {
-	cfg   ImagesConfig
-	re    *regexp.Regexp // matches the image values to change
-	reErr error          // why Name is not a valid pattern
+	cfg ImagesConfig
+	re  *regexp.Regexp // matches the image values to change; nil: none
 }
 
 func (s *imagesStage) Kind() string        { return "ImageTagTransformer" }
@@ -231,10 +237,7 @@ func (s *imagesStage) update(v any, set func(any), probe bool) error {
 	default:
 		text, _ = resource.ScalarString(v)
 	}
-	if s.reErr != nil {
-		return fmt.Errorf("image name %q is not a valid pattern: %w", s.cfg.ImageTag.Name, s.reErr)
-	}
-	if !s.re.MatchString(text) {
+	if s.re == nil || !s.re.MatchString(text) {
 		return nil
 	}
 	if probe {

@@ -979,10 +979,32 @@ func TestSplitImage(t *testing.T) {
 	}
 }
 
+// TestImagesInvalidName: an images entry whose name is not a valid regular
+// expression matches no image (kustomize v5.8.1+; v5.8.0 crashed), and the
+// other entries still apply.
 func TestImagesInvalidName(t *testing.T) {
 	s := NewImages(ImagesConfig{ImageTag: Image{Name: "a(b", NewTag: "2"}})
-	_, err := runTx(t, s, "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - image: x\n")
-	if err == nil || !strings.Contains(err.Error(), `image name "a(b"`) {
-		t.Errorf("error = %v", err)
+	in := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - image: a(b\n"
+	out, err := runTx(t, s, in)
+	if err != nil {
+		t.Fatalf("error = %v, want none", err)
+	}
+	if !strings.Contains(out, "image: a(b\n") || strings.Contains(out, ":2") {
+		t.Errorf("image changed by an invalid pattern:\n%s", out)
+	}
+}
+
+// TestImagesAnyDigestAlgorithm: a reference with a digest of any OCI
+// algorithm matches the name (v5.8.0 matched sha256 only).
+func TestImagesAnyDigestAlgorithm(t *testing.T) {
+	s := NewImages(ImagesConfig{ImageTag: Image{Name: "nginx", NewName: "mirror/nginx"}})
+	for _, ref := range []string{"nginx@sha512:ab12", "nginx:1@multihash+base58:QmRZ", "nginx@sha256:00"} {
+		out, err := runTx(t, s, "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - image: "+ref+"\n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out, "image: mirror/nginx") {
+			t.Errorf("%s: not renamed:\n%s", ref, out)
+		}
 	}
 }

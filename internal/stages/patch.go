@@ -1,8 +1,11 @@
 package stages
 
 import (
+	"context"
 	"fmt"
 	"strings"
+
+	"github.com/kpipe/kpipe/internal/resource"
 )
 
 // PatchOptions are the options of a `patches` entry.
@@ -49,9 +52,12 @@ func NewPatch(cfg PatchConfig, read ReadFile) (Stage, error) {
 		return nil, fmt.Errorf("unable to parse SM or JSON patch from %s", source)
 	case errSM == nil && len(smp) > 0:
 		return newStrategicMergePatch(cfg, smp, text, source)
+	case errSM == nil:
+		// Text that holds no strategic-merge patch (an empty file, only
+		// comments) changes nothing, as in kustomize v5.8.1+; v5.8.0 took
+		// it for a JSON patch and asked for a target.
+		return emptyPatchStage{}, nil
 	}
-	// Text that holds no strategic-merge patch (only comments, say) is a
-	// JSON patch, as in kustomize.
 	if cfg.Target == nil {
 		return nil, fmt.Errorf("must specify a target for JSON patch %s", source)
 	}
@@ -81,4 +87,14 @@ func describePatchConfig(cfg PatchConfig) string {
 		fmt.Fprintf(&b, "target: %s\n", cfg.Target)
 	}
 	return b.String()
+}
+
+// emptyPatchStage is a patch that holds no patch: it changes nothing.
+type emptyPatchStage struct{}
+
+func (emptyPatchStage) Kind() string        { return "PatchTransformer" }
+func (emptyPatchStage) Cheap()              {}
+func (emptyPatchStage) Fingerprint() []byte { return Fingerprint("PatchTransformer", "empty") }
+func (emptyPatchStage) Run(context.Context, *resource.List) error {
+	return nil
 }

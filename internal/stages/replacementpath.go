@@ -284,8 +284,10 @@ var errNotStructured = errors.New("no structured data found in path")
 // the rest of the path followed inside it, and the result written back as
 // JSON (sorted keys; indented when the original was) or as YAML. It
 // returns an error, and changes nothing, when the path does not go through
-// such a scalar; the caller then follows the path normally.
-func setInStructuredData(root, value *yaml.Node, fieldPath string, create yaml.Kind) error {
+// such a scalar; the caller then follows the path normally. The target's
+// options apply inside as outside (delimiter and index: kustomize v5.8.1+;
+// v5.8.0 replaced the whole inner value).
+func setInStructuredData(root, value *yaml.Node, fieldPath string, create yaml.Kind, o *ReplacementOptions) error {
 	parts := SplitFieldPath(fieldPath)
 	if len(parts) < 2 {
 		return errNotStructured
@@ -318,10 +320,8 @@ func setInStructuredData(root, value *yaml.Node, fieldPath string, create yaml.K
 		return errors.New("unable to find field in structured data")
 	}
 	for _, t := range targets {
-		if t.Kind == yaml.ScalarNode {
-			t.Value = value.Value
-		} else {
-			*t = *copyNode(value)
+		if err := setFieldValue(o, t, value); err != nil {
+			return err
 		}
 	}
 	s, err := serializeStructured(&parsed, scalar.Value)

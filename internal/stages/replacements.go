@@ -401,7 +401,7 @@ func writeTarget(rs *resource.List, i int, value *yaml.Node, t *ReplacementTarge
 		if t.Options != nil && t.Options.Create {
 			create = value.Kind
 		}
-		if setInStructuredData(root, value, fp, create) == nil {
+		if setInStructuredData(root, value, fp, create, t.Options) == nil {
 			continue
 		}
 		fields, err := pathMatcher{create: create}.filter(root, SplitFieldPath(fp))

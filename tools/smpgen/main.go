@@ -4,7 +4,9 @@
 // protocol, ...) and where they are.
 //
 // The table comes from the OpenAPI schema that kustomize v5.8.0 embeds
-// (kyaml v0.21.0: Kubernetes v1.21.2 plus kustomize's own types), read
+// (kyaml v0.21.0: Kubernetes v1.21.2 plus kustomize's own types; kyaml
+// v0.21.2 and v0.21.3, in kustomize v5.8.2 and v5.8.3, embed the same
+// v1.21.2 swagger, only packed as a JSON bundle, so the table holds), read
 // through kyaml's openapi package, so that kpipe merges exactly the lists
 // kustomize merges. kustomize reads merge keys from the OpenAPI extensions
 // x-kubernetes-patch-strategy, x-kubernetes-patch-merge-key and

@@ -34,6 +34,11 @@ type Config struct {
 	// TemplateLabels: where `labels:` entries with includeTemplates are
 	// added (metadata and pod templates, no selectors).
 	TemplateLabels []FieldSpec `json:"templateLabels,omitempty" yaml:"templateLabels,omitempty"`
+	// VolumeClaimTemplateLabels: where `labels:` entries with
+	// includeVolumeClaimTemplates are added besides metadata (kustomize
+	// v5.8.1+: the StatefulSet volumeClaimTemplates, which templateLabels
+	// no longer covers).
+	VolumeClaimTemplateLabels []FieldSpec `json:"volumeClaimTemplateLabels,omitempty" yaml:"volumeClaimTemplateLabels,omitempty"`
 	// CommonAnnotations: where commonAnnotations are added.
 	CommonAnnotations []FieldSpec `json:"commonAnnotations,omitempty" yaml:"commonAnnotations,omitempty"`
 	// NameReference: for each kind, the fields of other objects that hold
@@ -52,7 +57,9 @@ var defaultFiles embed.FS
 
 // defaultData joins the default tables in kustomize's order. metadatalabels
 // is not a table of its own: it is appended to the commonLabels and
-// templateLabels tables.
+// templateLabels tables; volumeclaimlabels (the StatefulSet
+// volumeClaimTemplates) is appended to commonLabels and is the
+// volumeClaimTemplateLabels table.
 func defaultData() ([]byte, error) {
 	read := func(name string) ([]byte, error) {
 		return defaultFiles.ReadFile("defaults/" + name + ".yaml")
@@ -61,18 +68,27 @@ func defaultData() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	vct, err := read("volumeclaimlabels")
+	if err != nil {
+		return nil, err
+	}
 	var parts [][]byte
 	for _, name := range []string{
 		"nameprefix", "namesuffix", "commonlabels", "templatelabels",
-		"commonannotations", "namespace", "varreference", "namereference",
+		"volumeclaimtemplatelabels", "commonannotations", "namespace", "varreference", "namereference",
 		"images", "replicas",
 	} {
 		b, err := read(name)
 		if err != nil {
 			return nil, err
 		}
-		if name == "commonlabels" || name == "templatelabels" {
+		switch name {
+		case "commonlabels":
+			b = append(append(append([]byte{}, b...), meta...), vct...)
+		case "templatelabels":
 			b = append(append([]byte{}, b...), meta...)
+		case "volumeclaimtemplatelabels":
+			b = append(append([]byte{}, b...), vct...)
 		}
 		parts = append(parts, b)
 	}
@@ -156,17 +172,18 @@ func Parse(data []byte) (*Config, error) {
 	}
 	type nbrSlice []NameBackReferences
 	type TransformerConfig struct {
-		NamePrefix        FsSlice  `json:"namePrefix,omitempty"`
-		NameSuffix        FsSlice  `json:"nameSuffix,omitempty"`
-		NameSpace         FsSlice  `json:"namespace,omitempty"`
-		CommonLabels      FsSlice  `json:"commonLabels,omitempty"`
-		Labels            FsSlice  `json:"labels,omitempty"`
-		TemplateLabels    FsSlice  `json:"templateLabels,omitempty"`
-		CommonAnnotations FsSlice  `json:"commonAnnotations,omitempty"`
-		NameReference     nbrSlice `json:"nameReference,omitempty"`
-		VarReference      FsSlice  `json:"varReference,omitempty"`
-		Images            FsSlice  `json:"images,omitempty"`
-		Replicas          FsSlice  `json:"replicas,omitempty"`
+		NamePrefix                FsSlice  `json:"namePrefix,omitempty"`
+		NameSuffix                FsSlice  `json:"nameSuffix,omitempty"`
+		NameSpace                 FsSlice  `json:"namespace,omitempty"`
+		CommonLabels              FsSlice  `json:"commonLabels,omitempty"`
+		Labels                    FsSlice  `json:"labels,omitempty"`
+		TemplateLabels            FsSlice  `json:"templateLabels,omitempty"`
+		VolumeClaimTemplateLabels FsSlice  `json:"volumeClaimTemplateLabels,omitempty"`
+		CommonAnnotations         FsSlice  `json:"commonAnnotations,omitempty"`
+		NameReference             nbrSlice `json:"nameReference,omitempty"`
+		VarReference              FsSlice  `json:"varReference,omitempty"`
+		Images                    FsSlice  `json:"images,omitempty"`
+		Replicas                  FsSlice  `json:"replicas,omitempty"`
 	}
 
 	jsonData, err := yamlToJSON(data)
@@ -191,16 +208,17 @@ func Parse(data []byte) (*Config, error) {
 		return out
 	}
 	c := &Config{
-		NamePrefix:        specs(t.NamePrefix),
-		NameSuffix:        specs(t.NameSuffix),
-		Namespace:         specs(t.NameSpace),
-		CommonLabels:      specs(t.CommonLabels),
-		Labels:            specs(t.Labels),
-		TemplateLabels:    specs(t.TemplateLabels),
-		CommonAnnotations: specs(t.CommonAnnotations),
-		VarReference:      specs(t.VarReference),
-		Images:            specs(t.Images),
-		Replicas:          specs(t.Replicas),
+		NamePrefix:                specs(t.NamePrefix),
+		NameSuffix:                specs(t.NameSuffix),
+		Namespace:                 specs(t.NameSpace),
+		CommonLabels:              specs(t.CommonLabels),
+		Labels:                    specs(t.Labels),
+		TemplateLabels:            specs(t.TemplateLabels),
+		VolumeClaimTemplateLabels: specs(t.VolumeClaimTemplateLabels),
+		CommonAnnotations:         specs(t.CommonAnnotations),
+		VarReference:              specs(t.VarReference),
+		Images:                    specs(t.Images),
+		Replicas:                  specs(t.Replicas),
 	}
 	for _, n := range t.NameReference {
 		c.NameReference = append(c.NameReference, NameBackReference{
@@ -260,6 +278,7 @@ func fieldsOf(t target) []field {
 		return []field{
 			{"namePrefix", tSpecList}, {"nameSuffix", tSpecList}, {"namespace", tSpecList},
 			{"commonLabels", tSpecList}, {"labels", tSpecList}, {"templateLabels", tSpecList},
+			{"volumeClaimTemplateLabels", tSpecList},
 			{"commonAnnotations", tSpecList}, {"nameReference", tRefList},
 			{"varReference", tSpecList}, {"images", tSpecList}, {"replicas", tSpecList},
 		}
@@ -399,7 +418,7 @@ func (s refOrder) Less(i, j int) bool { return LessGVK(s[i].GVK(), s[j].GVK()) }
 func (c *Config) sortFields() {
 	for _, s := range []*[]FieldSpec{
 		&c.NamePrefix, &c.NameSuffix, &c.Namespace, &c.CommonLabels, &c.Labels,
-		&c.TemplateLabels, &c.CommonAnnotations, &c.VarReference, &c.Images, &c.Replicas,
+		&c.TemplateLabels, &c.VolumeClaimTemplateLabels, &c.CommonAnnotations, &c.VarReference, &c.Images, &c.Replicas,
 	} {
 		sort.Sort(specOrder(*s))
 	}
@@ -432,6 +451,7 @@ func (c *Config) Merge(o *Config) (*Config, error) {
 		{"CommonLabels", &m.CommonLabels, c.CommonLabels, o.CommonLabels},
 		{"Labels", &m.Labels, c.Labels, o.Labels},
 		{"TemplateLabels", &m.TemplateLabels, c.TemplateLabels, o.TemplateLabels},
+		{"VolumeClaimTemplateLabels", &m.VolumeClaimTemplateLabels, c.VolumeClaimTemplateLabels, o.VolumeClaimTemplateLabels},
 		{"VarReference", &m.VarReference, c.VarReference, o.VarReference},
 		{"NameReference", nil, nil, nil},
 		{"Images", &m.Images, c.Images, o.Images},
@@ -506,23 +526,24 @@ func cloneRefs(s []NameBackReference) []NameBackReference {
 // IsEmpty reports whether c (which may be nil) has no field specs at all.
 func (c *Config) IsEmpty() bool {
 	return c == nil || len(c.NamePrefix)+len(c.NameSuffix)+len(c.Namespace)+len(c.CommonLabels)+len(c.Labels)+
-		len(c.TemplateLabels)+len(c.CommonAnnotations)+len(c.NameReference)+len(c.VarReference)+len(c.Images)+len(c.Replicas) == 0
+		len(c.TemplateLabels)+len(c.VolumeClaimTemplateLabels)+len(c.CommonAnnotations)+len(c.NameReference)+len(c.VarReference)+len(c.Images)+len(c.Replicas) == 0
 }
 
 // Clone returns a deep copy of c.
 func (c *Config) Clone() *Config {
 	return &Config{
-		NamePrefix:        cloneSpecs(c.NamePrefix),
-		NameSuffix:        cloneSpecs(c.NameSuffix),
-		Namespace:         cloneSpecs(c.Namespace),
-		CommonLabels:      cloneSpecs(c.CommonLabels),
-		Labels:            cloneSpecs(c.Labels),
-		TemplateLabels:    cloneSpecs(c.TemplateLabels),
-		CommonAnnotations: cloneSpecs(c.CommonAnnotations),
-		NameReference:     cloneRefs(c.NameReference),
-		VarReference:      cloneSpecs(c.VarReference),
-		Images:            cloneSpecs(c.Images),
-		Replicas:          cloneSpecs(c.Replicas),
+		NamePrefix:                cloneSpecs(c.NamePrefix),
+		NameSuffix:                cloneSpecs(c.NameSuffix),
+		Namespace:                 cloneSpecs(c.Namespace),
+		CommonLabels:              cloneSpecs(c.CommonLabels),
+		Labels:                    cloneSpecs(c.Labels),
+		TemplateLabels:            cloneSpecs(c.TemplateLabels),
+		VolumeClaimTemplateLabels: cloneSpecs(c.VolumeClaimTemplateLabels),
+		CommonAnnotations:         cloneSpecs(c.CommonAnnotations),
+		NameReference:             cloneRefs(c.NameReference),
+		VarReference:              cloneSpecs(c.VarReference),
+		Images:                    cloneSpecs(c.Images),
+		Replicas:                  cloneSpecs(c.Replicas),
 	}
 }
 

@@ -13,7 +13,7 @@ import (
 )
 
 // testdata/defaults.json and testdata/configurations.make.json are the JSON
-// encodings of kustomize v5.8.0's MakeDefaultConfig() and of its
+// encodings of kustomize v5.8.0's MakeDefaultConfig() (updated for v5.8.2: volumeClaimTemplateLabels, the CronJob image volume) and of its
 // MakeTransformerConfig for testdata/configurations.yaml.
 
 func mustDefaults(t *testing.T) *Config {
@@ -52,10 +52,15 @@ func TestDefaultsContent(t *testing.T) {
 	if !hasSpec(c.CommonLabels, FieldSpec{Group: "batch", Kind: "Job", Path: "spec/selector/matchLabels"}) {
 		t.Error("commonLabels lacks Job spec/selector/matchLabels (no create)")
 	}
-	// metadatalabels is appended to both label tables.
+	// The StatefulSet volumeClaimTemplates get commonLabels and the labels
+	// entries with includeVolumeClaimTemplates; since kustomize v5.8.1 not
+	// those with includeTemplates.
 	vct := FieldSpec{Group: "apps", Kind: "StatefulSet", Path: "spec/volumeClaimTemplates[]/metadata/labels", CreateIfNotPresent: true}
-	if !hasSpec(c.CommonLabels, vct) || !hasSpec(c.TemplateLabels, vct) {
-		t.Error("label tables lack the StatefulSet volumeClaimTemplates spec")
+	if !hasSpec(c.CommonLabels, vct) || !hasSpec(c.VolumeClaimTemplateLabels, vct) {
+		t.Error("commonLabels or volumeClaimTemplateLabels lacks the StatefulSet volumeClaimTemplates spec")
+	}
+	if hasSpec(c.TemplateLabels, vct) || len(c.VolumeClaimTemplateLabels) != 1 {
+		t.Errorf("templateLabels must not reach volumeClaimTemplates; volumeClaimTemplateLabels = %v", c.VolumeClaimTemplateLabels)
 	}
 	if hasSpec(c.TemplateLabels, FieldSpec{Kind: "Deployment", Path: "spec/selector/matchLabels", CreateIfNotPresent: true}) {
 		t.Error("templateLabels must not touch selectors")
