@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/kpipe/kpipe/internal/buildid"
 	"github.com/kpipe/kpipe/internal/cache"
 	"github.com/kpipe/kpipe/internal/engine"
 	"github.com/kpipe/kpipe/internal/loaders"
@@ -156,7 +157,7 @@ func cacheVersion(files *cache.FileIndex) string {
 	if err != nil {
 		return Version + "+unknown-binary-" + fmt.Sprint(time.Now().UnixNano()) // never matches: no cache hits
 	}
-	if id := goBuildID(exe); id != "" {
+	if id := buildid.GoBuildID(exe); id != "" {
 		return Version + "+" + id
 	}
 	d, ok := files.Digest(exe)

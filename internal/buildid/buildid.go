@@ -1,16 +1,20 @@
-package main
+// Package buildid reads the Go build ID of an executable: the identity
+// kpipe salts its cache keys with, so that two different kpipe binaries
+// (or two programs embedding different kpipe code) never share entries.
+// It imports only the standard library.
+package buildid
 
 import (
 	"bytes"
 	"debug/elf"
 )
 
-// goBuildID returns the Go build ID stored in the ELF executable at path
+// GoBuildID returns the Go build ID stored in the ELF executable at path
 // (what `go tool buildid` prints), or "" when there is none. Its last
 // part is the toolchain's hash of the linked binary, so two different
 // binaries have different IDs; reading it costs a few kilobytes where
 // hashing the whole executable costs tens of megabytes.
-func goBuildID(path string) string {
+func GoBuildID(path string) string {
 	f, err := elf.Open(path)
 	if err != nil {
 		return ""

@@ -1,4 +1,4 @@
-package main
+package buildid
 
 import (
 	"os"
@@ -22,10 +22,10 @@ func TestGoBuildID(t *testing.T) {
 	if err != nil {
 		t.Skipf("go tool buildid: %v", err)
 	}
-	if got := goBuildID(exe); got == "" || got != strings.TrimSpace(string(want)) {
+	if got := GoBuildID(exe); got == "" || got != strings.TrimSpace(string(want)) {
 		t.Errorf("goBuildID = %q, go tool buildid says %q", got, strings.TrimSpace(string(want)))
 	}
-	if got := goBuildID("../../testdata/examples/prod.expected.yaml"); got != "" {
+	if got := GoBuildID("../../testdata/examples/prod.expected.yaml"); got != "" {
 		t.Errorf("goBuildID of a YAML file = %q, want empty", got)
 	}
 }

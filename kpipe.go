@@ -1,0 +1,301 @@
+// Package kpipe renders Kubernetes configuration exactly as `kustomize
+// build` does (the kustomize version is KustomizeVersion), from a program.
+// It is the package to import for embedding kpipe: a GitOps server, a CI
+// tool or a test harness that would otherwise run kustomize, or call
+// kustomize's krusty package, once per application.
+//
+// # Rendering
+//
+// Make a Renderer with New and call Build for one kustomization directory,
+// or BuildAll for many at once (they share every base they have in common,
+// which is built once):
+//
+//	r := kpipe.New(kpipe.Options{})
+//	yaml, err := r.Build(ctx, "overlays/prod")
+//
+// The bytes are what `kustomize build overlays/prod` prints. Options mirror
+// the flags of `kustomize build` (and of `kpipe build`); their zero values are
+// kustomize's defaults: load restrictions to the root, no plugins, no
+// helm, legacy ordering unless the kustomization sets sortOptions.
+//
+// # Concurrency
+//
+// A Renderer and a Cache are safe for concurrent use: any number of
+// goroutines may call Build and BuildAll at once, on different or shared
+// roots, with one Cache. kpipe keeps no process-wide state: a custom
+// `openapi:` schema, the field-spec configuration and every cache key
+// belong to one build. (kustomize keeps its OpenAPI schema in a
+// process-global variable, which is why Flux serializes kustomize builds
+// behind one mutex; kpipe needs none.)
+//
+// # Caching
+//
+// OpenCache opens kpipe's on-disk cache (the directory `kpipe build` uses is
+// DefaultCacheDir). With Options.Cache set, every node and root output is
+// memoized, so that building again only recomputes what changed. The cache
+// can be shared by concurrent calls and by `kpipe` processes. A cache that
+// cannot be used degrades to no cache with a warning (Options.Warn); it
+// never fails a build. Without a Cache, nothing is written anywhere.
+//
+// # Files
+//
+// Build and BuildAll read kustomization trees from the local disk, with the
+// same load restrictor as kustomize. BuildFS renders a tree held in an
+// fs.FS (an in-memory tree, an archive, a git object store): kpipe copies
+// it into a private temporary directory, builds there and removes it, so
+// its cost includes one copy of the tree. Helm (`helmCharts`) and plugins
+// run as separate processes and always read from that disk copy.
+//
+// # Stability
+//
+// This package is kpipe's public API: its exported names follow semantic
+// versioning. Every other package of the module is under internal/ (which
+// Go forbids importing from outside the module), except pluginapi, the
+// interface Go plugins are built against.
+package kpipe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/kpipe/kpipe/internal/buildid"
+	"github.com/kpipe/kpipe/internal/cache"
+	"github.com/kpipe/kpipe/internal/engine"
+	"github.com/kpipe/kpipe/internal/loaders"
+	"github.com/kpipe/kpipe/internal/plugins"
+)
+
+// KustomizeVersion is the kustomize release whose `kustomize build` output
+// kpipe reproduces byte for byte.
+const KustomizeVersion = engine.KustomizeVersion
+
+// Options are the settings of a Renderer. The zero value renders as
+// `kustomize build` does with no flags.
+type Options struct {
+	// LoadRestrictionsNone lets kustomizations read files outside their
+	// own directory tree (kustomize's --load-restrictor
+	// LoadRestrictionsNone). The default refuses them.
+	LoadRestrictionsNone bool
+	// Reorder is kustomize's deprecated --reorder flag: "legacy", "none",
+	// or "" (legacy unless the kustomization sets sortOptions).
+	Reorder string
+	// EnableAlphaPlugins allows generators, transformers and validators
+	// other than kustomize's builtins (--enable-alpha-plugins).
+	EnableAlphaPlugins bool
+	// EnableExec allows KRM functions and plugins that run executables
+	// (--enable-exec). Plugins run with the calling process's privileges.
+	EnableExec bool
+	// EnableHelm allows helm chart inflation (--enable-helm).
+	EnableHelm bool
+	// Helm are the --helm-* settings; their zero value runs "helm" from
+	// PATH.
+	Helm HelmOptions
+	// ManagedByLabel adds app.kubernetes.io/managed-by to every resource
+	// (--enable-managedby-label).
+	ManagedByLabel bool
+	// PluginTimeout bounds each plugin run; zero means five minutes.
+	PluginTimeout time.Duration
+	// FnEnv are KEY=VALUE (or KEY, taken from the environment) entries
+	// given to KRM functions (--env).
+	FnEnv []string
+	// Jobs bounds how many kustomizations one call builds at once; zero
+	// means the number of CPUs.
+	Jobs int
+	// Cache memoizes builds; nil builds without a cache.
+	Cache *Cache
+	// Warn receives warnings (deprecated fields, a cache that cannot be
+	// used, ...), one line each; nil discards them. It may be called from
+	// several goroutines at once.
+	Warn func(msg string)
+}
+
+// HelmOptions are the settings of helm chart inflation.
+type HelmOptions struct {
+	// Command is the helm executable ("" means "helm" from PATH).
+	Command string
+	// APIVersions and KubeVersion are passed to `helm template` for
+	// charts that set none (--helm-api-versions, --helm-kube-version).
+	APIVersions []string
+	KubeVersion string
+	// Debug runs `helm template --debug`.
+	Debug bool
+}
+
+// A Renderer renders kustomizations with fixed Options. It is safe for
+// concurrent use.
+type Renderer struct {
+	opts Options
+}
+
+// New returns a Renderer with the given options.
+func New(opts Options) *Renderer {
+	return &Renderer{opts: opts}
+}
+
+// Result is the outcome of building one root with BuildAll.
+type Result struct {
+	// Dir is the root's directory, as given.
+	Dir string
+	// YAML is the output, as `kustomize build Dir` prints it; nil when
+	// Err is set.
+	YAML []byte
+	// Err is the root's error, naming the file and the problem.
+	Err error
+	// Cached says the output came from the cache without building.
+	Cached bool
+}
+
+// Build renders the kustomization in dir, as `kustomize build dir` does.
+func (r *Renderer) Build(ctx context.Context, dir string) ([]byte, error) {
+	res := r.BuildAll(ctx, []string{dir})[0]
+	return res.YAML, res.Err
+}
+
+// BuildAll renders each directory in dirs, in one graph: a base shared by
+// several roots is loaded and built once. The results are in the order of
+// dirs; a failing root does not stop the others.
+func (r *Renderer) BuildAll(ctx context.Context, dirs []string) []Result {
+	results := make([]Result, len(dirs))
+	for i, d := range dirs {
+		results[i].Dir = d
+	}
+	if len(dirs) == 0 {
+		return results
+	}
+	restriction := loaders.RootOnly
+	if r.opts.LoadRestrictionsNone {
+		restriction = loaders.None
+	}
+	opts := r.engineOptions()
+	g, loadErrs := engine.Load(dirs, restriction)
+	for _, w := range g.Warnings {
+		opts.Warn(w)
+	}
+	if c := r.opts.Cache; c != nil {
+		opts.Cache = c.engineCache()
+	}
+	if r.opts.Cache != nil {
+		// Commit this call's entries, so that the next call finds them.
+		defer r.opts.Cache.store.Flush()
+	}
+	for i, res := range engine.NewBuilder(g, opts).Run(ctx, loadErrs) {
+		results[i].YAML, results[i].Err, results[i].Cached = res.YAML, res.Err, res.Cached
+		if res.Err != nil {
+			results[i].YAML = nil
+		}
+	}
+	return results
+}
+
+// engineOptions translates the public options.
+func (r *Renderer) engineOptions() engine.Options {
+	o := r.opts
+	warn := o.Warn
+	if warn == nil {
+		warn = func(string) {}
+	}
+	helm := o.Helm.Command
+	if helm == "" {
+		helm = "helm"
+	}
+	timeout := o.PluginTimeout
+	if timeout == 0 {
+		timeout = plugins.DefaultTimeout
+	}
+	return engine.Options{
+		Jobs:               o.Jobs,
+		Reorder:            o.Reorder,
+		ManagedByLabel:     o.ManagedByLabel,
+		EnableAlphaPlugins: o.EnableAlphaPlugins,
+		EnableExec:         o.EnableExec,
+		EnableHelm:         o.EnableHelm,
+		PluginTimeout:      timeout,
+		FnEnv:              o.FnEnv,
+		Helm: engine.HelmOptions{Command: helm, APIVersions: o.Helm.APIVersions,
+			KubeVersion: o.Helm.KubeVersion, Debug: o.Helm.Debug},
+		Warn: warn,
+	}
+}
+
+// A Cache is kpipe's on-disk cache, opened for use by Renderers. It is
+// safe for concurrent use by any number of builds.
+type Cache struct {
+	dir     string
+	store   *cache.Store
+	files   *cache.FileIndex
+	version string
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// DefaultCacheDir is the cache directory `kpipe build` uses:
+// $XDG_CACHE_HOME/kpipe, or ~/.cache/kpipe.
+func DefaultCacheDir() (string, error) { return cache.DefaultDir() }
+
+// OpenCache opens (creating it when missing) the cache in dir. A directory
+// that cannot be used as a cache is reported through warn (which may be
+// nil), and the Cache returned then stores nothing: builds go on without
+// it. The error is for a dir that is empty.
+func OpenCache(ctx context.Context, dir string, warn func(msg string)) (*Cache, error) {
+	if dir == "" {
+		return nil, errors.New("kpipe: OpenCache: no directory given")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("kpipe: OpenCache: %w", err)
+	}
+	if warn == nil {
+		warn = func(string) {}
+	}
+	files, err := cache.LoadFileIndex(abs)
+	if err != nil {
+		warn("Warning: cache: ignoring the file index: " + err.Error())
+	}
+	c := &Cache{dir: abs, files: files, version: keyVersion()}
+	c.store = cache.Open(ctx, cache.Options{Dir: abs, Warn: warn})
+	return c, nil
+}
+
+// Dir is the cache's directory.
+func (c *Cache) Dir() string { return c.dir }
+
+// Close writes what the cache learned and releases it. Builds must not use
+// the cache after Close; calling Close again does nothing.
+func (c *Cache) Close() error {
+	c.closeOnce.Do(func() {
+		err := c.files.Save(c.dir)
+		if c.store != nil {
+			c.store.RecordRun()
+			err = errors.Join(err, c.store.Close())
+		}
+		c.closeErr = err
+	})
+	return c.closeErr
+}
+
+func (c *Cache) engineCache() engine.Cache {
+	return engine.Cache{Store: c.store, Files: c.files, Version: c.version}
+}
+
+// keyVersion salts every cache key with the running executable's Go build
+// ID, so that programs linking different kpipe code never share entries.
+// Without one (a binary built without it), the salt never matches an
+// earlier run: the cache then only ever misses, which is safe.
+func keyVersion() string {
+	exe, err := os.Executable()
+	if err == nil {
+		exe, err = filepath.EvalSymlinks(exe)
+	}
+	if err == nil {
+		if id := buildid.GoBuildID(exe); id != "" {
+			return "lib+" + KustomizeVersion + "+" + id
+		}
+	}
+	return fmt.Sprintf("lib+unknown-binary-%d", time.Now().UnixNano())
+}
