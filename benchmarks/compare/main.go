@@ -23,10 +23,10 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/kpipe/kpipe/internal/genrepo"
+	"github.com/kpipe/kpipe/internal/procstat"
 )
 
 func main() {
@@ -295,9 +295,7 @@ func capture(dir, name string, args ...string) ([]byte, measurement, error) {
 	start := time.Now()
 	err := cmd.Run()
 	m := measurement{wall: time.Since(start)}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		m.maxRSS = ru.Maxrss * 1024
-	}
+	m.maxRSS = procstat.MaxRSS(cmd.ProcessState)
 	if err != nil {
 		return nil, m, fmt.Errorf("%s %s: %v\n%s", name, strings.Join(args, " "), err, stderr.String())
 	}
