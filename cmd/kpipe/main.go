@@ -66,6 +66,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			buildAllCommand(),
 			cacheCommand(),
 			fnCommand(),
+			editCommand(),
 			{
 				Name:  "version",
 				Usage: "print kpipe's version",

@@ -1,0 +1,302 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/kpipe/kpipe/internal/kustfile"
+	"github.com/urfave/cli/v2"
+)
+
+// editCommand is `kpipe edit`: kustomize's `edit` subcommands (v5.8.2),
+// working on the kustomization file in the current directory and
+// rewriting it as kustomize does.
+func editCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "edit",
+		Usage: "edit the kustomization file in the current directory, as `kustomize edit` does",
+		Subcommands: []*cli.Command{
+			{Name: "set", Usage: "set a value in the kustomization file", Subcommands: editSetCommands()},
+			{Name: "add", Usage: "add an item to the kustomization file", Subcommands: editAddCommands()},
+			{Name: "remove", Usage: "remove items from the kustomization file", Subcommands: editRemoveCommands()},
+			{
+				Name:  "fix",
+				Usage: "fix deprecated fields (patchesJson6902, patchesStrategicMerge, commonLabels, bases, imageTags)",
+				Action: editAction(func(c *cli.Context, dir string, f *kustfile.File, k *kustfile.Kustomization) error {
+					if err := kustfile.Fix(k, dir); err != nil {
+						return err
+					}
+					fmt.Fprint(c.App.Writer, "\nFixed fields:\n  patchesJson6902 -> patches\n  patchesStrategicMerge -> patches\n  commonLabels -> labels\n")
+					return nil
+				}),
+			},
+		},
+	}
+}
+
+// editAction opens the kustomization file of the current directory, runs
+// change on it and writes it back atomically; an error leaves the file as
+// it was.
+func editAction(change func(c *cli.Context, dir string, f *kustfile.File, k *kustfile.Kustomization) error) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		dir, err := os.Getwd()
+		if err != nil {
+			return err
+		}
+		f, k, err := kustfile.Open(dir)
+		if err != nil {
+			return err
+		}
+		if err := change(c, dir, f, k); err != nil {
+			return fmt.Errorf("%s: %w", f.Path, err)
+		}
+		return f.Write(k)
+	}
+}
+
+// editOne is a subcommand that takes exactly one value.
+func editOne(name, usage string, set func(k *kustfile.Kustomization, v string)) *cli.Command {
+	return &cli.Command{
+		Name: name, Usage: usage, ArgsUsage: "VALUE",
+		Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
+			if c.NArg() != 1 {
+				return fmt.Errorf("must specify exactly one %s value", name)
+			}
+			set(k, c.Args().First())
+			return nil
+		}),
+	}
+}
+
+func forceFlag(usage string) cli.Flag {
+	return &cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: usage}
+}
+
+func editSetCommands() []*cli.Command {
+	return []*cli.Command{
+		editOne("nameprefix", "set namePrefix", func(k *kustfile.Kustomization, v string) { k.NamePrefix = v }),
+		editOne("namesuffix", "set nameSuffix", func(k *kustfile.Kustomization, v string) { k.NameSuffix = v }),
+		editOne("namespace", "set namespace", func(k *kustfile.Kustomization, v string) { k.Namespace = v }),
+		{
+			Name: "image", Usage: "set images' new names, tags or digests", ArgsUsage: "NAME[=NEWNAME][:TAG][@DIGEST]...",
+			Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
+				return kustfile.SetImages(k, c.Args().Slice())
+			}),
+		},
+		{
+			Name: "replicas", Usage: "set replica counts", ArgsUsage: "NAME=COUNT...",
+			Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
+				return kustfile.SetReplicas(k, c.Args().Slice())
+			}),
+		},
+		{
+			Name: "label", Usage: "set commonLabels (overwriting)", ArgsUsage: "KEY:VALUE...",
+			Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
+				m, err := kustfile.ParsePairs(c.Args().Slice(), "label")
+				if err == nil {
+					kustfile.SetLabels(k, m)
+				}
+				return err
+			}),
+		},
+		{
+			Name: "annotation", Usage: "set commonAnnotations (overwriting)", ArgsUsage: "KEY:VALUE...",
+			Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
+				m, err := kustfile.ParsePairs(c.Args().Slice(), "annotation")
+				if err == nil {
+					kustfile.SetAnnotations(k, m)
+				}
+				return err
+			}),
+		},
+		{
+			Name: "buildmetadata", Usage: "set buildMetadata options", ArgsUsage: "OPTION[,OPTION]",
+			Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
+				opts, err := buildMetadataArgs(c.Args().Slice())
+				if err == nil {
+					k.BuildMetadata = opts
+				}
+				return err
+			}),
+		},
+	}
+}
+
+// buildMetadataArgs parses OPTION[,OPTION] and checks the option names.
+func buildMetadataArgs(args []string) ([]string, error) {
+	if len(args) != 1 {
+		return nil, fmt.Errorf("must specify buildMetadata options, comma-separated, with no spaces")
+	}
+	opts := strings.Split(args[0], ",")
+	for _, o := range opts {
+		switch o {
+		case "originAnnotations", "transformerAnnotations", "managedByLabel":
+		default:
+			return nil, fmt.Errorf("invalid buildMetadata option: %s", o)
+		}
+	}
+	return opts, nil
+}
+
+// editAddList is an `add` subcommand for a list of files or directories.
+func editAddList(name, kind string, list func(k *kustfile.Kustomization) *[]string, noVerifyFlag bool) *cli.Command {
+	cmd := &cli.Command{
+		Name: name, Usage: "add " + kind + " paths (globs)", ArgsUsage: "PATH...",
+		Action: func(c *cli.Context) error {
+			if c.NArg() == 0 {
+				return fmt.Errorf("must specify a %s file", kind)
+			}
+			dir, err := os.Getwd()
+			if err != nil {
+				return err
+			}
+			items, err := kustfile.Glob(dir, c.Args().Slice(), noVerifyFlag && c.Bool("no-verify"))
+			if err != nil || len(items) == 0 {
+				return err
+			}
+			return editAction(func(c *cli.Context, _ string, f *kustfile.File, k *kustfile.Kustomization) error {
+				l := list(k)
+				*l = kustfile.AddUnique(*l, items, filepath.Base(f.Path), kind, func(s string) {
+					fmt.Fprintln(c.App.ErrWriter, s)
+				})
+				return nil
+			})(c)
+		},
+	}
+	if noVerifyFlag {
+		cmd.Flags = []cli.Flag{&cli.BoolFlag{Name: "no-verify", Usage: "skip checking that the resource exists"}}
+	}
+	return cmd
+}
+
+func editAddCommands() []*cli.Command {
+	return []*cli.Command{
+		editAddList("resource", "resource", func(k *kustfile.Kustomization) *[]string { return &k.Resources }, true),
+		editAddList("base", "base", func(k *kustfile.Kustomization) *[]string { return &k.Resources }, false),
+		editAddList("component", "component", func(k *kustfile.Kustomization) *[]string { return &k.Components }, false),
+		editAddList("transformer", "transformer", func(k *kustfile.Kustomization) *[]string { return &k.Transformers }, false),
+		editAddList("generator", "generator", func(k *kustfile.Kustomization) *[]string { return &k.Generators }, false),
+		editAddList("configuration", "configuration", func(k *kustfile.Kustomization) *[]string { return &k.Configurations }, false),
+		{
+			Name: "label", Usage: "add commonLabels (or labels with --without-selector)", ArgsUsage: "KEY:VALUE...",
+			Flags: []cli.Flag{
+				forceFlag("overwrite commonLabel if it already exists"),
+				&cli.BoolFlag{Name: "without-selector", Usage: "add to labels, without selectors"},
+				&cli.BoolFlag{Name: "include-templates", Usage: "include labels in templates (requires --without-selector)"},
+			},
+			Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
+				m, err := kustfile.ParsePairs(c.Args().Slice(), "label")
+				if err != nil {
+					return err
+				}
+				return kustfile.AddLabels(k, m, kustfile.LabelOptions{
+					Force: c.Bool("force"), WithoutSelector: c.Bool("without-selector"), IncludeTemplates: c.Bool("include-templates"),
+				})
+			}),
+		},
+		{
+			Name: "annotation", Usage: "add commonAnnotations", ArgsUsage: "KEY:VALUE...",
+			Flags: []cli.Flag{forceFlag("overwrite commonAnnotation if it already exists")},
+			Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
+				m, err := kustfile.ParsePairs(c.Args().Slice(), "annotation")
+				if err != nil {
+					return err
+				}
+				return kustfile.AddAnnotations(k, m, c.Bool("force"))
+			}),
+		},
+		{
+			Name: "buildmetadata", Usage: "add buildMetadata options", ArgsUsage: "OPTION[,OPTION]",
+			Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
+				opts, err := buildMetadataArgs(c.Args().Slice())
+				if err != nil {
+					return err
+				}
+				for _, o := range opts {
+					for _, have := range k.BuildMetadata {
+						if have == o {
+							return fmt.Errorf("buildMetadata option %s already in kustomization file", o)
+						}
+					}
+					k.BuildMetadata = append(k.BuildMetadata, o)
+				}
+				return nil
+			}),
+		},
+	}
+}
+
+// editRemoveList is a `remove` subcommand for a list of paths (globs).
+func editRemoveList(name string, list func(k *kustfile.Kustomization) *[]string) *cli.Command {
+	return &cli.Command{
+		Name: name, Usage: "remove " + name + " entries matching the patterns", ArgsUsage: "PATTERN...",
+		Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
+			if c.NArg() == 0 {
+				return fmt.Errorf("must specify a %s file", name)
+			}
+			l := list(k)
+			out, _, err := kustfile.RemoveMatching(*l, c.Args().Slice())
+			if err == nil {
+				*l = out
+			}
+			return err
+		}),
+	}
+}
+
+// editRemoveKeys is `remove label|annotation KEY[,KEY]`.
+func editRemoveKeys(kind, field string, m func(k *kustfile.Kustomization) map[string]string) *cli.Command {
+	return &cli.Command{
+		Name: kind, Usage: "remove " + field + " keys", ArgsUsage: "KEY[,KEY]",
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "ignore-non-existence", Aliases: []string{"i"}, Usage: "ignore a key that does not exist"}},
+		Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
+			switch c.NArg() {
+			case 0:
+				return fmt.Errorf("must specify %s", kind)
+			case 1:
+			default:
+				return fmt.Errorf("%ss must be comma-separated, with no spaces", kind)
+			}
+			keys := strings.Split(c.Args().First(), ",")
+			for _, key := range keys {
+				if key == "" {
+					return fmt.Errorf("invalid %s: '' (name is empty)", kind)
+				}
+			}
+			target := m(k)
+			if target == nil && !c.Bool("ignore-non-existence") {
+				return fmt.Errorf("%s is not defined in kustomization file", field)
+			}
+			return kustfile.RemoveKeys(target, keys, kind, c.Bool("ignore-non-existence"))
+		}),
+	}
+}
+
+func editRemoveCommands() []*cli.Command {
+	return []*cli.Command{
+		editRemoveList("resource", func(k *kustfile.Kustomization) *[]string { return &k.Resources }),
+		editRemoveList("component", func(k *kustfile.Kustomization) *[]string { return &k.Components }),
+		editRemoveList("transformer", func(k *kustfile.Kustomization) *[]string { return &k.Transformers }),
+		editRemoveKeys("label", "commonLabels", func(k *kustfile.Kustomization) map[string]string { return k.CommonLabels }),
+		editRemoveKeys("annotation", "commonAnnotations", func(k *kustfile.Kustomization) map[string]string { return k.CommonAnnotations }),
+		{
+			Name: "buildmetadata", Usage: "remove buildMetadata options", ArgsUsage: "OPTION[,OPTION]",
+			Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
+				opts, err := buildMetadataArgs(c.Args().Slice())
+				if err != nil {
+					return err
+				}
+				var keep []string
+				for _, o := range k.BuildMetadata {
+					if !strings.Contains(","+strings.Join(opts, ",")+",", ","+o+",") {
+						keep = append(keep, o)
+					}
+				}
+				k.BuildMetadata = keep
+				return nil
+			}),
+		},
+	}
+}
