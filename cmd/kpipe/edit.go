@@ -1,9 +1,11 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/kpipe/kpipe/internal/kustfile"
@@ -36,6 +38,9 @@ func editCommand() *cli.Command {
 	}
 }
 
+// errNoChange tells editAction to leave the file as it is.
+var errNoChange = errors.New("no change")
+
 // editAction opens the kustomization file of the current directory, runs
 // change on it and writes it back atomically; an error leaves the file as
 // it was.
@@ -49,7 +54,9 @@ func editAction(change func(c *cli.Context, dir string, f *kustfile.File, k *kus
 		if err != nil {
 			return err
 		}
-		if err := change(c, dir, f, k); err != nil {
+		if err := change(c, dir, f, k); err == errNoChange {
+			return nil
+		} else if err != nil {
 			return fmt.Errorf("%s: %w", f.Path, err)
 		}
 		return f.Write(k)
@@ -174,7 +181,24 @@ func editAddList(name, kind string, list func(k *kustfile.Kustomization) *[]stri
 func editAddCommands() []*cli.Command {
 	return []*cli.Command{
 		editAddList("resource", "resource", func(k *kustfile.Kustomization) *[]string { return &k.Resources }, true),
-		editAddList("base", "base", func(k *kustfile.Kustomization) *[]string { return &k.Resources }, false),
+		{
+			Name: "base", Usage: "add base directories to resources", ArgsUsage: "DIR[,DIR]",
+			Action: editAction(func(c *cli.Context, dir string, _ *kustfile.File, k *kustfile.Kustomization) error {
+				if c.NArg() != 1 {
+					return fmt.Errorf("must specify a base directory")
+				}
+				for _, p := range strings.Split(c.Args().First(), ",") {
+					if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
+						return fmt.Errorf("%s does not exist", p)
+					}
+					if slices.Contains(k.Resources, p) {
+						return fmt.Errorf("base %s already in kustomization file", p)
+					}
+					k.Resources = append(k.Resources, p)
+				}
+				return nil
+			}),
+		},
 		editAddList("component", "component", func(k *kustfile.Kustomization) *[]string { return &k.Components }, false),
 		editAddList("transformer", "transformer", func(k *kustfile.Kustomization) *[]string { return &k.Transformers }, false),
 		editAddList("generator", "generator", func(k *kustfile.Kustomization) *[]string { return &k.Generators }, false),
@@ -237,11 +261,15 @@ func editRemoveList(name string, list func(k *kustfile.Kustomization) *[]string)
 				return fmt.Errorf("must specify a %s file", name)
 			}
 			l := list(k)
-			out, _, err := kustfile.RemoveMatching(*l, c.Args().Slice())
-			if err == nil {
-				*l = out
+			out, hit, err := kustfile.RemoveMatching(*l, c.Args().Slice())
+			if err != nil {
+				return err
 			}
-			return err
+			if !hit {
+				return errNoChange // kustomize leaves the file untouched
+			}
+			*l = out
+			return nil
 		}),
 	}
 }
