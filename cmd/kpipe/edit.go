@@ -83,6 +83,8 @@ func forceFlag(usage string) cli.Flag {
 
 func editSetCommands() []*cli.Command {
 	return []*cli.Command{
+		editGenerator("set", "configmap"),
+		editGenerator("set", "secret"),
 		editOne("nameprefix", "set namePrefix", func(k *kustfile.Kustomization, v string) { k.NamePrefix = v }),
 		editOne("namesuffix", "set nameSuffix", func(k *kustfile.Kustomization, v string) { k.NameSuffix = v }),
 		editOne("namespace", "set namespace", func(k *kustfile.Kustomization, v string) { k.Namespace = v }),
@@ -180,6 +182,9 @@ func editAddList(name, kind string, list func(k *kustfile.Kustomization) *[]stri
 
 func editAddCommands() []*cli.Command {
 	return []*cli.Command{
+		editGenerator("add", "configmap"),
+		editGenerator("add", "secret"),
+		editPatch("add"),
 		editAddList("resource", "resource", func(k *kustfile.Kustomization) *[]string { return &k.Resources }, true),
 		{
 			Name: "base", Usage: "add base directories to resources", ArgsUsage: "DIR[,DIR]",
@@ -304,6 +309,9 @@ func editRemoveKeys(kind, field string, m func(k *kustfile.Kustomization) map[st
 
 func editRemoveCommands() []*cli.Command {
 	return []*cli.Command{
+		editRemoveGenerator("configmap"),
+		editRemoveGenerator("secret"),
+		editPatch("remove"),
 		editRemoveList("resource", func(k *kustfile.Kustomization) *[]string { return &k.Resources }),
 		editRemoveList("component", func(k *kustfile.Kustomization) *[]string { return &k.Components }),
 		editRemoveList("transformer", func(k *kustfile.Kustomization) *[]string { return &k.Transformers }),
@@ -326,5 +334,145 @@ func editRemoveCommands() []*cli.Command {
 				return nil
 			}),
 		},
+	}
+}
+
+// stringArray is a repeatable flag whose values are kept whole (cobra's
+// StringArray: no splitting at commas), for --from-literal.
+type stringArray []string
+
+func (s *stringArray) Set(v string) error { *s = append(*s, v); return nil }
+func (s *stringArray) String() string     { return strings.Join(*s, ",") }
+
+// stringSlice is a repeatable flag whose values are also split at commas
+// (cobra's StringSlice), for --from-file.
+type stringSlice []string
+
+func (s *stringSlice) Set(v string) error { *s = append(*s, strings.Split(v, ",")...); return nil }
+func (s *stringSlice) String() string     { return strings.Join(*s, ",") }
+
+func generatorValues(c *cli.Context, name string) []string {
+	switch v := c.Generic(name).(type) {
+	case *stringArray:
+		return *v
+	case *stringSlice:
+		return *v
+	}
+	return nil
+}
+
+// editGenerator is `add|set configmap|secret`.
+func editGenerator(verb, kind string) *cli.Command {
+	flags := []cli.Flag{
+		&cli.GenericFlag{Name: "from-literal", Value: &stringArray{}, Usage: "key=value (repeatable)"},
+		&cli.StringFlag{Name: "namespace", Usage: "namespace of the " + kind},
+	}
+	if verb == "add" {
+		flags = append(flags,
+			&cli.GenericFlag{Name: "from-file", Value: &stringSlice{}, Usage: "[key=]path (repeatable, globs)"},
+			&cli.StringFlag{Name: "from-env-file", Usage: "file of key=value lines"},
+			&cli.BoolFlag{Name: "disableNameSuffixHash", Usage: "disable the name suffix hash"},
+			&cli.StringFlag{Name: "behavior", Usage: "create, merge or replace"},
+		)
+		if kind == "secret" {
+			flags = append(flags, &cli.StringFlag{Name: "type", Value: "Opaque", Usage: "the secret type"})
+		}
+	} else {
+		flags = append(flags, &cli.StringFlag{Name: "new-namespace", Usage: "new namespace of the " + kind})
+	}
+	return &cli.Command{
+		Name: kind, Usage: verb + " a " + kind + " generator", ArgsUsage: "NAME", Flags: flags,
+		Action: func(c *cli.Context) error {
+			dir, err := os.Getwd()
+			if err != nil {
+				return err
+			}
+			g := kustfile.GeneratorFlags{
+				FileSources:           generatorValues(c, "from-file"),
+				LiteralSources:        generatorValues(c, "from-literal"),
+				EnvFileSource:         c.String("from-env-file"),
+				Behavior:              c.String("behavior"),
+				Type:                  c.String("type"),
+				Namespace:             c.String("namespace"),
+				NewNamespace:          c.String("new-namespace"),
+				DisableNameSuffixHash: c.Bool("disableNameSuffixHash"),
+			}
+			if err := g.ExpandFileSources(dir); err != nil {
+				return err
+			}
+			if verb == "add" {
+				err = g.ValidateAdd(c.Args().Slice())
+			} else {
+				err = g.ValidateSet(c.Args().Slice())
+			}
+			if err != nil {
+				return err
+			}
+			return editAction(func(_ *cli.Context, dir string, _ *kustfile.File, k *kustfile.Kustomization) error {
+				switch {
+				case verb == "add" && kind == "configmap":
+					return kustfile.AddConfigMap(k, g, dir)
+				case verb == "add":
+					return kustfile.AddSecret(k, g, dir)
+				case kind == "configmap":
+					return kustfile.SetConfigMap(k, g, dir)
+				}
+				return kustfile.SetSecret(k, g, dir)
+			})(c)
+		},
+	}
+}
+
+// editRemoveGenerator is `remove configmap|secret NAME[,NAME]`.
+func editRemoveGenerator(kind string) *cli.Command {
+	return &cli.Command{
+		Name: kind, Usage: "remove " + kind + " generators", ArgsUsage: "NAME[,NAME]",
+		Flags: []cli.Flag{&cli.StringFlag{Name: "namespace", Usage: "namespace of the " + kind + "(s)"}},
+		Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
+			switch {
+			case c.NArg() == 0:
+				return fmt.Errorf("at least one %s name must be specified", kind)
+			case c.NArg() > 1:
+				return fmt.Errorf("too many arguments: %s; to provide multiple %ss to remove, please separate %s names by commas", c.Args().Slice(), kind, kind)
+			}
+			return kustfile.RemoveGenerators(k, strings.Split(c.Args().First(), ","), c.String("namespace"), kind == "secret",
+				func(s string) { fmt.Fprintln(c.App.ErrWriter, s) })
+		}),
+	}
+}
+
+// editPatch is `add|remove patch`.
+func editPatch(verb string) *cli.Command {
+	return &cli.Command{
+		Name: "patch", Usage: verb + " an item of patches", ArgsUsage: " ",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "path", Usage: "path to the patch file"},
+			&cli.StringFlag{Name: "patch", Usage: "the patch, inline"},
+			&cli.StringFlag{Name: "group", Usage: "API group in patch target"},
+			&cli.StringFlag{Name: "version", Usage: "API version in patch target"},
+			&cli.StringFlag{Name: "kind", Usage: "resource kind in patch target"},
+			&cli.StringFlag{Name: "name", Usage: "resource name in patch target"},
+			&cli.StringFlag{Name: "namespace", Usage: "resource namespace in patch target"},
+			&cli.StringFlag{Name: "annotation-selector", Usage: "annotationSelector in patch target"},
+			&cli.StringFlag{Name: "label-selector", Usage: "labelSelector in patch target"},
+		},
+		Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
+			p := kustfile.Patch{Path: c.String("path"), Patch: c.String("patch"), Target: &kustfile.Selector{
+				Group: c.String("group"), Version: c.String("version"), Kind: c.String("kind"),
+				Name: c.String("name"), Namespace: c.String("namespace"),
+				AnnotationSelector: c.String("annotation-selector"), LabelSelector: c.String("label-selector"),
+			}}
+			var changed bool
+			var err error
+			if verb == "add" {
+				changed, err = kustfile.AddPatch(k, p)
+			} else {
+				changed, err = kustfile.RemovePatch(k, p)
+			}
+			if err == nil && !changed {
+				return errNoChange
+			}
+			return err
+		}),
 	}
 }

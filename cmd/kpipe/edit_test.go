@@ -30,6 +30,8 @@ func editTree(t *testing.T, start string) string {
 		"base/cm.yaml":             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n",
 		"comp/kustomization.yaml":  "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\ncommonAnnotations:\n  from: comp\n",
 		"comp2/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\n",
+		"app.env":                    "# env\nX=1\nY\n",
+		"config.properties":          "a=b\n",
 		"transformer.yaml":         "apiVersion: builtin\nkind: NamespaceTransformer\nmetadata:\n  name: t\n  namespace: tns\n",
 	}
 	for name, content := range files {
@@ -113,9 +115,36 @@ func TestEditDifferential(t *testing.T) {
 		{"remove", "label", "-i", "nope"},
 		{"remove", "annotation", "note"},
 		{"remove", "buildmetadata", "originAnnotations"},
+		{"add", "patch", "--path", "patch.yaml"},
+		{"add", "patch", "--path", "patch.yaml", "--kind", "Deployment", "--name", "web"},
+		{"add", "patch", "--patch", "[{\"op\": \"add\", \"path\": \"/x\", \"value\": 1}]", "--group", "apps", "--version", "v1", "--kind", "Deployment", "--namespace", "ns", "--label-selector", "a=b", "--annotation-selector", "c=d"},
+		{"add", "patch"},
+		{"add", "patch", "--path", "a", "--patch", "b"},
+		{"remove", "patch", "--path", "patch.yaml", "--kind", "Deployment", "--name", "web"},
+		{"remove", "patch", "--path", "nope.yaml"},
+		{"add", "configmap", "app", "--from-literal=C=3", "--from-literal=D=a,b"},
+		{"add", "configmap", "new", "--from-file=config.properties", "--from-file=k=app.env", "--behavior=merge", "--namespace", "default"},
+		{"add", "configmap", "envcm", "--from-env-file=app.env", "--disableNameSuffixHash"},
+		{"add", "configmap", "bad", "--from-literal=noequals"},
+		{"add", "configmap", "bad", "--from-file=missing.txt"},
+		{"add", "configmap", "dup", "--from-literal=A=1", "--from-literal=A=2"},
+		{"add", "configmap", "nothing"},
+		{"add", "secret", "creds", "--from-literal=pass=x"},
+		{"add", "secret", "tls", "--type", "kubernetes.io/tls", "--from-file=tls.crt=config.properties", "--namespace", "ns"},
+		// kustomize rewrites the literals of `set` in Go map order, so
+		// only a one-literal generator has one right answer.
+		{"set", "configmap", "one", "--from-literal=K=9"},
+		{"set", "configmap", "app", "--namespace", "other", "--new-namespace", "moved"},
+		{"set", "configmap", "app", "--from-literal=Z=1"},
+		{"set", "configmap", "none", "--from-literal=A=1"},
+		{"set", "secret", "creds", "--from-literal=user=root"},
+		{"remove", "configmap", "app"},
+		{"remove", "configmap", "app,none", "--namespace", "other"},
+		{"remove", "configmap", "none"},
+		{"remove", "secret", "creds"},
 		{"fix"},
 	}
-	for _, start := range []string{"awkward.yaml", "plain.yaml", "nofields.yaml"} {
+	for _, start := range []string{"awkward.yaml", "plain.yaml", "nofields.yaml", "generators.yaml"} {
 		for _, args := range cases {
 			name := start + "/" + strings.Join(args, " ")
 			t.Run(name, func(t *testing.T) {

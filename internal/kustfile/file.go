@@ -169,30 +169,21 @@ func fixOnRead(k *Kustomization) {
 	k.Bases = nil
 	k.Images = append(k.Images, k.ImageTags...)
 	k.ImageTags = nil
-	k.ConfigMapGenerator = fixEnvSource(k.ConfigMapGenerator)
-	k.SecretGenerator = fixEnvSource(k.SecretGenerator)
+	for i := range k.ConfigMapGenerator {
+		fixEnvSource(&k.ConfigMapGenerator[i].GeneratorArgs)
+	}
+	for i := range k.SecretGenerator {
+		fixEnvSource(&k.SecretGenerator[i].GeneratorArgs)
+	}
 	fixHelm(k)
 }
 
-// fixEnvSource moves a generator's envSource into envSources.
-func fixEnvSource(gens []json.RawMessage) []json.RawMessage {
-	for i, g := range gens {
-		var m map[string]interface{}
-		if json.Unmarshal(g, &m) != nil {
-			continue
-		}
-		src, _ := m["envSource"].(string)
-		if src == "" {
-			continue
-		}
-		list, _ := m["envSources"].([]interface{})
-		m["envSources"] = append(list, src)
-		delete(m, "envSource")
-		if b, err := json.Marshal(m); err == nil {
-			gens[i] = b
-		}
+// fixEnvSource moves a generator's env into envs.
+func fixEnvSource(g *GeneratorArgs) {
+	if g.EnvSource != "" {
+		g.EnvSources = append(g.EnvSources, g.EnvSource)
+		g.EnvSource = ""
 	}
-	return gens
 }
 
 // fixHelm splits helmChartInflationGenerator entries into helmCharts and

@@ -30,12 +30,12 @@ type Kustomization struct {
 	Components                  []string          `json:"components,omitempty"`
 	Crds                        []string          `json:"crds,omitempty"`
 	Bases                       []string          `json:"bases,omitempty"`
-	ConfigMapGenerator          []json.RawMessage `json:"configMapGenerator,omitempty"`
-	SecretGenerator             []json.RawMessage `json:"secretGenerator,omitempty"`
+	ConfigMapGenerator          []ConfigMapArgs   `json:"configMapGenerator,omitempty"`
+	SecretGenerator             []SecretArgs      `json:"secretGenerator,omitempty"`
 	HelmGlobals                 json.RawMessage   `json:"helmGlobals,omitempty"`
 	HelmCharts                  []json.RawMessage `json:"helmCharts,omitempty"`
 	HelmChartInflationGenerator []json.RawMessage `json:"helmChartInflationGenerator,omitempty"`
-	GeneratorOptions            json.RawMessage   `json:"generatorOptions,omitempty"`
+	GeneratorOptions            *GeneratorOptions `json:"generatorOptions,omitempty"`
 	Configurations              []string          `json:"configurations,omitempty"`
 	Generators                  []string          `json:"generators,omitempty"`
 	Transformers                []string          `json:"transformers,omitempty"`
@@ -56,8 +56,64 @@ type Label struct {
 type Patch struct {
 	Path    string          `json:"path,omitempty"`
 	Patch   string          `json:"patch,omitempty"`
-	Target  json.RawMessage `json:"target,omitempty"`
-	Options json.RawMessage `json:"options,omitempty"`
+	Target  *Selector  `json:"target,omitempty"`
+	Options *PatchArgs `json:"options,omitempty"`
+}
+
+// Equals reports whether two patches are the same, as kustomize compares
+// them for `add patch` and `remove patch`.
+func (p Patch) Equals(o Patch) bool {
+	targetEqual := p.Target == o.Target || (p.Target != nil && o.Target != nil && *p.Target == *o.Target)
+	optionsEqual := p.Options == o.Options || (p.Options != nil && o.Options != nil && *p.Options == *o.Options)
+	return p.Path == o.Path && p.Patch == o.Patch && targetEqual && optionsEqual
+}
+
+// Selector selects the resources a patch applies to.
+type Selector struct {
+	Group              string `json:"group,omitempty"`
+	Version            string `json:"version,omitempty"`
+	Kind               string `json:"kind,omitempty"`
+	Name               string `json:"name,omitempty"`
+	Namespace          string `json:"namespace,omitempty"`
+	AnnotationSelector string `json:"annotationSelector,omitempty"`
+	LabelSelector      string `json:"labelSelector,omitempty"`
+}
+
+// PatchArgs are a patch's options.
+type PatchArgs struct {
+	AllowNameChange bool `json:"allowNameChange,omitempty"`
+	AllowKindChange bool `json:"allowKindChange,omitempty"`
+}
+
+// GeneratorOptions are the options of generated ConfigMaps and Secrets.
+type GeneratorOptions struct {
+	Labels                map[string]string `json:"labels,omitempty"`
+	Annotations           map[string]string `json:"annotations,omitempty"`
+	DisableNameSuffixHash bool              `json:"disableNameSuffixHash,omitempty"`
+	Immutable             bool              `json:"immutable,omitempty"`
+}
+
+// GeneratorArgs are the fields ConfigMap and Secret generators share.
+type GeneratorArgs struct {
+	Namespace      string            `json:"namespace,omitempty"`
+	Name           string            `json:"name,omitempty"`
+	Behavior       string            `json:"behavior,omitempty"`
+	LiteralSources []string          `json:"literals,omitempty"`
+	FileSources    []string          `json:"files,omitempty"`
+	EnvSources     []string          `json:"envs,omitempty"`
+	EnvSource      string            `json:"env,omitempty"`
+	Options        *GeneratorOptions `json:"options,omitempty"`
+}
+
+// ConfigMapArgs is one entry of configMapGenerator.
+type ConfigMapArgs struct {
+	GeneratorArgs
+}
+
+// SecretArgs is one entry of secretGenerator.
+type SecretArgs struct {
+	GeneratorArgs
+	Type string `json:"type,omitempty"`
 }
 
 // Image is one entry of the images field.
