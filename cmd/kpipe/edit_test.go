@@ -30,8 +30,8 @@ func editTree(t *testing.T, start string) string {
 		"base/cm.yaml":             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n",
 		"comp/kustomization.yaml":  "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\ncommonAnnotations:\n  from: comp\n",
 		"comp2/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\n",
-		"app.env":                    "# env\nX=1\nY\n",
-		"config.properties":          "a=b\n",
+		"app.env":                  "# env\nX=1\nY\n",
+		"config.properties":        "a=b\n",
 		"transformer.yaml":         "apiVersion: builtin\nkind: NamespaceTransformer\nmetadata:\n  name: t\n  namespace: tns\n",
 	}
 	for name, content := range files {

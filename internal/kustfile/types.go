@@ -54,8 +54,8 @@ type Label struct {
 
 // Patch is one entry of the patches (or patchesJson6902) field.
 type Patch struct {
-	Path    string          `json:"path,omitempty"`
-	Patch   string          `json:"patch,omitempty"`
+	Path    string     `json:"path,omitempty"`
+	Patch   string     `json:"patch,omitempty"`
 	Target  *Selector  `json:"target,omitempty"`
 	Options *PatchArgs `json:"options,omitempty"`
 }
