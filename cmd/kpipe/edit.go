@@ -24,9 +24,24 @@ func editCommand() *cli.Command {
 			{Name: "add", Usage: "add an item to the kustomization file", Subcommands: editAddCommands()},
 			{Name: "remove", Usage: "remove items from the kustomization file", Subcommands: editRemoveCommands()},
 			{
+				Name:  "alpha-list-builtin-plugin",
+				Usage: "[Alpha] list the builtin plugins",
+				Action: func(c *cli.Context) error {
+					fmt.Fprint(c.App.Writer, "Builtin plugins:\n\n")
+					for _, p := range builtinPluginNames {
+						fmt.Fprintf(c.App.Writer, " * %s\n", p)
+					}
+					return nil
+				},
+			},
+			{
 				Name:  "fix",
 				Usage: "fix deprecated fields (patchesJson6902, patchesStrategicMerge, commonLabels, bases, imageTags)",
+				Flags: []cli.Flag{&cli.BoolFlag{Name: "vars", Usage: "not supported by kpipe: use kustomize edit fix --vars"}},
 				Action: editAction(func(c *cli.Context, dir string, f *kustfile.File, k *kustfile.Kustomization) error {
+					if c.Bool("vars") {
+						return errors.New("kpipe edit fix does not convert vars to replacements (it rewrites resource files); run `kustomize edit fix --vars`")
+					}
 					if err := kustfile.Fix(k, dir); err != nil {
 						return err
 					}
@@ -36,6 +51,29 @@ func editCommand() *cli.Command {
 			},
 		},
 	}
+}
+
+// builtinPluginNames are kustomize v5.8.2's builtin plugins, sorted
+// (`kustomize edit alpha-list-builtin-plugin` prints them in Go map order).
+var builtinPluginNames = []string{
+	"AnnotationsTransformer",
+	"ConfigMapGenerator",
+	"HashTransformer",
+	"HelmChartInflationGenerator",
+	"IAMPolicyGenerator",
+	"ImageTagTransformer",
+	"LabelTransformer",
+	"NamespaceTransformer",
+	"PatchJson6902Transformer",
+	"PatchStrategicMergeTransformer",
+	"PatchTransformer",
+	"PrefixSuffixTransformer",
+	"PrefixTransformer",
+	"ReplacementTransformer",
+	"ReplicaCountTransformer",
+	"SecretGenerator",
+	"SuffixTransformer",
+	"ValueAddTransformer",
 }
 
 // errNoChange tells editAction to leave the file as it is.
@@ -64,12 +102,12 @@ func editAction(change func(c *cli.Context, dir string, f *kustfile.File, k *kus
 }
 
 // editOne is a subcommand that takes exactly one value.
-func editOne(name, usage string, set func(k *kustfile.Kustomization, v string)) *cli.Command {
+func editOne(name, what, usage string, set func(k *kustfile.Kustomization, v string)) *cli.Command {
 	return &cli.Command{
 		Name: name, Usage: usage, ArgsUsage: "VALUE",
 		Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
 			if c.NArg() != 1 {
-				return fmt.Errorf("must specify exactly one %s value", name)
+				return fmt.Errorf("must specify exactly one %s value", what)
 			}
 			set(k, c.Args().First())
 			return nil
@@ -85,9 +123,9 @@ func editSetCommands() []*cli.Command {
 	return []*cli.Command{
 		editGenerator("set", "configmap"),
 		editGenerator("set", "secret"),
-		editOne("nameprefix", "set namePrefix", func(k *kustfile.Kustomization, v string) { k.NamePrefix = v }),
-		editOne("namesuffix", "set nameSuffix", func(k *kustfile.Kustomization, v string) { k.NameSuffix = v }),
-		editOne("namespace", "set namespace", func(k *kustfile.Kustomization, v string) { k.Namespace = v }),
+		editOne("nameprefix", "prefix", "set namePrefix", func(k *kustfile.Kustomization, v string) { k.NamePrefix = v }),
+		editOne("namesuffix", "suffix", "set nameSuffix", func(k *kustfile.Kustomization, v string) { k.NameSuffix = v }),
+		editOne("namespace", "namespace", "set namespace", func(k *kustfile.Kustomization, v string) { k.Namespace = v }),
 		{
 			Name: "image", Usage: "set images' new names, tags or digests", ArgsUsage: "NAME[=NEWNAME][:TAG][@DIGEST]...",
 			Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
