@@ -104,6 +104,12 @@ func TestEditDifferential(t *testing.T) {
 		{"add", "label", "--include-templates", "t:1"},
 		{"add", "annotation", "x:y", "z:\"q\"", "n:1"},
 		{"add", "annotation", "note:dup"},
+		// Scalars YAML would read as something else, long and non-ASCII
+		// values, a value with a newline: quoting and folding as kustomize.
+		{"add", "annotation", "a:yes", "b:1.0", "c:null", "d:~", "e:x: y", "f:#x", "g:é ü", "h:0x1F", "i:" + strings.Repeat("word ", 30), "j:line1\nline2", "k:'q'", "l: lead"},
+		{"set", "nameprefix", "--", "on"},
+		{"set", "namesuffix", "--", "123"},
+		{"set", "image", "nginx=reg.io/nginx:0755"},
 		{"add", "buildmetadata", "transformerAnnotations"},
 		{"add", "buildmetadata", "originAnnotations"},
 		{"remove", "resource", "deploy.yaml"},
