@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -8,7 +10,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kpipe/kpipe/internal/engine"
 	"github.com/kpipe/kpipe/internal/kustfile"
+	"github.com/kpipe/kpipe/internal/loaders"
 	"github.com/urfave/cli/v2"
 )
 
@@ -38,19 +42,54 @@ func editCommand() *cli.Command {
 				Name:  "fix",
 				Usage: "fix deprecated fields (patchesJson6902, patchesStrategicMerge, commonLabels, bases, imageTags)",
 				Flags: []cli.Flag{&cli.BoolFlag{Name: "vars", Usage: "not supported by kpipe: use kustomize edit fix --vars"}},
-				Action: editAction(func(c *cli.Context, dir string, f *kustfile.File, k *kustfile.Kustomization) error {
+				Action: func(c *cli.Context) error {
 					if c.Bool("vars") {
-						return errors.New("kpipe edit fix does not convert vars to replacements (it rewrites resource files); run `kustomize edit fix --vars`")
+						return errors.New("kpipe edit fix does not convert vars to replacements (that rewrites resource files); run `kustomize edit fix --vars`")
 					}
-					if err := kustfile.Fix(k, dir); err != nil {
-						return err
-					}
-					fmt.Fprint(c.App.Writer, "\nFixed fields:\n  patchesJson6902 -> patches\n  patchesStrategicMerge -> patches\n  commonLabels -> labels\n")
-					return nil
-				}),
+					return editFix(c)
+				},
 			},
 		},
 	}
+}
+
+// editFix is `edit fix`: as kustomize, it builds the kustomization before
+// and after the rewrite and warns when the output changed or the build now
+// fails.
+func editFix(c *cli.Context) error {
+	dir, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	before, _ := buildForFix(c.Context, dir)
+	f, k, err := kustfile.Open(dir)
+	if err != nil {
+		return err
+	}
+	if err := kustfile.Fix(k, dir); err != nil {
+		return fmt.Errorf("%s: %w", f.Path, err)
+	}
+	w := c.App.Writer
+	fmt.Fprint(w, "\nFixed fields:\n  patchesJson6902 -> patches\n  patchesStrategicMerge -> patches\n  commonLabels -> labels\n\n"+
+		"To convert vars -> replacements, run the command `kustomize edit fix --vars`\n\n"+
+		"WARNING: Converting vars to replacements will potentially overwrite many resource files \n"+
+		"and the resulting files may not produce the same output when `kustomize build` is run. \n"+
+		"We recommend doing this in a clean git repository where the change is easy to undo.\n")
+	writeErr := f.Write(k)
+	after, err := buildForFix(c.Context, dir)
+	if err != nil {
+		fmt.Fprintf(w, "Warning: 'Fixed' kustomization now produces the error when running `kpipe build`: %s\n", err)
+	} else if !bytes.Equal(after, before) {
+		fmt.Fprintf(w, "Warning: 'Fixed' kustomization now produces different output when running `kpipe build`:\n...%s...\n", after)
+	}
+	return writeErr
+}
+
+// buildForFix builds dir as `kpipe build` with default flags and no cache.
+func buildForFix(ctx context.Context, dir string) ([]byte, error) {
+	g, loadErrs := engine.Load([]string{dir}, loaders.RootOnly)
+	res := engine.NewBuilder(g, engine.Options{Warn: func(string) {}}).Run(ctx, loadErrs)[0]
+	return res.YAML, res.Err
 }
 
 // builtinPluginNames are kustomize v5.8.2's builtin plugins, sorted

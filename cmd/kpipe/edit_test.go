@@ -63,6 +63,20 @@ func runIn(t *testing.T, dir string, bin []string, args ...string) (int, string)
 	return 0, out.String()
 }
 
+// stdoutOf runs `edit fix` on fresh trees made from start and returns
+// the standard output of kustomize and of kpipe.
+func stdoutOf(t *testing.T, start string, kz, kp []string) (string, string) {
+	t.Helper()
+	out := func(dir string, bin []string) string {
+		cmd := exec.Command(bin[0], append(bin[1:], "edit", "fix")...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "KPIPE_TEST_AS_KPIPE=1")
+		b, _ := cmd.Output()
+		return string(b)
+	}
+	return out(editTree(t, start), kz), out(editTree(t, start), kp)
+}
+
 func kpipeBin(t *testing.T) []string {
 	exe, err := os.Executable()
 	if err != nil {
@@ -160,6 +174,22 @@ func TestEditDifferential(t *testing.T) {
 				cp, op := runIn(t, dp, kp, full...)
 				if (ck == 0) != (cp == 0) {
 					t.Fatalf("kustomize exit %d (%s), kpipe exit %d (%s)", ck, ok, cp, op)
+				}
+				if args[0] == "fix" {
+					// What fix prints (kustomize's build warnings aside).
+					// The same text, and the same build warning (kpipe's
+					// names kpipe build and carries kpipe's error message).
+					so, sp := stdoutOf(t, start, kz, kp)
+					kind := func(out string) (string, string) {
+						text, warn, _ := strings.Cut(out, "Warning: 'Fixed' kustomization now produces ")
+						w, _, _ := strings.Cut(warn, " when running")
+						return text, w
+					}
+					tk, wk := kind(so)
+					tp, wp := kind(sp)
+					if tk != tp || wk != wp {
+						t.Errorf("fix prints\n%s\nkustomize prints\n%s", sp, so)
+					}
 				}
 				wk, _ := os.ReadFile(filepath.Join(dk, "kustomization.yaml"))
 				wp, _ := os.ReadFile(filepath.Join(dp, "kustomization.yaml"))
