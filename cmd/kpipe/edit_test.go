@@ -164,7 +164,7 @@ func TestEditDifferential(t *testing.T) {
 		{"remove", "secret", "creds"},
 		{"fix"},
 	}
-	for _, start := range []string{"awkward.yaml", "plain.yaml", "nofields.yaml", "generators.yaml"} {
+	for _, start := range []string{"awkward.yaml", "plain.yaml", "nofields.yaml", "generators.yaml", "odd.yaml", "crlf.yaml", "nonewline.yaml"} {
 		for _, args := range cases {
 			name := start + "/" + strings.Join(args, " ")
 			t.Run(name, func(t *testing.T) {
@@ -336,5 +336,31 @@ func TestVersionForms(t *testing.T) {
 	}
 	if code, _, _ = kpipe(t, "version", "-o", "xml"); code == 0 {
 		t.Error("-o xml accepted")
+	}
+}
+
+// TestEditOtherFileNames: kustomization.yml and Kustomization are edited
+// in place, as kustomize edits them.
+func TestEditOtherFileNames(t *testing.T) {
+	kz := []string{kustomize582(t)}
+	for _, name := range []string{"kustomization.yml", "Kustomization"} {
+		var got [2][]byte
+		for i, bin := range [][]string{kz, kpipeBin(t)} {
+			dir := t.TempDir()
+			p := filepath.Join(dir, name)
+			if err := os.WriteFile(p, []byte("# c\nresources: []\nnamespace: a\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if code, out := runIn(t, dir, bin, "edit", "set", "image", "x:1"); code != 0 {
+				t.Fatalf("%v on %s: %s", bin, name, out)
+			}
+			got[i], _ = os.ReadFile(p)
+			if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+				t.Errorf("%s: %d files in the directory", name, len(entries))
+			}
+		}
+		if !bytes.Equal(got[0], got[1]) {
+			t.Errorf("%s: kustomize\n%s\nkpipe\n%s", name, got[0], got[1])
+		}
 	}
 }

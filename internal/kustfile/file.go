@@ -339,7 +339,13 @@ func (f *File) Write(k *Kustomization) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", f.Path, err)
 	}
-	return WriteAtomic(f.Path, data, f.mode)
+	// A symlinked kustomization file is written through the link (as
+	// kustomize writes it), not replaced by a regular file.
+	target, err := filepath.EvalSymlinks(f.Path)
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", f.Path, err)
+	}
+	return WriteAtomic(target, data, f.mode)
 }
 
 // WriteAtomic writes data to path through a temporary file and a rename,

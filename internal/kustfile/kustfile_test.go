@@ -188,3 +188,42 @@ func TestGeneratorChecks(t *testing.T) {
 		t.Error("set of a missing key accepted")
 	}
 }
+
+// TestWriteThroughSymlink: a symlinked kustomization file stays a link and
+// its target gets the new content.
+func TestWriteThroughSymlink(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real.yaml")
+	os.WriteFile(real, []byte("namespace: a\n"), 0o644)
+	link := filepath.Join(dir, "kustomization.yaml")
+	if err := os.Symlink("real.yaml", link); err != nil {
+		t.Skip("no symlinks here:", err)
+	}
+	f, k, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.Namespace = "b"
+	if err := f.Write(k); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Lstat(link); fi.Mode()&os.ModeSymlink == 0 {
+		t.Error("the link was replaced by a file")
+	}
+	if got, _ := os.ReadFile(real); !strings.Contains(string(got), "namespace: b\n") {
+		t.Errorf("target: %q", got)
+	}
+}
+
+// TestWriteAtomicFailure: a write that cannot happen names the file and
+// leaves nothing behind.
+func TestWriteAtomicFailure(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "missing", "kustomization.yaml")
+	if err := WriteAtomic(p, []byte("x"), 0o644); err == nil || !strings.Contains(err.Error(), p) {
+		t.Errorf("err %v", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("left %v", entries)
+	}
+}
