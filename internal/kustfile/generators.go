@@ -35,17 +35,9 @@ func (g *GeneratorFlags) ExpandFileSources(dir string) error {
 		} else {
 			pattern = s[0]
 		}
-		files, err := filepath.Glob(filepath.Join(dir, pattern))
+		rel, err := globIn(dir, pattern)
 		if err != nil {
 			return fmt.Errorf("failed to expand file source: %w", err)
-		}
-		var rel []string
-		for _, f := range files {
-			r, err := filepath.Rel(dir, f)
-			if err != nil {
-				return err
-			}
-			rel = append(rel, filepath.ToSlash(r))
 		}
 		if key != "" {
 			if len(rel) != 1 {

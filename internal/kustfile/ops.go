@@ -265,18 +265,12 @@ func Glob(dir string, patterns []string, noVerify bool) ([]string, error) {
 			out = append(out, p)
 			continue
 		}
-		files, err := filepath.Glob(filepath.Join(dir, p))
+		files, err := globIn(dir, p)
 		if err != nil {
 			return nil, fmt.Errorf("error checking the filesystem: %w", err)
 		}
 		if len(files) > 0 {
-			for _, f := range files {
-				rel, err := filepath.Rel(dir, f)
-				if err != nil {
-					return nil, err
-				}
-				out = append(out, filepath.ToSlash(rel))
-			}
+			out = append(out, files...)
 			continue
 		}
 		if isRemote(p) {
@@ -284,6 +278,31 @@ func Glob(dir string, patterns []string, noVerify bool) ([]string, error) {
 			continue
 		}
 		return nil, fmt.Errorf("%s has no match: must build at directory: not a valid directory: evalsymlink failure on '%s' : lstat %s: no such file or directory", p, filepath.Join(dir, p), filepath.Join(dir, p))
+	}
+	return out, nil
+}
+
+// globIn is filepath.Glob run in dir: a pattern without meta characters
+// comes back as written when the file exists (kustomize keeps
+// "base/../cm.yaml" so), matches of a pattern come back relative to dir.
+func globIn(dir, pattern string) ([]string, error) {
+	if !strings.ContainsAny(pattern, `*?[\`) {
+		if _, err := os.Lstat(filepath.Join(dir, pattern)); err != nil {
+			return nil, nil
+		}
+		return []string{pattern}, nil
+	}
+	files, err := filepath.Glob(filepath.Join(dir, pattern))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(files))
+	for _, f := range files {
+		rel, err := filepath.Rel(dir, f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, filepath.ToSlash(rel))
 	}
 	return out, nil
 }
