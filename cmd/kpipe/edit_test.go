@@ -167,8 +167,18 @@ func TestEditDifferential(t *testing.T) {
 		{"remove", "secret", "creds"},
 		{"fix"},
 	}
-	for _, start := range []string{"awkward.yaml", "plain.yaml", "nofields.yaml", "generators.yaml", "odd.yaml", "crlf.yaml", "nonewline.yaml"} {
+	// Every case runs on the two richest starting files; the other
+	// starting files (layout oddities) get one case of each kind, which
+	// keeps the test's ~2 processes per case affordable under -race.
+	few := map[string]bool{"set namespace ns1": true, "set image nginx=*:9": true, "add label e:f g:h": true,
+		"add resource cm.yaml deploy.yaml *.yaml": true, "remove resource deploy.yaml": true,
+		"add configmap envcm --from-env-file=app.env --disableNameSuffixHash": true,
+		"add patch --path patch.yaml": true, "remove label app": true, "fix": true}
+	for _, start := range []string{"awkward.yaml", "generators.yaml", "plain.yaml", "nofields.yaml", "odd.yaml", "crlf.yaml", "nonewline.yaml"} {
 		for _, args := range cases {
+			if start != "awkward.yaml" && start != "generators.yaml" && !few[strings.Join(args, " ")] {
+				continue
+			}
 			name := start + "/" + strings.Join(args, " ")
 			t.Run(name, func(t *testing.T) {
 				dk, dp := editTree(t, start), editTree(t, start)
