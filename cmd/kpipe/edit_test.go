@@ -173,7 +173,7 @@ func TestEditDifferential(t *testing.T) {
 	few := map[string]bool{"set namespace ns1": true, "set image nginx=*:9": true, "add label e:f g:h": true,
 		"add resource cm.yaml deploy.yaml *.yaml": true, "remove resource deploy.yaml": true,
 		"add configmap envcm --from-env-file=app.env --disableNameSuffixHash": true,
-		"add patch --path patch.yaml": true, "remove label app": true, "fix": true}
+		"add patch --path patch.yaml":                                         true, "remove label app": true, "fix": true}
 	for _, start := range []string{"awkward.yaml", "generators.yaml", "plain.yaml", "nofields.yaml", "odd.yaml", "crlf.yaml", "nonewline.yaml"} {
 		for _, args := range cases {
 			if start != "awkward.yaml" && start != "generators.yaml" && !few[strings.Join(args, " ")] {
