@@ -174,7 +174,7 @@ func TestEditDifferential(t *testing.T) {
 		"add resource cm.yaml deploy.yaml *.yaml": true, "remove resource deploy.yaml": true,
 		"add configmap envcm --from-env-file=app.env --disableNameSuffixHash": true,
 		"add patch --path patch.yaml":                                         true, "remove label app": true, "fix": true}
-	for _, start := range []string{"awkward.yaml", "generators.yaml", "plain.yaml", "nofields.yaml", "odd.yaml", "crlf.yaml", "nonewline.yaml"} {
+	for _, start := range []string{"awkward.yaml", "generators.yaml", "plain.yaml", "nofields.yaml", "odd.yaml", "crlf.yaml", "nonewline.yaml", "helm.yaml"} {
 		for _, args := range cases {
 			if start != "awkward.yaml" && start != "generators.yaml" && !few[strings.Join(args, " ")] {
 				continue

@@ -186,47 +186,26 @@ func fixEnvSource(g *GeneratorArgs) {
 	}
 }
 
-// fixHelm splits helmChartInflationGenerator entries into helmCharts and
-// helmGlobals, as kustomize's SplitHelmParameters does.
+// fixHelm moves helmChartInflationGenerator entries into helmCharts and
+// helmGlobals, as kustomize's SplitHelmParameters does (the last non-empty
+// chartHome and helmHome win; fields helmCharts has no place for are lost).
 func fixHelm(k *Kustomization) {
-	var globals struct {
-		ChartHome  string `json:"chartHome,omitempty"`
-		ConfigHome string `json:"configHome,omitempty"`
-	}
-	for _, raw := range k.HelmChartInflationGenerator {
-		var old map[string]interface{}
-		if json.Unmarshal(raw, &old) != nil {
-			continue
+	var globals HelmGlobals
+	for _, old := range k.HelmChartInflationGenerator {
+		k.HelmCharts = append(k.HelmCharts, HelmChart{
+			Name: old.ChartName, Version: old.ChartVersion, Repo: old.ChartRepoURL,
+			ValuesFile: old.Values, ValuesInline: old.ValuesLocal, ValuesMerge: old.ValuesMerge,
+			ReleaseName: old.ReleaseName,
+		})
+		if old.HelmHome != "" {
+			globals.ConfigHome = old.HelmHome
 		}
-		str := func(k string) string { s, _ := old[k].(string); return s }
-		c := map[string]interface{}{}
-		for from, to := range map[string]string{
-			"chartName": "name", "chartVersion": "version", "chartRepoUrl": "repo",
-			"releaseName": "releaseName", "releaseNamespace": "namespace",
-			"valuesFile": "valuesFile", "valuesMerge": "valuesMerge",
-		} {
-			if s := str(from); s != "" {
-				c[to] = s
-			}
-		}
-		if v, ok := old["valuesLocal"].(map[string]interface{}); ok && len(v) > 0 {
-			c["valuesInline"] = v
-		}
-		if v, ok := old["extraArgs"]; ok {
-			_ = v // kustomize drops extraArgs in the split
-		}
-		if b, err := json.Marshal(c); err == nil {
-			k.HelmCharts = append(k.HelmCharts, b)
-		}
-		if s := str("chartHome"); s != "" {
-			globals.ChartHome = s
-		}
-		if s := str("helmHome"); s != "" {
-			globals.ConfigHome = s
+		if old.ChartHome != "" {
+			globals.ChartHome = old.ChartHome
 		}
 	}
 	if k.HelmGlobals == nil && (globals.ChartHome != "" || globals.ConfigHome != "") {
-		k.HelmGlobals, _ = json.Marshal(globals)
+		k.HelmGlobals = &globals
 	}
 	k.HelmChartInflationGenerator = nil
 }
@@ -319,10 +298,6 @@ func marshalField(fl field, k *Kustomization) ([]byte, error) {
 }
 
 func isEmpty(v reflect.Value) bool {
-	if raw, ok := v.Interface().(json.RawMessage); ok {
-		s := string(bytes.TrimSpace(raw))
-		return s == "" || s == "null"
-	}
 	if v.Kind() == reflect.Ptr {
 		return v.IsNil()
 	}

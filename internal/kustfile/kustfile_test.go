@@ -90,7 +90,8 @@ func TestReadFixes(t *testing.T) {
 // TestBadInput: unknown fields and bad YAML are errors naming the file,
 // and the file is not touched.
 func TestBadInput(t *testing.T) {
-	for _, bad := range []string{"resources: [a]\nimage: x\n", "resources: [a\n", "namePrefix: [x]\n"} {
+	for _, bad := range []string{"resources: [a]\nimage: x\n", "resources: [a\n", "namePrefix: [x]\n",
+		"vars: [{name: x, objref: {kind: S, name: a}, bogus: 1}]\n", "replicas: [{name: a, count: x}]\n"} {
 		dir := writeKust(t, bad)
 		_, _, err := Open(dir)
 		if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "kustomization.yaml")) {

@@ -1,46 +1,44 @@
 package kustfile
 
-import "encoding/json"
-
-// Kustomization mirrors the fields of kustomize's Kustomization type
-// (api v0.21.2) with the same JSON names. Fields that kpipe's edit commands
-// change are typed; the others are kept as raw JSON, which round-trips them
-// unchanged (the YAML writer sorts keys, as kustomize's does).
+// Kustomization mirrors kustomize's Kustomization type (api v0.21.2): the
+// same fields, JSON names and omitempty rules, so that decoding (strict,
+// keys matched without regard to case) and encoding give what kustomize's
+// give.
 type Kustomization struct {
-	APIVersion                  string            `json:"apiVersion,omitempty"`
-	Kind                        string            `json:"kind,omitempty"`
-	MetaData                    json.RawMessage   `json:"metadata,omitempty"`
-	OpenAPI                     json.RawMessage   `json:"openapi,omitempty"`
-	NamePrefix                  string            `json:"namePrefix,omitempty"`
-	NameSuffix                  string            `json:"nameSuffix,omitempty"`
-	Namespace                   string            `json:"namespace,omitempty"`
-	CommonLabels                map[string]string `json:"commonLabels,omitempty"`
-	Labels                      []Label           `json:"labels,omitempty"`
-	CommonAnnotations           map[string]string `json:"commonAnnotations,omitempty"`
-	PatchesStrategicMerge       []string          `json:"patchesStrategicMerge,omitempty"`
-	PatchesJson6902             []Patch           `json:"patchesJson6902,omitempty"`
-	Patches                     []Patch           `json:"patches,omitempty"`
-	Images                      []Image           `json:"images,omitempty"`
-	ImageTags                   []Image           `json:"imageTags,omitempty"`
-	Replacements                []json.RawMessage `json:"replacements,omitempty"`
-	Replicas                    []Replica         `json:"replicas,omitempty"`
-	Vars                        []json.RawMessage `json:"vars,omitempty"`
-	SortOptions                 json.RawMessage   `json:"sortOptions,omitempty"`
-	Resources                   []string          `json:"resources,omitempty"`
-	Components                  []string          `json:"components,omitempty"`
-	Crds                        []string          `json:"crds,omitempty"`
-	Bases                       []string          `json:"bases,omitempty"`
-	ConfigMapGenerator          []ConfigMapArgs   `json:"configMapGenerator,omitempty"`
-	SecretGenerator             []SecretArgs      `json:"secretGenerator,omitempty"`
-	HelmGlobals                 json.RawMessage   `json:"helmGlobals,omitempty"`
-	HelmCharts                  []json.RawMessage `json:"helmCharts,omitempty"`
-	HelmChartInflationGenerator []json.RawMessage `json:"helmChartInflationGenerator,omitempty"`
-	GeneratorOptions            *GeneratorOptions `json:"generatorOptions,omitempty"`
-	Configurations              []string          `json:"configurations,omitempty"`
-	Generators                  []string          `json:"generators,omitempty"`
-	Transformers                []string          `json:"transformers,omitempty"`
-	Validators                  []string          `json:"validators,omitempty"`
-	BuildMetadata               []string          `json:"buildMetadata,omitempty"`
+	APIVersion                  string             `json:"apiVersion,omitempty"`
+	Kind                        string             `json:"kind,omitempty"`
+	MetaData                    *ObjectMeta        `json:"metadata,omitempty"`
+	OpenAPI                     map[string]string  `json:"openapi,omitempty"`
+	NamePrefix                  string             `json:"namePrefix,omitempty"`
+	NameSuffix                  string             `json:"nameSuffix,omitempty"`
+	Namespace                   string             `json:"namespace,omitempty"`
+	CommonLabels                map[string]string  `json:"commonLabels,omitempty"`
+	Labels                      []Label            `json:"labels,omitempty"`
+	CommonAnnotations           map[string]string  `json:"commonAnnotations,omitempty"`
+	PatchesStrategicMerge       []string           `json:"patchesStrategicMerge,omitempty"`
+	PatchesJson6902             []Patch            `json:"patchesJson6902,omitempty"`
+	Patches                     []Patch            `json:"patches,omitempty"`
+	Images                      []Image            `json:"images,omitempty"`
+	ImageTags                   []Image            `json:"imageTags,omitempty"`
+	Replacements                []ReplacementField `json:"replacements,omitempty"`
+	Replicas                    []Replica          `json:"replicas,omitempty"`
+	Vars                        []Var              `json:"vars,omitempty"`
+	SortOptions                 *SortOptions       `json:"sortOptions,omitempty"`
+	Resources                   []string           `json:"resources,omitempty"`
+	Components                  []string           `json:"components,omitempty"`
+	Crds                        []string           `json:"crds,omitempty"`
+	Bases                       []string           `json:"bases,omitempty"`
+	ConfigMapGenerator          []ConfigMapArgs    `json:"configMapGenerator,omitempty"`
+	SecretGenerator             []SecretArgs       `json:"secretGenerator,omitempty"`
+	HelmGlobals                 *HelmGlobals       `json:"helmGlobals,omitempty"`
+	HelmCharts                  []HelmChart        `json:"helmCharts,omitempty"`
+	HelmChartInflationGenerator []HelmChartArgs    `json:"helmChartInflationGenerator,omitempty"`
+	GeneratorOptions            *GeneratorOptions  `json:"generatorOptions,omitempty"`
+	Configurations              []string           `json:"configurations,omitempty"`
+	Generators                  []string           `json:"generators,omitempty"`
+	Transformers                []string           `json:"transformers,omitempty"`
+	Validators                  []string           `json:"validators,omitempty"`
+	BuildMetadata               []string           `json:"buildMetadata,omitempty"`
 }
 
 // Label is one entry of the labels field.
@@ -49,7 +47,7 @@ type Label struct {
 	IncludeSelectors            bool              `json:"includeSelectors,omitempty"`
 	IncludeTemplates            bool              `json:"includeTemplates,omitempty"`
 	IncludeVolumeClaimTemplates bool              `json:"includeVolumeClaimTemplates,omitempty"`
-	FieldSpecs                  []json.RawMessage `json:"fields,omitempty"`
+	FieldSpecs                  []FieldSpec       `json:"fields,omitempty"`
 }
 
 // Patch is one entry of the patches (or patchesJson6902) field.
@@ -129,4 +127,134 @@ type Image struct {
 type Replica struct {
 	Name  string `json:"name,omitempty"`
 	Count int64  `json:"count"`
+}
+
+// HelmGlobals are the settings shared by a kustomization's helm charts.
+type HelmGlobals struct {
+	ChartHome  string `json:"chartHome,omitempty"`
+	ConfigHome string `json:"configHome,omitempty"`
+}
+
+// HelmChart is one entry of helmCharts.
+type HelmChart struct {
+	Name                  string                 `json:"name,omitempty"`
+	Version               string                 `json:"version,omitempty"`
+	Repo                  string                 `json:"repo,omitempty"`
+	ReleaseName           string                 `json:"releaseName,omitempty"`
+	Namespace             string                 `json:"namespace,omitempty"`
+	AdditionalValuesFiles []string               `json:"additionalValuesFiles,omitempty"`
+	ValuesFile            string                 `json:"valuesFile,omitempty"`
+	ValuesInline          map[string]interface{} `json:"valuesInline,omitempty"`
+	ValuesMerge           string                 `json:"valuesMerge,omitempty"`
+	IncludeCRDs           bool                   `json:"includeCRDs,omitempty"`
+	SkipHooks             bool                   `json:"skipHooks,omitempty"`
+	ApiVersions           []string               `json:"apiVersions,omitempty"`
+	KubeVersion           string                 `json:"kubeVersion,omitempty"`
+	NameTemplate          string                 `json:"nameTemplate,omitempty"`
+	SkipTests             bool                   `json:"skipTests,omitempty"`
+	Debug                 bool                   `json:"debug,omitempty"`
+	Devel                 bool                   `json:"devel,omitempty"`
+}
+
+// HelmChartArgs is one entry of the deprecated helmChartInflationGenerator.
+type HelmChartArgs struct {
+	ChartName        string                 `json:"chartName,omitempty"`
+	ChartVersion     string                 `json:"chartVersion,omitempty"`
+	ChartRepoURL     string                 `json:"chartRepoUrl,omitempty"`
+	ChartHome        string                 `json:"chartHome,omitempty"`
+	ChartRepoName    string                 `json:"chartRepoName,omitempty"`
+	HelmBin          string                 `json:"helmBin,omitempty"`
+	HelmHome         string                 `json:"helmHome,omitempty"`
+	Values           string                 `json:"values,omitempty"`
+	ValuesLocal      map[string]interface{} `json:"valuesLocal,omitempty"`
+	ValuesMerge      string                 `json:"valuesMerge,omitempty"`
+	ReleaseName      string                 `json:"releaseName,omitempty"`
+	ReleaseNamespace string                 `json:"releaseNamespace,omitempty"`
+	ExtraArgs        []string               `json:"extraArgs,omitempty"`
+}
+
+// ObjectMeta is the kustomization's metadata.
+type ObjectMeta struct {
+	Name        string            `json:"name,omitempty"`
+	Namespace   string            `json:"namespace,omitempty"`
+	Labels      map[string]string `json:"labels,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+// SortOptions is the sortOptions field.
+type SortOptions struct {
+	Order             string             `json:"order,omitempty"`
+	LegacySortOptions *LegacySortOptions `json:"legacySortOptions,omitempty"`
+}
+
+// LegacySortOptions are the kinds legacy order puts first and last.
+type LegacySortOptions struct {
+	OrderFirst []string `json:"orderFirst"`
+	OrderLast  []string `json:"orderLast"`
+}
+
+// FieldSpec names a field of a kind (labels' fields).
+type FieldSpec struct {
+	Group              string `json:"group,omitempty"`
+	Version            string `json:"version,omitempty"`
+	Kind               string `json:"kind,omitempty"`
+	Path               string `json:"path,omitempty"`
+	CreateIfNotPresent bool   `json:"create,omitempty"`
+}
+
+// Var is one entry of the deprecated vars field.
+type Var struct {
+	Name     string        `json:"name"`
+	ObjRef   VarTarget     `json:"objref"`
+	FieldRef FieldSelector `json:"fieldref,omitempty"`
+}
+
+// VarTarget is the object a var refers to.
+type VarTarget struct {
+	APIVersion string `json:"apiVersion,omitempty"`
+	Group      string `json:"group,omitempty"`
+	Version    string `json:"version,omitempty"`
+	Kind       string `json:"kind,omitempty"`
+	Name       string `json:"name"`
+	Namespace  string `json:"namespace,omitempty"`
+}
+
+// FieldSelector is a var's field.
+type FieldSelector struct {
+	FieldPath string `json:"fieldPath,omitempty"`
+}
+
+// ReplacementField is one entry of replacements: inline, or a file.
+type ReplacementField struct {
+	Source      *SourceSelector   `json:"source,omitempty"`
+	Targets     []*TargetSelector `json:"targets,omitempty"`
+	SourceValue *string           `json:"sourceValue,omitempty"`
+	Path        string            `json:"path,omitempty"`
+}
+
+// SourceSelector is a replacement's source.
+type SourceSelector struct {
+	Group     string        `json:"group,omitempty"`
+	Version   string        `json:"version,omitempty"`
+	Kind      string        `json:"kind,omitempty"`
+	Name      string        `json:"name,omitempty"`
+	Namespace string        `json:"namespace,omitempty"`
+	FieldPath string        `json:"fieldPath,omitempty"`
+	Options   *FieldOptions `json:"options,omitempty"`
+}
+
+// TargetSelector is one of a replacement's targets.
+type TargetSelector struct {
+	Select     *Selector     `json:"select"`
+	Reject     []*Selector   `json:"reject,omitempty"`
+	FieldPaths []string      `json:"fieldPaths,omitempty"`
+	Options    *FieldOptions `json:"options,omitempty"`
+}
+
+// FieldOptions are a replacement's field options.
+type FieldOptions struct {
+	Delimiter string `json:"delimiter,omitempty"`
+	Index     int    `json:"index,omitempty"`
+	Encoding  string `json:"encoding,omitempty"`
+	Create    bool   `json:"create,omitempty"`
 }
