@@ -4,7 +4,8 @@
 //	kpipe build DIR [-o FILE|DIR] [--load-restrictor ...] [--reorder legacy|none]
 //	kpipe fn run DIR [--enable-exec] [--dry-run]
 //	kpipe fn wrap -- CMD [ARGS...]
-//	kpipe version
+//	kpipe edit set|add|remove ...|fix
+//	kpipe version [--short] [-o json|yaml]
 package main
 
 import (
@@ -17,8 +18,6 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
-
-	"github.com/kpipe/kpipe/internal/engine"
 )
 
 // Version is kpipe's version; release builds set it with -ldflags.
@@ -66,14 +65,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			buildAllCommand(),
 			cacheCommand(),
 			fnCommand(),
-			{
-				Name:  "version",
-				Usage: "print kpipe's version",
-				Action: func(c *cli.Context) error {
-					_, err := fmt.Fprintf(c.App.Writer, "kpipe %s (output compatible with kustomize %s)\n", Version, engine.KustomizeVersion)
-					return err
-				},
-			},
+			editCommand(),
+			versionCommand(),
 		},
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/kpipe/kpipe/internal/engine"
 )
 
 // kpipe runs the CLI in-process and returns its exit code, stdout and stderr.
@@ -152,7 +154,7 @@ printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: args\ndata:\n  flags
 
 func TestVersion(t *testing.T) {
 	code, out, _ := kpipe(t, "version")
-	if code != 0 || !strings.HasPrefix(out, "kpipe ") {
+	if code != 0 || !strings.HasPrefix(out, engine.KustomizeVersion+"+kpipe.") {
 		t.Errorf("exit %d, output %q", code, out)
 	}
 }

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"strings"
+
+	"github.com/kpipe/kpipe/internal/engine"
+	"github.com/urfave/cli/v2"
+	yaml "go.yaml.in/yaml/v2"
+)
+
+// versionString is kpipe's version in kustomize's shape: kustomize's
+// semantic version (engine.KustomizeVersion, the release whose output kpipe
+// reproduces) with kpipe's own version as build metadata, for example
+// v5.8.3+kpipe.v0.1.0-dev. Tools that parse `kustomize version` (Argo CD
+// takes the first semantic version in the output) read the kustomize one.
+func versionString() string {
+	meta := strings.Map(func(r rune) rune {
+		switch {
+		case r >= '0' && r <= '9', r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r == '-', r == '.':
+			return r
+		}
+		return '-'
+	}, Version)
+	meta = strings.Trim(meta, ".")
+	if meta == "" {
+		meta = "unknown"
+	}
+	return engine.KustomizeVersion + "+kpipe." + meta
+}
+
+// versionInfo has the fields of `kustomize version --output json|yaml`.
+type versionInfo struct {
+	Version   string `json:"version" yaml:"version"`
+	GitCommit string `json:"gitCommit" yaml:"gitCommit"`
+	BuildDate string `json:"buildDate" yaml:"buildDate"`
+	GoOs      string `json:"goOs" yaml:"goOs"`
+	GoArch    string `json:"goArch" yaml:"goArch"`
+	GoVersion string `json:"goVersion" yaml:"goVersion"`
+}
+
+// versionCommand is `kpipe version [--short] [-o json|yaml]`, with
+// kustomize v5.8.2's forms.
+func versionCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "version",
+		Usage: "print the version, in kustomize's shape (KUSTOMIZEVERSION+kpipe.VERSION)",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "short", Usage: "deprecated: print {VERSION  unknown   } as kustomize does"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "one of 'yaml' or 'json'"},
+		},
+		Action: func(c *cli.Context) error {
+			w := c.App.Writer
+			info := versionInfo{Version: versionString(), GitCommit: "unknown", BuildDate: "unknown",
+				GoOs: runtime.GOOS, GoArch: runtime.GOARCH, GoVersion: runtime.Version()}
+			if c.Bool("short") {
+				fmt.Fprintln(c.App.ErrWriter, "Flag --short has been deprecated, and will be removed in the future.")
+			}
+			switch o := c.String("output"); o {
+			case "json":
+				b, err := json.MarshalIndent(info, "", "  ")
+				if err != nil {
+					return err
+				}
+				_, err = fmt.Fprintf(w, "%s\n", b)
+				return err
+			case "yaml":
+				b, err := yaml.Marshal(info)
+				if err != nil {
+					return err
+				}
+				_, err = fmt.Fprintf(w, "%s\n", b)
+				return err
+			case "":
+			default:
+				return fmt.Errorf("--output must be 'yaml' or 'json'")
+			}
+			if c.Bool("short") {
+				_, err := fmt.Fprintf(w, "{%s  %s   }\n", info.Version, info.BuildDate)
+				return err
+			}
+			_, err := fmt.Fprintln(w, info.Version)
+			return err
+		},
+	}
+}
