@@ -111,15 +111,14 @@ func runBuildAll(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	cdir, err := cacheDir(c)
+	store, err := openCache(c)
 	if err != nil {
 		return err
 	}
-	prepareCache(&opts, cdir)
-	index, err := cache.LoadRootIndex(cdir, engine.SettingsKey(opts, restriction))
-	if err != nil {
-		opts.Warn("Warning: cache: ignoring the root index: " + err.Error())
-	}
+	prepareCache(&opts, store)
+	opts.Cache.Store = store
+	defer closeStore(store, &opts)
+	index := store.RootIndex(engine.SettingsKey(opts, restriction))
 	checker := cache.NewInputChecker(opts.Cache.Files)
 	roots, all, err := findRoots(c, restriction, index, checker)
 	if err != nil {
@@ -165,10 +164,8 @@ func runBuildAll(c *cli.Context) error {
 			return err
 		}
 	}
-	if err := index.Save(); err != nil {
-		opts.Warn("Warning: cache: saving the root index: " + err.Error())
-	}
-	saveFileIndex(cdir, &opts)
+	_ = index.Save()
+	saveFileIndex(&opts)
 
 	var errs *multierror.Error
 	rep.Summary.Roots = len(roots)
@@ -240,12 +237,7 @@ func buildRoots(c *cli.Context, restriction loaders.Restriction, opts engine.Opt
 	for _, w := range g.Warnings {
 		opts.Warn(w)
 	}
-	store, err := openCache(c, 30*time.Second)
-	if err != nil {
-		return engine.Stats{}, err
-	}
-	opts.Cache.Store = store
-	defer closeStore(store, &opts)
+	store := opts.Cache.Store
 
 	var bar *progressbar.ProgressBar
 	if f, ok := c.App.ErrWriter.(*os.File); ok && c.Bool("progress") && term.IsTerminal(int(f.Fd())) {

@@ -426,7 +426,7 @@ func (b *Builder) resolve(ctx context.Context, n *Node) *nodeResult {
 	r := &nodeResult{acc: acc}
 	if k, ok := m.remember(n); ok {
 		if data, err := encodeAccumulation(acc); err == nil {
-			m.Store.Put(k, data)
+			m.put(k, data, hasSecret(acc.Resources.All()) || runsPlugins(n))
 		}
 		r.key = k
 	}
@@ -493,7 +493,10 @@ func (b *Builder) runStageEncoded(ctx context.Context, s stages.Stage, rs *resou
 	}
 	desc, isPlugin := asPlugin(s)
 	var want []byte // --verify-cache: the output the stage must give
-	if b.memo != nil && b.memo.Store != nil && !(isPlugin && b.opts.NoCachePlugins) {
+	// Only stages that cost more than storing them are memoized on their
+	// own (plugins, functions, helm); the others are memoized as part of
+	// their node.
+	if b.memo != nil && b.memo.Store != nil && expensive(s, isPlugin) && !(isPlugin && b.opts.NoCachePlugins) {
 		var err error
 		if in == nil {
 			in, err = resource.EncodeList(rs)
@@ -544,12 +547,18 @@ func (b *Builder) runStageEncoded(ctx context.Context, s stages.Stage, rs *resou
 	var out []byte
 	if cacheable {
 		if enc, err := resource.EncodeList(rs); err == nil {
-			b.memo.Store.Put(key, enc)
+			b.memo.put(key, enc, isPlugin || hasSecret(rs.All()))
 			out = enc
 		}
 	}
 	b.stageDone(ctx, s.Kind(), false, time.Since(start))
 	return out, nil
+}
+
+// expensive reports whether a stage is worth a cache entry of its own:
+// an external plugin or function, or helm.
+func expensive(s stages.Stage, isPlugin bool) bool {
+	return isPlugin || s.Kind() == "HelmChartInflationGenerator"
 }
 
 // describer is implemented by plugin stages, which name themselves for

@@ -1,9 +1,7 @@
 package engine
 
 import (
-	"bytes"
 	"context"
-	"encoding/gob"
 	"errors"
 	"fmt"
 	"runtime"
@@ -73,7 +71,8 @@ type Accumulation struct {
 
 // Result is the outcome of one root.
 type Result struct {
-	// Resources are the root's output objects in output order.
+	// Resources are the root's output objects in output order; nil when
+	// the output came from the cache (Cached), which keeps only YAML.
 	Resources []*resource.Resource
 	// Err is the root's error; Resources is nil then.
 	Err error
@@ -81,6 +80,9 @@ type Result struct {
 	YAML []byte
 	// Cached says the final output came from the cache.
 	Cached bool
+	// Sensitive says the output may hold a Secret's data or a plugin's
+	// output: a cache must not send it to a remote (see sensitive.go).
+	Sensitive bool
 	// NodesBuilt and NodesCached count the nodes of the root's graph
 	// (shared ones included) that were built, or found in the cache, in
 	// this run; StagesRan and StagesCached count their stages.
@@ -206,6 +208,7 @@ func (b *Builder) Run(ctx context.Context, loadErrs []error) []Result {
 				results[i].Err = r.err
 			default:
 				results[i].Resources, results[i].YAML, results[i].Cached, results[i].Err = b.finishRoot(ctx, n, r)
+				results[i].Sensitive = yamlHasSecret(results[i].YAML) || runsPlugins(n)
 			}
 			b.countSubgraph(n, &results[i])
 			return nil
@@ -325,11 +328,8 @@ func (b *Builder) finishRoot(ctx context.Context, n *Node, r *nodeResult) ([]*re
 	if b.memo != nil && r.key != (cache.Key{}) {
 		key = b.memo.key("root").Key(r.key).Sum()
 		if data, ok := b.memo.Store.Get(key); ok && !b.opts.VerifyCache {
-			var v rootValue
-			if gob.NewDecoder(bytes.NewReader(data)).Decode(&v) == nil && v.List != nil {
-				b.count(func(s *Stats) { s.RootsCached++ })
-				return v.List.All(), v.YAML, true, nil
-			}
+			b.count(func(s *Stats) { s.RootsCached++ })
+			return nil, data, true, nil
 		}
 	}
 	acc, err := b.load(ctx, n, r)
@@ -345,16 +345,8 @@ func (b *Builder) finishRoot(ctx context.Context, n *Node, r *nodeResult) ([]*re
 		return nil, nil, false, err
 	}
 	if key != (cache.Key{}) {
-		var buf bytes.Buffer
-		if gob.NewEncoder(&buf).Encode(rootValue{YAML: y, List: resource.NewList(out...)}) == nil {
-			b.memo.Store.Put(key, buf.Bytes())
-		}
+		// The output as rendered is the whole entry: no second encoding.
+		b.memo.put(key, y, hasSecret(out) || runsPlugins(n))
 	}
 	return out, y, false, nil
-}
-
-// rootValue is a root's cached output.
-type rootValue struct {
-	YAML []byte
-	List *resource.List
 }
