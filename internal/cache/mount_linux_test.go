@@ -37,7 +37,6 @@ func readOnly(t *testing.T, dir string) {
 	}
 }
 
-
 // mountTmpfs mounts a tmpfs of the given size on dir for the test.
 func mountTmpfs(t *testing.T, dir, size string) {
 	t.Helper()
