@@ -161,19 +161,19 @@ func cacheCommand() *cli.Command {
 			},
 			{
 				Name:  "verify",
-				Usage: "check every entry's content against its digest (deletes nothing)",
+				Usage: "check every entry's content against its digest (deletes nothing); exit status 1 when an entry is corrupt (incomplete entries, left by killed processes, are not)",
 				Flags: dirFlag(),
 				Action: func(c *cli.Context) error {
 					s, err := open(c)
 					if err != nil {
 						return err
 					}
-					good, bad, err := s.Verify()
+					r, err := s.Verify()
 					if err != nil {
 						return err
 					}
-					fmt.Fprintf(c.App.Writer, "%d entries verified, %d unusable (each is a miss)\n", good, bad)
-					if bad > 0 {
+					fmt.Fprintf(c.App.Writer, "%d entries verified, %d incomplete, %d corrupt (each bad entry is a miss)\n", r.Good, r.Incomplete, r.Corrupt)
+					if r.Corrupt > 0 {
 						return cli.Exit("", 1)
 					}
 					return nil

@@ -360,17 +360,30 @@ func Clear(dir string) (removed int, left []string, err error) {
 	return removed, left, nil
 }
 
+// VerifyResult counts the entries of a cache by state.
+type VerifyResult struct {
+	// Good entries verify against their digests.
+	Good int `json:"good"`
+	// Incomplete entries are shorter than their line says, or their
+	// content is missing: a write that a killed process, a crash or a full
+	// disk cut short, or a prune. Each is a miss, rewritten by the next
+	// build that needs it.
+	Incomplete int `json:"incomplete"`
+	// Corrupt entries are whole but do not match their digest (the disk
+	// or another program changed them). Each is a miss too.
+	Corrupt int `json:"corrupt"`
+}
+
 // Verify reads every entry of the cache and checks its content against
-// its digest; it returns the number of good entries and of entries that
-// would miss (content missing, partial or corrupt, or an unreadable entry
-// line). It deletes nothing.
-func (s *Store) Verify() (good, bad int, err error) {
+// its digest. It deletes nothing: a bad entry is a miss.
+func (s *Store) Verify() (VerifyResult, error) {
+	var r VerifyResult
 	if s == nil {
-		return 0, 0, nil
+		return r, nil
 	}
 	u, err := s.scan()
 	if err != nil {
-		return 0, 0, err
+		return r, err
 	}
 	for _, f := range u.files {
 		name := filepath.Base(f.path)
@@ -379,16 +392,36 @@ func (s *Store) Verify() (good, bad int, err error) {
 		}
 		var k Key
 		if _, err := hex.Decode(k[:], []byte(strings.TrimSuffix(name, sufAction))); err != nil {
-			bad++
+			r.Corrupt++
 			continue
 		}
 		if _, ok := s.get(k); ok {
-			good++
-		} else {
-			bad++
+			r.Good++
+			continue
+		}
+		line, err := os.ReadFile(f.path)
+		if err != nil || len(line) < entrySize {
+			r.Incomplete++
+			continue
+		}
+		e, ok := parseEntry(k, line[:entrySize])
+		switch {
+		case !ok:
+			r.Corrupt++
+		case len(line) > entrySize && int64(len(line)-entrySize) < e.size:
+			r.Incomplete++
+		case len(line) > entrySize:
+			r.Corrupt++
+		default:
+			fi, err := os.Stat(s.name(hex.EncodeToString(e.digest[:]), sufData))
+			if err != nil || fi.Size() < e.size {
+				r.Incomplete++
+			} else {
+				r.Corrupt++
+			}
 		}
 	}
-	return good, bad, nil
+	return r, nil
 }
 
 // Uploadable lists the files of the cache a remote upload would send: the
@@ -416,11 +449,17 @@ func (s *Store) Uploadable(includeSensitive bool) ([]string, error) {
 		if err != nil {
 			continue
 		}
-		e, ok := parseEntry(k, line)
+		if len(line) < entrySize {
+			continue
+		}
+		e, ok := parseEntry(k, line[:entrySize])
 		if !ok || (e.sensitive && !includeSensitive) {
 			continue
 		}
-		out = append(out, f.path, s.name(hex.EncodeToString(e.digest[:]), sufData))
+		out = append(out, f.path)
+		if len(line) == entrySize {
+			out = append(out, s.name(hex.EncodeToString(e.digest[:]), sufData))
+		}
 	}
 	return out, nil
 }

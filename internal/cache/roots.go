@@ -4,7 +4,6 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 )
 
@@ -30,7 +29,7 @@ type RootIndex struct {
 	mu        sync.Mutex
 	roots     map[string]*RootRecord // nil value: known to have no record
 	discovery map[string]*DiscoveryRecord
-	dirty     map[string]bool // record names to write (or remove) in Save
+	dirty     map[string]bool // discovery records to write in Save
 }
 
 // Input is one file or directory a build read.
@@ -145,8 +144,16 @@ func (ri *RootIndex) Root(root string) (RootRecord, bool) {
 	return *r, true
 }
 
-// SetRoot records root's build; a nil record forgets the root.
+// SetRoot records root's build; a nil record forgets the root. A
+// persistent index writes the record at once and keeps no copy in memory.
 func (ri *RootIndex) SetRoot(root string, r *RootRecord) {
+	if ri.d != nil {
+		ri.mu.Lock()
+		delete(ri.roots, root)
+		ri.mu.Unlock()
+		ri.saveRecord("root", root, &storedRecord{Settings: ri.settings, Name: root, Root: r})
+		return
+	}
 	ri.mu.Lock()
 	defer ri.mu.Unlock()
 	if r != nil {
@@ -154,7 +161,18 @@ func (ri *RootIndex) SetRoot(root string, r *RootRecord) {
 		r = &c
 	}
 	ri.roots[root] = r
-	ri.dirty["root\x00"+root] = true
+}
+
+// saveRecord writes (or, when it holds nothing, removes) a record.
+func (ri *RootIndex) saveRecord(kind, name string, s *storedRecord) {
+	path := ri.d.name(ri.recordName(kind, name), sufRecord)
+	if s.Root == nil && s.Discovery == nil {
+		_ = os.Remove(path)
+		return
+	}
+	if b, err := encodeState(s); err == nil {
+		ri.d.write(path, b)
+	}
 }
 
 // Discovery returns the discovery record stored under key.
@@ -181,10 +199,11 @@ func (ri *RootIndex) SetDiscovery(key string, r DiscoveryRecord) {
 	ri.mu.Lock()
 	defer ri.mu.Unlock()
 	ri.discovery[key] = &r
-	ri.dirty["discovery\x00"+key] = true
+	ri.dirty[key] = true
 }
 
-// Save writes the records that changed. Write failures are reported by
+// Save writes the discovery records that changed (root records are
+// written by SetRoot). Write failures are reported by
 // the store the index came from, once; the error is kept for callers and
 // is always nil.
 func (ri *RootIndex) Save() error {
@@ -195,24 +214,11 @@ func (ri *RootIndex) Save() error {
 	if ri.d == nil {
 		return nil
 	}
-	for id := range dirty {
-		kind, name, _ := strings.Cut(id, "\x00")
-		s := storedRecord{Settings: ri.settings, Name: name}
+	for name := range dirty {
 		ri.mu.Lock()
-		if kind == "root" {
-			s.Root = ri.roots[name]
-		} else {
-			s.Discovery = ri.discovery[name]
-		}
+		s := storedRecord{Settings: ri.settings, Name: name, Discovery: ri.discovery[name]}
 		ri.mu.Unlock()
-		path := ri.d.name(ri.recordName(kind, name), sufRecord)
-		if s.Root == nil && s.Discovery == nil {
-			_ = os.Remove(path)
-			continue
-		}
-		if b, err := encodeState(&s); err == nil {
-			ri.d.write(path, b)
-		}
+		ri.saveRecord("discovery", name, &s)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -84,10 +85,18 @@ func (s *Store) Dir() string {
 }
 
 // An entry file ("-a") is one line of fixed size: the format, the key, the
-// content's digest and size, the time it was written and its flags.
+// content's digest and size, the time it was written and its flags; a
+// value of at most inlineMax bytes follows the line in the same file, a
+// larger one is in its content file ("-d").
 //
 //	v2 <key hex> <digest hex> <size, 20 digits> <unix nanoseconds, 20 digits> <flags>\n
 const entrySize = 3 + 2*(2*sha256.Size+1) + 2*21 + 1 + 1
+
+// inlineMax is the largest value kept in its entry file, after the line,
+// instead of in a content file of its own: most values (manifests, small
+// nodes and outputs) are a few kilobytes, and a file costs a block on
+// disk and, on some file systems, far more to create than to fill.
+const inlineMax = 16 << 10
 
 // Entry flags.
 const (
@@ -169,6 +178,16 @@ func (s *Store) get(key Key) ([]byte, bool) {
 	if err != nil {
 		return nil, false
 	}
+	if len(line) > entrySize {
+		// A value kept inline, after the line.
+		e, ok := parseEntry(key, line[:entrySize])
+		value := line[entrySize:]
+		if !ok || int64(len(value)) != e.size || sha256.Sum256(value) != e.digest {
+			return nil, false
+		}
+		s.markUsed(ap)
+		return value, true
+	}
 	e, ok := parseEntry(key, line)
 	if !ok {
 		return nil, false
@@ -190,13 +209,22 @@ func (s *Store) Has(key Key) bool {
 	if s == nil {
 		return false
 	}
-	line, err := s.read(s.name(hex.EncodeToString(key[:]), sufAction))
+	f, err := os.Open(s.name(hex.EncodeToString(key[:]), sufAction))
 	if err != nil {
+		return false
+	}
+	defer f.Close()
+	line := make([]byte, entrySize)
+	if _, err := io.ReadFull(f, line); err != nil {
 		return false
 	}
 	e, ok := parseEntry(key, line)
 	if !ok {
 		return false
+	}
+	if e.size <= inlineMax {
+		fi, err := f.Stat()
+		return err == nil && fi.Size() == entrySize+e.size
 	}
 	fi, err := os.Stat(s.name(hex.EncodeToString(e.digest[:]), sufData))
 	return err == nil && fi.Size() == e.size
@@ -234,6 +262,15 @@ func (s *Store) put(key Key, value []byte, sensitive bool) {
 		return
 	}
 	digest := sha256.Sum256(value)
+	line := formatEntry(key, digest, int64(len(value)), s.opts.Now().UnixNano(), sensitive)
+	ap := s.name(hex.EncodeToString(key[:]), sufAction)
+	if len(value) <= inlineMax {
+		s.write(ap, append(line, value...))
+		if !s.broken.Load() {
+			s.puts.Add(1)
+		}
+		return
+	}
 	dp := s.name(hex.EncodeToString(digest[:]), sufData)
 	// Data before entry: an entry never names content not yet written.
 	// Equal content shares one file; an existing one with the right content
@@ -243,8 +280,7 @@ func (s *Store) put(key Key, value []byte, sensitive bool) {
 	} else {
 		s.write(dp, value)
 	}
-	s.write(s.name(hex.EncodeToString(key[:]), sufAction),
-		formatEntry(key, digest, int64(len(value)), s.opts.Now().UnixNano(), sensitive))
+	s.write(ap, line)
 	if !s.broken.Load() {
 		s.puts.Add(1)
 	}

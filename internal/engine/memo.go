@@ -414,7 +414,10 @@ func (b *Builder) resolve(ctx context.Context, n *Node) *nodeResult {
 		acc, err := b.buildNode(ctx, n)
 		return &nodeResult{acc: acc, err: err}
 	}
-	if k, ok := m.fullKey(n); ok && !b.opts.VerifyCache && m.Store.Has(k) {
+	if k, ok := m.fullKey(n); ok && !b.opts.VerifyCache && (m.Store.Has(k) || (b.isRoot(n) && m.Store.Has(m.key("root").Key(k).Sum()))) {
+		// (A root's finished output stands for its accumulation, which is
+		// not stored when no node includes the root; load builds it when
+		// needed after all.)
 		m.setKey(n, k)
 		b.count(func(s *Stats) { s.NodesCached++ })
 		return &nodeResult{key: k, fromCache: true}
@@ -425,8 +428,12 @@ func (b *Builder) resolve(ctx context.Context, n *Node) *nodeResult {
 	}
 	r := &nodeResult{acc: acc}
 	if k, ok := m.remember(n); ok {
-		if data, err := encodeAccumulation(acc); err == nil {
-			m.put(k, data, hasSecret(acc.Resources.All()) || runsPlugins(n))
+		// A root no other node includes needs no accumulation entry: its
+		// finished output is stored (finishRoot), and nothing else reads it.
+		if b.storesAccumulation(n) {
+			if data, err := encodeAccumulation(acc); err == nil {
+				m.put(k, data, hasSecret(acc.Resources.All()) || runsPlugins(n))
+			}
 		}
 		r.key = k
 	}
