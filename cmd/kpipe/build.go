@@ -17,6 +17,7 @@ import (
 	"github.com/kpipe/kpipe/internal/loaders"
 	"github.com/kpipe/kpipe/internal/output"
 	"github.com/kpipe/kpipe/internal/plugins"
+	"github.com/kpipe/kpipe/internal/resource"
 )
 
 func buildCommand() *cli.Command {
@@ -55,27 +56,37 @@ func runBuild(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	store, err := openCache(c)
+	if err != nil {
+		return err
+	}
+	prepareCache(&opts, store)
+	defer closeCache(store, &opts)
+	fast := newBuildRecord(c, store, opts, restriction, dir)
+	if y, warnings, ok := fast.lookup(); ok {
+		// Every input the last build read is unchanged: print its
+		// warnings and output.
+		for _, w := range warnings {
+			opts.Warn(w)
+		}
+		return writeOutput(c, engine.Result{YAML: y, Cached: true})
+	}
+	opts.Warn = fast.recordWarnings(opts.Warn)
 	g, loadErrs := engine.Load([]string{dir}, restriction)
 	for _, w := range g.Warnings {
 		opts.Warn(w)
 	}
-	cdir, err := cacheDir(c)
-	if err != nil {
-		return err
-	}
-	prepareCache(&opts, cdir)
-	store, err := openCache(c, 2*time.Second)
-	if err != nil {
-		return err
-	}
 	opts.Cache.Store = store
-	defer closeCache(store, cdir, &opts)
 	b := engine.NewBuilder(g, opts)
 	res := b.Run(c.Context, loadErrs)[0]
 	if res.Err != nil {
 		return res.Err
 	}
-	return writeOutput(c, res)
+	if err := writeOutput(c, res); err != nil {
+		return err
+	}
+	fast.record(b, g.Roots[0], res)
+	return nil
 }
 
 // commonBuildFlags are the flags of build and build-all.
@@ -129,16 +140,12 @@ func buildOptions(c *cli.Context) (loaders.Restriction, engine.Options, error) {
 	}, nil
 }
 
-// prepareCache loads the file index of the cache directory dir ("" for
-// none) into opts and sets the version salted into every cache key; the
-// store itself is opened only when a build needs it.
-func prepareCache(opts *engine.Options, dir string) {
-	files, err := cache.LoadFileIndex(dir)
-	if err != nil {
-		opts.Warn("Warning: cache: ignoring the file index: " + err.Error())
-	}
+// prepareCache sets up the file index of the store (nil for none) in opts
+// and the version salted into every cache key.
+func prepareCache(opts *engine.Options, store *cache.Store) {
+	files := store.FileIndex()
 	opts.Cache = engine.Cache{Files: files}
-	if dir != "" {
+	if store != nil {
 		opts.Cache.Version = cacheVersion(files)
 	}
 }
@@ -168,17 +175,15 @@ func cacheVersion(files *cache.FileIndex) string {
 }
 
 // closeCache saves the file index and closes the store.
-func closeCache(store *cache.Store, dir string, opts *engine.Options) {
-	saveFileIndex(dir, opts)
+func closeCache(store *cache.Store, opts *engine.Options) {
+	saveFileIndex(opts)
 	closeStore(store, opts)
 }
 
-// saveFileIndex writes the file index back to the cache directory dir.
-func saveFileIndex(dir string, opts *engine.Options) {
-	if dir != "" && opts.Cache.Files != nil {
-		if err := opts.Cache.Files.Save(dir); err != nil {
-			opts.Warn("Warning: cache: saving the file index: " + err.Error())
-		}
+// saveFileIndex writes the file index's new records to the cache.
+func saveFileIndex(opts *engine.Options) {
+	if opts.Cache.Files != nil {
+		_ = opts.Cache.Files.Save("")
 	}
 }
 
@@ -203,6 +208,14 @@ func writeOutput(c *cli.Context, res engine.Result) error {
 		return err
 	}
 	if st, err := os.Stat(out); err == nil && st.IsDir() {
+		if res.Resources == nil && len(res.YAML) > 0 {
+			// Output from the cache is kept as YAML only.
+			rs, err := resource.Decode(res.YAML)
+			if err != nil {
+				return err
+			}
+			res.Resources = rs
+		}
 		return output.WriteDir(out, res.Resources)
 	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err

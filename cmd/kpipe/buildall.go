@@ -111,15 +111,14 @@ func runBuildAll(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	cdir, err := cacheDir(c)
+	store, err := openCache(c)
 	if err != nil {
 		return err
 	}
-	prepareCache(&opts, cdir)
-	index, err := cache.LoadRootIndex(cdir, engine.SettingsKey(opts, restriction))
-	if err != nil {
-		opts.Warn("Warning: cache: ignoring the root index: " + err.Error())
-	}
+	prepareCache(&opts, store)
+	opts.Cache.Store = store
+	defer closeStore(store, &opts)
+	index := store.RootIndex(engine.SettingsKey(opts, restriction))
 	checker := cache.NewInputChecker(opts.Cache.Files)
 	roots, all, err := findRoots(c, restriction, index, checker)
 	if err != nil {
@@ -165,10 +164,8 @@ func runBuildAll(c *cli.Context) error {
 			return err
 		}
 	}
-	if err := index.Save(); err != nil {
-		opts.Warn("Warning: cache: saving the root index: " + err.Error())
-	}
-	saveFileIndex(cdir, &opts)
+	_ = index.Save()
+	saveFileIndex(&opts)
 
 	var errs *multierror.Error
 	rep.Summary.Roots = len(roots)
@@ -240,12 +237,7 @@ func buildRoots(c *cli.Context, restriction loaders.Restriction, opts engine.Opt
 	for _, w := range g.Warnings {
 		opts.Warn(w)
 	}
-	store, err := openCache(c, 30*time.Second)
-	if err != nil {
-		return engine.Stats{}, err
-	}
-	opts.Cache.Store = store
-	defer closeStore(store, &opts)
+	store := opts.Cache.Store
 
 	var bar *progressbar.ProgressBar
 	if f, ok := c.App.ErrWriter.(*os.File); ok && c.Bool("progress") && term.IsTerminal(int(f.Fd())) {
@@ -255,47 +247,42 @@ func buildRoots(c *cli.Context, restriction loaders.Restriction, opts engine.Opt
 		opts.Progress = func() { _ = bar.Add(1) }
 	}
 	b := engine.NewBuilder(g, opts)
-	results := b.Run(c.Context, loadErrs)
-
-	var eg errgroup.Group
-	eg.SetLimit(opts.Jobs)
-	for j, i := range todo {
-		eg.Go(func() error {
-			t0 := time.Now()
-			res, root := results[j], roots[i]
-			rr := rootReport{Path: root, Output: outputOf(root), Cached: res.Cached, NodesBuilt: res.NodesBuilt, NodesCached: res.NodesCached,
-				StageHits: res.StagesCached, StageMisses: res.StagesRan}
-			err := res.Err
-			if err == nil {
-				sum := sha256.Sum256(res.YAML)
-				rr.Digest = hex.EncodeToString(sum[:])
-				prev, known := index.Root(root)
-				rr.Changed = !known || prev.OutputDigest != cache.Key(sum)
-				if rr.Output != "" {
-					err = writeIfChanged(rr.Output, res.YAML)
-				}
-				if err == nil && store != nil {
-					// Record the root only if every input still has the
-					// content the build used.
-					if inputs, ok := b.Inputs(g.Roots[j]); ok && checker.Unchanged(inputs) {
-						index.SetRoot(root, &cache.RootRecord{Inputs: inputs, Output: rr.Output, OutputDigest: sum})
-					}
+	// Each root's output is written, and its record kept, as soon as the
+	// root is finished; nothing of it is kept after that.
+	b.RunEach(c.Context, loadErrs, func(j int, res engine.Result) {
+		t0 := time.Now()
+		i := todo[j]
+		root := roots[i]
+		rr := rootReport{Path: root, Output: outputOf(root), Cached: res.Cached, NodesBuilt: res.NodesBuilt, NodesCached: res.NodesCached,
+			StageHits: res.StagesCached, StageMisses: res.StagesRan}
+		err := res.Err
+		if err == nil {
+			sum := sha256.Sum256(res.YAML)
+			rr.Digest = hex.EncodeToString(sum[:])
+			prev, known := index.Root(root)
+			rr.Changed = !known || prev.OutputDigest != cache.Key(sum)
+			if rr.Output != "" {
+				err = writeIfChanged(rr.Output, res.YAML)
+			}
+			if err == nil && store != nil {
+				// Record the root only if every input still has the
+				// content the build used.
+				if inputs, ok := b.Inputs(g.Roots[j]); ok && checker.Unchanged(inputs) {
+					index.SetRoot(root, &cache.RootRecord{Inputs: inputs, Output: rr.Output, OutputDigest: sum})
 				}
 			}
-			if err != nil {
-				rr.Status, rr.Error, rr.Output = "error", err.Error(), ""
-			} else {
-				rr.Status = "ok"
-			}
-			rr.Seconds = time.Since(t0).Seconds()
-			rep.Roots[i] = rr
-			if bar != nil {
-				_ = bar.Add(1)
-			}
-			return nil
-		})
-	}
-	_ = eg.Wait()
+		}
+		if err != nil {
+			rr.Status, rr.Error, rr.Output = "error", err.Error(), ""
+		} else {
+			rr.Status = "ok"
+		}
+		rr.Seconds = time.Since(t0).Seconds()
+		rep.Roots[i] = rr
+		if bar != nil {
+			_ = bar.Add(1)
+		}
+	})
 	if bar != nil {
 		_ = bar.Finish()
 	}

@@ -17,7 +17,7 @@ func cacheFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "cache-dir", Usage: "cache directory (default $XDG_CACHE_HOME/kpipe or ~/.cache/kpipe)"},
 		&cli.BoolFlag{Name: "no-cache", Usage: "neither read nor write the cache"},
-		&cli.StringFlag{Name: "cache-max-size", Value: "2GiB", Usage: "prune the cache to stay under this size"},
+		&cli.StringFlag{Name: "cache-max-size", Value: "2GiB", Usage: "bound the cache directory to this size on disk (as du counts it)"},
 	}
 }
 
@@ -34,8 +34,9 @@ func cacheDir(c *cli.Context) (string, error) {
 }
 
 // openCache opens the cache the flags ask for; nil with --no-cache or when
-// the cache cannot be used (after a warning).
-func openCache(c *cli.Context, lockWait time.Duration) (*cache.Store, error) {
+// the cache cannot be used (after one warning). Opening reads nothing but
+// the directory's marker, and never waits for another process.
+func openCache(c *cli.Context) (*cache.Store, error) {
 	dir, err := cacheDir(c)
 	if err != nil || dir == "" {
 		return nil, err
@@ -49,7 +50,7 @@ func openCache(c *cli.Context, lockWait time.Duration) (*cache.Store, error) {
 		max = m
 	}
 	return cache.Open(c.Context, cache.Options{
-		Dir: dir, MaxSize: max, LockWait: lockWait,
+		Dir: dir, MaxSize: max,
 		Warn: func(msg string) { fmt.Fprintln(c.App.ErrWriter, "Warning: "+msg) },
 	}), nil
 }
@@ -78,7 +79,7 @@ func parseSize(s string) (int64, error) {
 
 func cacheCommand() *cli.Command {
 	open := func(c *cli.Context) (*cache.Store, error) {
-		s, err := openCache(c, 30*time.Second)
+		s, err := openCache(c)
 		if err == nil && s == nil {
 			err = fmt.Errorf("the cache is not available")
 		}
@@ -118,7 +119,7 @@ func cacheCommand() *cli.Command {
 			},
 			{
 				Name:  "prune",
-				Usage: "delete the oldest entries until the cache is under --max-size",
+				Usage: "delete the least recently used entries until the cache directory takes at most --max-size on disk (as du counts it)",
 				Flags: dirFlag(&cli.StringFlag{Name: "max-size", Required: true, Usage: "size to prune to, e.g. 500MB"}),
 				Action: func(c *cli.Context) error {
 					max, err := parseSize(c.String("max-size"))
@@ -134,21 +135,48 @@ func cacheCommand() *cli.Command {
 					if err != nil {
 						return err
 					}
-					fmt.Fprintf(c.App.Writer, "removed %d entries; cache is now %s\n", n, humanSize(s.Size()))
+					fmt.Fprintf(c.App.Writer, "removed %d entries; %s now takes %s on disk\n", n, s.Dir(), humanSize(s.Size()))
 					return nil
 				},
 			},
 			{
 				Name:  "clear",
-				Usage: "delete every cache entry",
+				Usage: "delete every file kpipe wrote in the cache directory (works on a damaged cache)",
+				Flags: dirFlag(),
+				Action: func(c *cli.Context) error {
+					dir, err := cacheDir(c)
+					if err != nil {
+						return err
+					}
+					removed, left, err := cache.Clear(dir)
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(c.App.Writer, "removed %d files from %s\n", removed, dir)
+					if len(left) > 0 {
+						fmt.Fprintf(c.App.Writer, "left %d files kpipe did not write: %s\n", len(left), strings.Join(left, ", "))
+					}
+					return nil
+				},
+			},
+			{
+				Name:  "verify",
+				Usage: "check every entry's content against its digest (deletes nothing); exit status 1 when an entry is corrupt (incomplete entries, left by killed processes, are not)",
 				Flags: dirFlag(),
 				Action: func(c *cli.Context) error {
 					s, err := open(c)
 					if err != nil {
 						return err
 					}
-					defer s.Close()
-					return s.Clear()
+					r, err := s.Verify()
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(c.App.Writer, "%d entries verified, %d incomplete, %d corrupt (each bad entry is a miss)\n", r.Good, r.Incomplete, r.Corrupt)
+					if r.Corrupt > 0 {
+						return cli.Exit("", 1)
+					}
+					return nil
 				},
 			},
 		},

@@ -1,13 +1,17 @@
 package cache
 
 import (
-	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
-
-	badger "github.com/dgraph-io/badger/v4"
 )
 
 // RunStats are the cache counts of one kpipe run, kept for `kpipe cache
@@ -27,14 +31,20 @@ func (r RunStats) HitRate() float64 {
 	return float64(r.Hits) / float64(r.Hits+r.Misses)
 }
 
-// RecordRun saves this process's counts as the last run's.
+// RecordRun saves this process's counts as the last run's, when it looked
+// anything up or wrote anything.
 func (s *Store) RecordRun() {
 	if s == nil {
 		return
 	}
 	h, m, p := s.Counts()
-	b, _ := json.Marshal(RunStats{Time: time.Now().UTC(), Hits: h, Misses: m, Writes: p})
-	s.PutMeta("lastrun", b)
+	if h+m+p == 0 || s.broken.Load() {
+		return
+	}
+	b, _ := json.Marshal(RunStats{Time: s.opts.Now().UTC(), Hits: h, Misses: m, Writes: p})
+	if err := writeWhole(filepath.Join(s.dir, layoutDir, lastRun), b); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		s.fail(err)
+	}
 }
 
 // Info describes the store for `kpipe cache stats`.
@@ -42,7 +52,7 @@ type Info struct {
 	Dir     string    `json:"dir"`
 	Entries int       `json:"entries"`
 	Blobs   int       `json:"blobs"`
-	Bytes   int64     `json:"bytes"`
+	Bytes   int64     `json:"bytes"` // on disk, as du counts it
 	LastRun *RunStats `json:"lastRun,omitempty"`
 }
 
@@ -52,129 +62,404 @@ func (s *Store) Info() (Info, error) {
 	if s == nil {
 		return info, nil
 	}
-	err := s.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: false})
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			k := it.Item().Key()
-			switch {
-			case hasPrefix(k, prefixRef):
-				info.Entries++
-			case hasPrefix(k, prefixBlob):
-				info.Blobs++
-			}
+	u, err := s.scan()
+	if err != nil {
+		return info, err
+	}
+	info.Bytes = u.total
+	for _, f := range u.files {
+		switch {
+		case strings.HasSuffix(f.path, sufAction):
+			info.Entries++
+		case strings.HasSuffix(f.path, sufData):
+			info.Blobs++
 		}
-		return nil
-	})
-	info.Bytes = s.Size()
-	if b, ok := s.GetMeta("lastrun"); ok {
+	}
+	if b, err := os.ReadFile(filepath.Join(s.dir, layoutDir, lastRun)); err == nil {
 		var r RunStats
 		if json.Unmarshal(b, &r) == nil {
 			info.LastRun = &r
 		}
 	}
-	return info, err
+	return info, nil
 }
 
-func hasPrefix(k []byte, p string) bool { return len(k) >= len(p) && string(k[:len(p)]) == p }
+// usage is what a scan of the directory found.
+type usage struct {
+	total int64       // every file and directory under the cache dir, as du counts
+	files []ownedFile // the files kpipe may delete
+}
 
-// Prune deletes the oldest entries until the entries and the values they
-// use take at most maxBytes, then drops values no entry uses and reclaims
-// disk space. It returns the number of entries removed.
+type ownedFile struct {
+	path  string
+	mod   time.Time
+	bytes int64
+}
+
+// owned reports whether name, a file in a v2/<xx> subdirectory, is one
+// kpipe writes.
+func owned(name string) bool {
+	if strings.HasPrefix(name, tmpPrefix) {
+		return true
+	}
+	i := strings.LastIndexByte(name, '-')
+	if i != 2*32 {
+		return false
+	}
+	switch name[i:] {
+	case sufAction, sufData, sufStat, sufRecord:
+	default:
+		return false
+	}
+	for _, c := range name[:i] {
+		if !strings.ContainsRune("0123456789abcdef", c) {
+			return false
+		}
+	}
+	return true
+}
+
+// scan walks the cache directory, adding up its size as du does and
+// listing the files kpipe wrote.
+func (s *Store) scan() (usage, error) {
+	var u usage
+	err := filepath.WalkDir(s.dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // removed by another process meanwhile
+			}
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		n := diskUsage(fi)
+		u.total += n
+		if d.Type().IsRegular() && filepath.Base(filepath.Dir(filepath.Dir(path))) == layoutDir &&
+			filepath.Dir(filepath.Dir(filepath.Dir(path))) == filepath.Clean(s.dir) && owned(d.Name()) {
+			u.files = append(u.files, ownedFile{path: path, mod: fi.ModTime(), bytes: n})
+		}
+		return nil
+	})
+	return u, err
+}
+
+// Size returns the bytes the cache directory takes on disk, as du counts
+// them (a walk of the directory).
+func (s *Store) Size() int64 {
+	if s == nil {
+		return 0
+	}
+	u, _ := s.scan()
+	return u.total
+}
+
+// Prune deletes the least recently used files kpipe wrote until the
+// directory takes at most maxBytes on disk (as du counts it), and returns
+// how many entries it removed. Files kpipe did not write are never
+// deleted, and count against the bound.
 func (s *Store) Prune(maxBytes int64) (int, error) {
 	if s == nil {
 		return 0, nil
 	}
-	s.Flush()
-	type ref struct {
-		key    []byte
-		made   uint64
-		digest string
-		size   int64
+	n, size, err := s.pruneTo(maxBytes)
+	if err == nil {
+		s.writeEstimate(size)
 	}
-	var refs []ref
-	blobSize := map[string]int64{}
-	err := s.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: false})
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			item := it.Item()
-			k := item.KeyCopy(nil)
-			switch {
-			case hasPrefix(k, prefixBlob):
-				blobSize[string(k[len(prefixBlob):])] = item.ValueSize() + int64(len(k))
-			case hasPrefix(k, prefixRef):
-				v, err := item.ValueCopy(nil)
-				if err != nil || len(v) != refSize {
-					refs = append(refs, ref{key: k}) // corrupt: oldest of all
-					continue
-				}
-				refs = append(refs, ref{key: k, made: binary.BigEndian.Uint64(v), digest: string(v[8:]), size: int64(len(k) + len(v))})
-			}
-		}
-		return nil
-	})
+	return n, err
+}
+
+// pruneTo deletes least recently used files until the directory's size is
+// at most target; it returns the entries removed and the size reached.
+func (s *Store) pruneTo(target int64) (int, int64, error) {
+	u, err := s.scan()
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	// Live size: refs plus the blobs they use (each blob once).
-	users := map[string]int{}
-	var total int64
-	for _, r := range refs {
-		total += r.size
-		if users[r.digest] == 0 {
-			total += blobSize[r.digest]
-		}
-		users[r.digest]++
+	total := u.total
+	if total <= target {
+		return 0, total, nil
 	}
-	sort.SliceStable(refs, func(i, j int) bool { return refs[i].made < refs[j].made })
-	wb := s.db.NewWriteBatch()
+	sort.Slice(u.files, func(i, j int) bool { return u.files[i].mod.Before(u.files[j].mod) })
+	recent := s.opts.Now().Add(-time.Hour)
 	removed := 0
-	for _, r := range refs {
-		if total <= maxBytes {
+	for _, f := range u.files {
+		if total <= target {
 			break
 		}
-		if err := wb.Delete(r.key); err != nil {
-			wb.Cancel()
-			return removed, err
+		if strings.HasPrefix(filepath.Base(f.path), tmpPrefix) && f.mod.After(recent) {
+			continue // another process may be writing it
 		}
-		removed++
-		total -= r.size
-		if users[r.digest]--; users[r.digest] == 0 {
-			total -= blobSize[r.digest]
+		if err := os.Remove(f.path); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			return removed, total, err
+		}
+		total -= f.bytes
+		if strings.HasSuffix(f.path, sufAction) {
+			removed++
+		}
+		// An emptied subdirectory goes too (du counts directories); a
+		// writer that finds it gone makes it again.
+		if sub := filepath.Dir(f.path); os.Remove(sub) == nil {
+			total -= 4096
 		}
 	}
-	for d := range blobSize {
-		if users[d] <= 0 {
-			if err := wb.Delete(blobKey([]byte(d))); err != nil {
-				wb.Cancel()
-				return removed, err
+	if total < 0 {
+		total = 0
+	}
+	return removed, total, nil
+}
+
+// estimateInterval is how long a size estimate is trusted before Close
+// measures the directory again.
+const estimateInterval = 24 * time.Hour
+
+// trimIfNeeded adds this process's writes to the size estimate in
+// trim.txt and, when the estimate passes the bound, prunes the cache to
+// three quarters of it. The estimate is measured again daily, so the walk
+// of the directory is paid for once a day, or once per quarter of the
+// bound written.
+func (s *Store) trimIfNeeded() {
+	written := s.written.Load()
+	if written == 0 || s.broken.Load() {
+		return
+	}
+	f, err := os.OpenFile(filepath.Join(s.dir, layoutDir, trimName), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if lockFile(f) != nil {
+		return
+	}
+	defer unlockFile(f)
+	buf := make([]byte, 64)
+	n, _ := f.ReadAt(buf, 0)
+	at, est, ok := parseEstimate(buf[:n])
+	now := s.opts.Now()
+	if !ok || now.Sub(time.Unix(0, at)) > estimateInterval {
+		u, err := s.scan()
+		if err != nil {
+			return
+		}
+		at, est = now.UnixNano(), u.total
+	} else {
+		est += written
+	}
+	if est > s.opts.MaxSize {
+		if _, size, err := s.pruneTo(s.opts.MaxSize * 3 / 4); err == nil {
+			at, est = now.UnixNano(), size
+		}
+	}
+	_ = f.Truncate(0)
+	_, _ = f.WriteAt([]byte(fmt.Sprintf("%d %d\n", at, est)), 0)
+}
+
+// writeEstimate records a measured size in trim.txt.
+func (s *Store) writeEstimate(size int64) {
+	_ = writeWhole(filepath.Join(s.dir, layoutDir, trimName), []byte(fmt.Sprintf("%d %d\n", s.opts.Now().UnixNano(), size)))
+}
+
+func parseEstimate(b []byte) (at, size int64, ok bool) {
+	f := strings.Fields(string(b))
+	if len(f) != 2 {
+		return 0, 0, false
+	}
+	at, err1 := strconv.ParseInt(f[0], 10, 64)
+	size, err2 := strconv.ParseInt(f[1], 10, 64)
+	return at, size, err1 == nil && err2 == nil && size >= 0
+}
+
+// Clear deletes every file kpipe wrote in the cache directory dir, and
+// nothing else; it needs no working cache (it is the way out of a damaged
+// one). A directory without kpipe's marker is cleared only when it holds
+// nothing but kpipe's files (of this format or the first one); otherwise
+// Clear deletes nothing and says why. It returns the number of files
+// removed and the names of files it left (not kpipe's).
+func Clear(dir string) (removed int, left []string, err error) {
+	if _, err := os.Stat(filepath.Join(dir, markerName)); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			if _, serr := os.Stat(dir); errors.Is(serr, fs.ErrNotExist) {
+				return 0, nil, nil // nothing to clear
+			}
+			if cerr := claim(dir); cerr != nil {
+				return 0, nil, fmt.Errorf("not clearing %s: %w", dir, cerr)
+			}
+		} else {
+			return 0, nil, fmt.Errorf("not clearing %s: %w", dir, unwrapPath(err))
+		}
+	}
+	// The first format's files, if any were left beside the marker.
+	top, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, nil, fmt.Errorf("clearing %s: %w", dir, unwrapPath(err))
+	}
+	for _, e := range top {
+		switch {
+		case e.Name() == markerName || (e.Name() == layoutDir && e.IsDir()):
+		case e.Type().IsRegular() && oldName(e.Name()):
+			if err := os.Remove(filepath.Join(dir, e.Name())); err == nil {
+				removed++
+			}
+		default:
+			left = append(left, e.Name())
+		}
+	}
+	v2 := filepath.Join(dir, layoutDir)
+	subs, err := os.ReadDir(v2)
+	if errors.Is(err, fs.ErrNotExist) {
+		return removed, left, nil
+	}
+	if err != nil {
+		return removed, left, fmt.Errorf("clearing %s: %w", dir, unwrapPath(err))
+	}
+	var firstErr error
+	for _, sub := range subs {
+		p := filepath.Join(v2, sub.Name())
+		switch {
+		case sub.Type().IsRegular() && (sub.Name() == trimName || sub.Name() == lastRun || strings.HasPrefix(sub.Name(), tmpPrefix)):
+			if err := os.Remove(p); err == nil {
+				removed++
+			}
+		case sub.IsDir() && len(sub.Name()) == 2:
+			files, err := os.ReadDir(p)
+			if err != nil {
+				if firstErr == nil {
+					firstErr = err
+				}
+				continue
+			}
+			kept := false
+			for _, f := range files {
+				if f.Type().IsRegular() && owned(f.Name()) {
+					if err := os.Remove(filepath.Join(p, f.Name())); err == nil || errors.Is(err, fs.ErrNotExist) {
+						removed++
+						continue
+					} else if firstErr == nil {
+						firstErr = err
+					}
+				}
+				kept = true
+				if !owned(f.Name()) {
+					left = append(left, filepath.Join(layoutDir, sub.Name(), f.Name()))
+				}
+			}
+			if !kept {
+				_ = os.Remove(p)
+			}
+		default:
+			left = append(left, filepath.Join(layoutDir, sub.Name()))
+		}
+	}
+	if firstErr != nil {
+		return removed, left, fmt.Errorf("clearing %s: %w", dir, unwrapPath(firstErr))
+	}
+	return removed, left, nil
+}
+
+// VerifyResult counts the entries of a cache by state.
+type VerifyResult struct {
+	// Good entries verify against their digests.
+	Good int `json:"good"`
+	// Incomplete entries are shorter than their line says, or their
+	// content is missing: a write that a killed process, a crash or a full
+	// disk cut short, or a prune. Each is a miss, rewritten by the next
+	// build that needs it.
+	Incomplete int `json:"incomplete"`
+	// Corrupt entries are whole but do not match their digest (the disk
+	// or another program changed them). Each is a miss too.
+	Corrupt int `json:"corrupt"`
+}
+
+// Verify reads every entry of the cache and checks its content against
+// its digest. It deletes nothing: a bad entry is a miss.
+func (s *Store) Verify() (VerifyResult, error) {
+	var r VerifyResult
+	if s == nil {
+		return r, nil
+	}
+	u, err := s.scan()
+	if err != nil {
+		return r, err
+	}
+	for _, f := range u.files {
+		name := filepath.Base(f.path)
+		if !strings.HasSuffix(name, sufAction) || strings.HasPrefix(name, tmpPrefix) {
+			continue
+		}
+		var k Key
+		if _, err := hex.Decode(k[:], []byte(strings.TrimSuffix(name, sufAction))); err != nil {
+			r.Corrupt++
+			continue
+		}
+		if _, ok := s.get(k); ok {
+			r.Good++
+			continue
+		}
+		line, err := os.ReadFile(f.path)
+		if err != nil || len(line) < entrySize {
+			r.Incomplete++
+			continue
+		}
+		e, ok := parseEntry(k, line[:entrySize])
+		switch {
+		case !ok:
+			r.Corrupt++
+		case len(line) > entrySize && int64(len(line)-entrySize) < e.size:
+			r.Incomplete++
+		case len(line) > entrySize:
+			r.Corrupt++
+		default:
+			fi, err := os.Stat(s.name(hex.EncodeToString(e.digest[:]), sufData))
+			if err != nil || fi.Size() < e.size {
+				r.Incomplete++
+			} else {
+				r.Corrupt++
 			}
 		}
 	}
-	if err := wb.Flush(); err != nil {
-		return removed, err
-	}
-	s.compact()
-	return removed, nil
+	return r, nil
 }
 
-// Clear deletes every entry.
-func (s *Store) Clear() error {
+// Uploadable lists the files of the cache a remote upload would send: the
+// entries and their content, leaving out sensitive entries (a Secret's
+// data, a plugin's output) unless includeSensitive.
+func (s *Store) Uploadable(includeSensitive bool) ([]string, error) {
 	if s == nil {
-		return nil
+		return nil, nil
 	}
-	s.Flush()
-	if err := s.db.DropAll(); err != nil {
-		return fmt.Errorf("clearing the cache: %w", err)
+	u, err := s.scan()
+	if err != nil {
+		return nil, err
 	}
-	s.setFormat()
-	return removeStateFiles(s.opts.Dir)
-}
-
-// compact rewrites tables and value logs to give deleted space back.
-func (s *Store) compact() {
-	_ = s.db.Flatten(1)
-	for s.db.RunValueLogGC(0.3) == nil {
+	var out []string
+	for _, f := range u.files {
+		name := filepath.Base(f.path)
+		if !strings.HasSuffix(name, sufAction) || strings.HasPrefix(name, tmpPrefix) {
+			continue
+		}
+		var k Key
+		if _, err := hex.Decode(k[:], []byte(strings.TrimSuffix(name, sufAction))); err != nil {
+			continue
+		}
+		line, err := os.ReadFile(f.path)
+		if err != nil {
+			continue
+		}
+		if len(line) < entrySize {
+			continue
+		}
+		e, ok := parseEntry(k, line[:entrySize])
+		if !ok || (e.sensitive && !includeSensitive) {
+			continue
+		}
+		out = append(out, f.path)
+		if len(line) == entrySize {
+			out = append(out, s.name(hex.EncodeToString(e.digest[:]), sufData))
+		}
 	}
+	return out, nil
 }

@@ -1,80 +1,155 @@
 package cache
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"sort"
 	"sync"
-	"syscall"
 	"time"
 )
 
 // FileIndex finds the digests of files cheaply, as git's index does: a
-// file whose size, modification time and inode match what was recorded
-// when it was last hashed keeps its digest without being read. An entry
-// recorded less than racyWindow after the file's modification time is "in
-// doubt" (the file may have changed again within the clock's resolution)
-// and the file is hashed again.
+// file whose size, modification time, status-change time (ctime), inode
+// and device match what was recorded when it was last hashed keeps its
+// digest without being read. Comparing ctime catches an in-place edit
+// that keeps size and mtime (cp -p, rsync --inplace, tar -x, touch -r):
+// the kernel moves ctime on every write or chmod, and no program can set
+// it back. An entry recorded less than racyWindow after the file's
+// modification or change time is "in doubt" (the file may have changed
+// again within the clock's resolution) and the file is hashed again.
 //
 // A directory's digest covers its inode and the names and types of its
 // entries, so adding, removing or renaming an entry, or replacing the
 // directory, changes it.
 //
-// The index is kept in the file "files.idx" of the cache directory.
+// Records last for the run in memory; those of files of at least
+// persistMin bytes (where a stat saves reading the file) are also kept in
+// the cache directory, one small file per path (v2/<xx>/<hex>-i), read
+// only when that path is asked for and written only when it changed: the
+// index costs what a run touches, whatever the cache holds. Smaller files
+// are read and hashed, which costs about what reading their record would.
 type FileIndex struct {
+	d *disk // nil: the index lives in memory only
+	// window is racyWindow (tests shorten it).
+	window time.Duration
+
 	mu      sync.Mutex
 	entries map[string]fileEntry
-	dirty   bool
-	hashed  int // files read and hashed this run
-	stat    int // files answered from the index
+	pending map[string]fileEntry // records to write to the cache directory
+	hashed  int                  // files read and hashed this run
+	stat    int                  // files answered from the index
 }
 
 type fileEntry struct {
-	Size, ModNano, Inode int64
-	Recorded             int64 // unix nanoseconds when the digest was taken
-	Digest               Key
+	Size, ModNano, CtimeNano int64
+	Inode, Dev               uint64
+	Recorded                 int64 // unix nanoseconds when the digest was taken
+	Digest                   Key
 }
 
-// racyWindow is how much later than a file's modification time its digest
-// must have been taken to be trusted without reading the file.
+// racyWindow is how much later than a file's modification (and change)
+// time its digest must have been taken to be trusted without reading the
+// file.
 const racyWindow = 2 * time.Second
 
-// fileIndexName is the index's file in the cache directory.
-const fileIndexName = "files.idx"
+// persistMin is the size from which a file's record is kept on disk.
+const persistMin = 64 << 10
 
-// LoadFileIndex reads the file index kept in the cache directory dir; the
-// index is empty when dir is "" or it has none. An index file that cannot
-// be read or fails verification is reported in the error, and the index
-// returned is empty (the next Save replaces the file).
+// LoadFileIndex returns the file index kept in the cache directory dir; it
+// lives in memory only when dir is "" or is not a kpipe cache directory.
+// Nothing is read until a path is asked for; the error is always nil (it
+// is kept for callers).
 func LoadFileIndex(dir string) (*FileIndex, error) {
-	ix := &FileIndex{entries: map[string]fileEntry{}}
-	if dir == "" {
-		return ix, nil
-	}
-	var m map[string]fileEntry
-	if err := readState(filepath.Join(dir, fileIndexName), &m); err != nil {
-		ix.dirty = true
-		return ix, err
-	}
-	if m != nil {
-		ix.entries = m
+	ix := &FileIndex{window: racyWindow, entries: map[string]fileEntry{}, pending: map[string]fileEntry{}}
+	if dir != "" {
+		if _, err := os.Stat(filepath.Join(dir, markerName)); err == nil {
+			ix.d = &disk{dir: dir}
+		}
 	}
 	return ix, nil
 }
 
-// Save writes the index back to the cache directory dir when it changed.
+// FileIndex returns a file index kept in s's directory (in memory only for
+// a nil store); its write failures are reported through s, once.
+func (s *Store) FileIndex() *FileIndex {
+	ix, _ := LoadFileIndex("")
+	if s != nil {
+		ix.d = &s.disk
+	}
+	return ix
+}
+
+// Save writes the records of large files hashed in this run to the cache
+// directory. dir is ignored (the index knows its directory); a write
+// failure is reported by the store, if any, and never returned.
 func (ix *FileIndex) Save(dir string) error {
 	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	if !ix.dirty || dir == "" {
+	pending := ix.pending
+	ix.pending = map[string]fileEntry{}
+	ix.mu.Unlock()
+	if ix.d == nil {
 		return nil
 	}
-	if err := writeState(filepath.Join(dir, fileIndexName), ix.entries); err != nil {
-		return err
+	for path, e := range pending {
+		ix.d.write(ix.d.name(statName(path), sufStat), encodeStat(path, e))
 	}
-	ix.dirty = false
 	return nil
+}
+
+func statName(path string) string {
+	h := sha256.Sum256([]byte("stat\x00" + path))
+	return hex.EncodeToString(h[:])
+}
+
+const statMagic = "kpi2"
+
+// encodeStat encodes a record: magic, the fields, the path, and the
+// SHA-256 of all that.
+func encodeStat(path string, e fileEntry) []byte {
+	b := []byte(statMagic)
+	for _, v := range []uint64{uint64(e.Size), uint64(e.ModNano), uint64(e.CtimeNano), e.Inode, e.Dev, uint64(e.Recorded)} {
+		b = binary.LittleEndian.AppendUint64(b, v)
+	}
+	b = append(b, e.Digest[:]...)
+	b = append(b, path...)
+	sum := sha256.Sum256(b)
+	return append(b, sum[:]...)
+}
+
+// decodeStat reads a record of path; false on any defect.
+func decodeStat(path string, b []byte) (fileEntry, bool) {
+	var e fileEntry
+	const fixed = len(statMagic) + 6*8 + sha256.Size
+	if len(b) != fixed+len(path)+sha256.Size || string(b[:len(statMagic)]) != statMagic {
+		return e, false
+	}
+	body, sum := b[:len(b)-sha256.Size], b[len(b)-sha256.Size:]
+	if got := sha256.Sum256(body); !bytes.Equal(got[:], sum) || string(body[fixed:]) != path {
+		return e, false
+	}
+	v := make([]uint64, 6)
+	for i := range v {
+		v[i] = binary.LittleEndian.Uint64(body[len(statMagic)+8*i:])
+	}
+	e.Size, e.ModNano, e.CtimeNano, e.Inode, e.Dev, e.Recorded = int64(v[0]), int64(v[1]), int64(v[2]), v[3], v[4], int64(v[5])
+	copy(e.Digest[:], body[len(statMagic)+48:fixed])
+	return e, true
+}
+
+// matches reports whether e still describes the file fi and was recorded
+// late enough after its last change to be trusted.
+func (e fileEntry) matches(fi os.FileInfo, window time.Duration) bool {
+	ino, dev, ctime := statIDs(fi)
+	last := fi.ModTime().UnixNano()
+	if ctime > last {
+		last = ctime
+	}
+	return e.Size == fi.Size() && e.ModNano == fi.ModTime().UnixNano() && e.CtimeNano == ctime &&
+		e.Inode == ino && e.Dev == dev && e.Recorded-last > int64(window)
 }
 
 // Digest returns the digest of the file or directory at path (an
@@ -84,17 +159,23 @@ func (ix *FileIndex) Digest(path string) (Key, bool) {
 	if err != nil || !(fi.Mode().IsRegular() || fi.IsDir()) {
 		return Key{}, false
 	}
-	size, mod, ino := fi.Size(), fi.ModTime().UnixNano(), inode(fi)
 	ix.mu.Lock()
 	e, ok := ix.entries[path]
 	ix.mu.Unlock()
-	if ok && e.Size == size && e.ModNano == mod && e.Inode == ino && e.Recorded-mod > int64(racyWindow) {
+	if !ok && ix.d != nil && fi.Mode().IsRegular() && fi.Size() >= persistMin {
+		if b, err := ix.d.read(ix.d.name(statName(path), sufStat)); err == nil {
+			e, ok = decodeStat(path, b)
+		}
+	}
+	if ok && e.matches(fi, ix.window) {
 		ix.mu.Lock()
 		ix.stat++
+		ix.entries[path] = e
 		ix.mu.Unlock()
 		return e.Digest, true
 	}
 	if fi.IsDir() {
+		ino, _, _ := statIDs(fi)
 		d, ok := dirDigest(path, ino)
 		if ok {
 			ix.remember(path, fi, d)
@@ -109,7 +190,7 @@ func (ix *FileIndex) Digest(path string) (Key, bool) {
 }
 
 // dirDigest digests a directory's inode and listing.
-func dirDigest(path string, ino int64) (Key, bool) {
+func dirDigest(path string, ino uint64) (Key, bool) {
 	entries, err := os.ReadDir(path)
 	if err != nil {
 		return Key{}, false
@@ -120,7 +201,7 @@ func dirDigest(path string, ino int64) (Key, bool) {
 	}
 	sort.Strings(names)
 	kb := NewKey("dir", path)
-	kb.Bytes(binary.LittleEndian.AppendUint64(nil, uint64(ino)))
+	kb.Bytes(binary.LittleEndian.AppendUint64(nil, ino))
 	for _, n := range names {
 		kb.String(n)
 	}
@@ -141,11 +222,15 @@ func (ix *FileIndex) Record(path string, data []byte, fi os.FileInfo) Key {
 }
 
 func (ix *FileIndex) remember(path string, fi os.FileInfo, d Key) {
+	ino, dev, ctime := statIDs(fi)
+	e := fileEntry{Size: fi.Size(), ModNano: fi.ModTime().UnixNano(), CtimeNano: ctime, Inode: ino, Dev: dev,
+		Recorded: time.Now().UnixNano(), Digest: d}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	ix.entries[path] = fileEntry{Size: fi.Size(), ModNano: fi.ModTime().UnixNano(), Inode: inode(fi),
-		Recorded: time.Now().UnixNano(), Digest: d}
-	ix.dirty = true
+	ix.entries[path] = e
+	if ix.d != nil && fi.Mode().IsRegular() && fi.Size() >= persistMin {
+		ix.pending[path] = e
+	}
 }
 
 // Counts returns how many files were hashed and how many were answered
@@ -154,11 +239,4 @@ func (ix *FileIndex) Counts() (hashed, fromIndex int) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	return ix.hashed, ix.stat
-}
-
-func inode(fi os.FileInfo) int64 {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return int64(st.Ino)
-	}
-	return 0
 }

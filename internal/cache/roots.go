@@ -1,106 +1,35 @@
 package cache
 
 import (
-	"fmt"
+	"encoding/hex"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 )
 
 // RootIndex records, for each build root, every input its last successful
 // build read and the output it produced, so that a later run with the same
 // settings can tell from file stats alone (through a FileIndex) that a
-// root is up to date, without loading its kustomizations or opening the
-// store. It also records what root discovery found, so an unchanged tree
-// need not be parsed to know its roots.
+// root is up to date, without loading its kustomizations. It also records
+// what root discovery found, so an unchanged tree need not be parsed to
+// know its roots.
 //
 // An index belongs to one set of build settings (kpipe's binary, the flags
-// that change output): each set has its own file, "roots-<digest>.idx" in
-// the cache directory. Records are self-checking: a record is only trusted
-// when every input it lists still has the digest it lists, so a stale or
-// lost update costs a rebuild, never a wrong output.
+// that change output). Each record is a file of its own in the cache
+// directory (v2/<xx>/<hex>-r, named by the settings and the root), read
+// when its root is asked for and written when it changed, so a run costs
+// what it builds, whatever else the cache holds. Records are
+// self-checking: a record is only trusted when every input it lists still
+// has the digest it lists, so a stale or lost update costs a rebuild,
+// never a wrong output.
 type RootIndex struct {
-	path string
+	d        *disk // nil: in memory only
+	settings Key
 
-	mu    sync.Mutex
-	data  rootIndexData
-	dirty bool
-}
-
-type rootIndexData struct {
-	Roots     map[string]RootRecord
-	Discovery map[string]DiscoveryRecord
-}
-
-// storedRootIndex is rootIndexData as stored: every distinct input once,
-// and records that refer to them by position (the roots of a monorepo
-// share most of their inputs).
-type storedRootIndex struct {
-	Inputs    []Input
-	Roots     map[string]storedRootRecord
-	Discovery map[string]storedDiscoveryRecord
-}
-
-type storedRootRecord struct {
-	Inputs       []int32
-	Output       string
-	OutputDigest Key
-}
-
-type storedDiscoveryRecord struct {
-	Files, Dirs []int32
-	Roots       []string
-}
-
-// store interns d's inputs.
-func (d rootIndexData) store() storedRootIndex {
-	s := storedRootIndex{Roots: map[string]storedRootRecord{}, Discovery: map[string]storedDiscoveryRecord{}}
-	pos := map[Input]int32{}
-	intern := func(ins []Input) []int32 {
-		out := make([]int32, len(ins))
-		for i, in := range ins {
-			p, ok := pos[in]
-			if !ok {
-				p = int32(len(s.Inputs))
-				pos[in] = p
-				s.Inputs = append(s.Inputs, in)
-			}
-			out[i] = p
-		}
-		return out
-	}
-	for k, r := range d.Roots {
-		s.Roots[k] = storedRootRecord{Inputs: intern(r.Inputs), Output: r.Output, OutputDigest: r.OutputDigest}
-	}
-	for k, r := range d.Discovery {
-		s.Discovery[k] = storedDiscoveryRecord{Files: intern(r.Files), Dirs: intern(r.Dirs), Roots: r.Roots}
-	}
-	return s
-}
-
-// load expands s; false when it refers to inputs it does not have.
-func (s storedRootIndex) load() (rootIndexData, bool) {
-	d := rootIndexData{Roots: map[string]RootRecord{}, Discovery: map[string]DiscoveryRecord{}}
-	ok := true
-	expand := func(ps []int32) []Input {
-		out := make([]Input, len(ps))
-		for i, p := range ps {
-			if p < 0 || int(p) >= len(s.Inputs) {
-				ok = false
-				return nil
-			}
-			out[i] = s.Inputs[p]
-		}
-		return out
-	}
-	for k, r := range s.Roots {
-		d.Roots[k] = RootRecord{Inputs: expand(r.Inputs), Output: r.Output, OutputDigest: r.OutputDigest}
-	}
-	for k, r := range s.Discovery {
-		d.Discovery[k] = DiscoveryRecord{Files: expand(r.Files), Dirs: expand(r.Dirs), Roots: r.Roots}
-	}
-	return d, ok
+	mu        sync.Mutex
+	roots     map[string]*RootRecord // nil value: known to have no record
+	discovery map[string]*DiscoveryRecord
+	dirty     map[string]bool // discovery records to write in Save
 }
 
 // Input is one file or directory a build read.
@@ -120,6 +49,9 @@ type RootRecord struct {
 	// OutputDigest the output's digest.
 	Output       string
 	OutputDigest Key
+	// Warnings are the messages the build printed (kustomize's
+	// deprecation notices), printed again with a stored output.
+	Warnings []string
 }
 
 // DiscoveryRecord is what root discovery found in one set of trees: the
@@ -130,85 +62,164 @@ type DiscoveryRecord struct {
 	Roots       []string
 }
 
-// LoadRootIndex reads the root index for the given settings from the cache
-// directory dir: an empty index when there is none, and with dir "" one
-// that is never saved. An index file that cannot be read or fails
-// verification is reported in the error, and the index returned is empty
-// (the next Save replaces the file).
+// storedRecord is a record file's content: what it is about (checked on
+// reading) and one of the records.
+type storedRecord struct {
+	Settings  Key
+	Name      string
+	Root      *RootRecord
+	Discovery *DiscoveryRecord
+}
+
+// LoadRootIndex returns the root index for the given settings kept in the
+// cache directory dir; with dir "" (or a directory that is not a kpipe
+// cache) it lives in memory only. Nothing is read until a root is asked
+// for; the error is always nil (it is kept for callers).
 func LoadRootIndex(dir string, settings Key) (*RootIndex, error) {
-	ri := &RootIndex{data: rootIndexData{Roots: map[string]RootRecord{}, Discovery: map[string]DiscoveryRecord{}}}
-	if dir == "" {
-		return ri, nil
+	ri := &RootIndex{settings: settings, roots: map[string]*RootRecord{}, discovery: map[string]*DiscoveryRecord{}, dirty: map[string]bool{}}
+	if dir != "" {
+		if _, err := os.Stat(filepath.Join(dir, markerName)); err == nil {
+			ri.d = &disk{dir: dir}
+		}
 	}
-	ri.path = filepath.Join(dir, fmt.Sprintf("roots-%x.idx", settings[:12]))
-	var s storedRootIndex
-	if err := readState(ri.path, &s); err != nil {
-		ri.dirty = true
-		return ri, err
-	}
-	d, ok := s.load()
-	if !ok {
-		ri.dirty = true
-		return ri, fmt.Errorf("%s: %w", ri.path, errBadStateFile)
-	}
-	ri.data = d
 	return ri, nil
+}
+
+// RootIndex returns the root index for settings kept in s's directory (in
+// memory only for a nil store); its write failures are reported through
+// s, once.
+func (s *Store) RootIndex(settings Key) *RootIndex {
+	ri, _ := LoadRootIndex("", settings)
+	if s != nil {
+		ri.d = &s.disk
+	}
+	return ri
 }
 
 // Persistent reports whether the index is saved (it has a cache
 // directory); records of an index that is not are never read again.
-func (ri *RootIndex) Persistent() bool { return ri.path != "" }
+func (ri *RootIndex) Persistent() bool { return ri.d != nil }
+
+func (ri *RootIndex) recordName(kind, name string) string {
+	h := NewKey("root-record", kind).Key(ri.settings).String(name).Sum()
+	return hex.EncodeToString(h[:])
+}
+
+// read loads the record of kind about name; nil when there is none or it
+// is unusable.
+func (ri *RootIndex) read(kind, name string) *storedRecord {
+	if ri.d == nil {
+		return nil
+	}
+	b, err := ri.d.read(ri.d.name(ri.recordName(kind, name), sufRecord))
+	if err != nil {
+		return nil
+	}
+	var s storedRecord
+	if decodeState(b, &s) != nil || s.Settings != ri.settings || s.Name != name {
+		return nil
+	}
+	return &s
+}
 
 // Root returns the record of root.
 func (ri *RootIndex) Root(root string) (RootRecord, bool) {
 	ri.mu.Lock()
-	defer ri.mu.Unlock()
-	r, ok := ri.data.Roots[root]
-	return r, ok
+	r, known := ri.roots[root]
+	ri.mu.Unlock()
+	if !known {
+		if s := ri.read("root", root); s != nil && s.Root != nil {
+			r = s.Root
+		}
+		ri.mu.Lock()
+		if _, set := ri.roots[root]; !set {
+			ri.roots[root] = r
+		}
+		r = ri.roots[root]
+		ri.mu.Unlock()
+	}
+	if r == nil {
+		return RootRecord{}, false
+	}
+	return *r, true
 }
 
-// SetRoot records root's build; a nil record forgets the root.
+// SetRoot records root's build; a nil record forgets the root. A
+// persistent index writes the record at once and keeps no copy in memory.
 func (ri *RootIndex) SetRoot(root string, r *RootRecord) {
-	ri.mu.Lock()
-	defer ri.mu.Unlock()
-	if r == nil {
-		if _, ok := ri.data.Roots[root]; ok {
-			delete(ri.data.Roots, root)
-			ri.dirty = true
-		}
+	if ri.d != nil {
+		ri.mu.Lock()
+		delete(ri.roots, root)
+		ri.mu.Unlock()
+		ri.saveRecord("root", root, &storedRecord{Settings: ri.settings, Name: root, Root: r})
 		return
 	}
-	ri.data.Roots[root] = *r
-	ri.dirty = true
+	ri.mu.Lock()
+	defer ri.mu.Unlock()
+	if r != nil {
+		c := *r
+		r = &c
+	}
+	ri.roots[root] = r
+}
+
+// saveRecord writes (or, when it holds nothing, removes) a record.
+func (ri *RootIndex) saveRecord(kind, name string, s *storedRecord) {
+	path := ri.d.name(ri.recordName(kind, name), sufRecord)
+	if s.Root == nil && s.Discovery == nil {
+		_ = os.Remove(path)
+		return
+	}
+	if b, err := encodeState(s); err == nil {
+		ri.d.write(path, b)
+	}
 }
 
 // Discovery returns the discovery record stored under key.
 func (ri *RootIndex) Discovery(key string) (DiscoveryRecord, bool) {
 	ri.mu.Lock()
-	defer ri.mu.Unlock()
-	r, ok := ri.data.Discovery[key]
-	return r, ok
+	r, known := ri.discovery[key]
+	ri.mu.Unlock()
+	if !known {
+		if s := ri.read("discovery", key); s != nil && s.Discovery != nil {
+			r = s.Discovery
+		}
+		ri.mu.Lock()
+		ri.discovery[key] = r
+		ri.mu.Unlock()
+	}
+	if r == nil {
+		return DiscoveryRecord{}, false
+	}
+	return *r, true
 }
 
 // SetDiscovery stores a discovery record under key.
 func (ri *RootIndex) SetDiscovery(key string, r DiscoveryRecord) {
 	ri.mu.Lock()
 	defer ri.mu.Unlock()
-	ri.data.Discovery[key] = r
-	ri.dirty = true
+	ri.discovery[key] = &r
+	ri.dirty[key] = true
 }
 
-// Save writes the index back when it changed.
+// Save writes the discovery records that changed (root records are
+// written by SetRoot). Write failures are reported by
+// the store the index came from, once; the error is kept for callers and
+// is always nil.
 func (ri *RootIndex) Save() error {
 	ri.mu.Lock()
-	defer ri.mu.Unlock()
-	if !ri.dirty || ri.path == "" {
+	dirty := ri.dirty
+	ri.dirty = map[string]bool{}
+	ri.mu.Unlock()
+	if ri.d == nil {
 		return nil
 	}
-	if err := writeState(ri.path, ri.data.store()); err != nil {
-		return err
+	for name := range dirty {
+		ri.mu.Lock()
+		s := storedRecord{Settings: ri.settings, Name: name, Discovery: ri.discovery[name]}
+		ri.mu.Unlock()
+		ri.saveRecord("discovery", name, &s)
 	}
-	ri.dirty = false
 	return nil
 }
 
@@ -294,20 +305,4 @@ func (c *InputChecker) resolve(path string) (string, error) {
 	c.real[path] = r
 	c.mu.Unlock()
 	return r.real, r.err
-}
-
-// removeStateFiles deletes the state files of the cache directory dir.
-func removeStateFiles(dir string) error {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		if strings.HasSuffix(e.Name(), ".idx") {
-			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }

@@ -414,7 +414,10 @@ func (b *Builder) resolve(ctx context.Context, n *Node) *nodeResult {
 		acc, err := b.buildNode(ctx, n)
 		return &nodeResult{acc: acc, err: err}
 	}
-	if k, ok := m.fullKey(n); ok && !b.opts.VerifyCache && m.Store.Has(k) {
+	if k, ok := m.fullKey(n); ok && !b.opts.VerifyCache && (m.Store.Has(k) || (b.isRoot(n) && m.Store.Has(m.key("root").Key(k).Sum()))) {
+		// (A root's finished output stands for its accumulation, which is
+		// not stored when no node includes the root; load builds it when
+		// needed after all.)
 		m.setKey(n, k)
 		b.count(func(s *Stats) { s.NodesCached++ })
 		return &nodeResult{key: k, fromCache: true}
@@ -425,8 +428,12 @@ func (b *Builder) resolve(ctx context.Context, n *Node) *nodeResult {
 	}
 	r := &nodeResult{acc: acc}
 	if k, ok := m.remember(n); ok {
-		if data, err := encodeAccumulation(acc); err == nil {
-			m.Store.Put(k, data)
+		// A root no other node includes needs no accumulation entry: its
+		// finished output is stored (finishRoot), and nothing else reads it.
+		if b.storesAccumulation(n) {
+			if data, err := encodeAccumulation(acc); err == nil {
+				m.put(k, data, hasSecret(acc.Resources.All()) || runsPlugins(n))
+			}
 		}
 		r.key = k
 	}
@@ -493,7 +500,10 @@ func (b *Builder) runStageEncoded(ctx context.Context, s stages.Stage, rs *resou
 	}
 	desc, isPlugin := asPlugin(s)
 	var want []byte // --verify-cache: the output the stage must give
-	if b.memo != nil && b.memo.Store != nil && !(isPlugin && b.opts.NoCachePlugins) {
+	// Only stages that cost more than storing them are memoized on their
+	// own (plugins, functions, helm); the others are memoized as part of
+	// their node.
+	if b.memo != nil && b.memo.Store != nil && expensive(s, isPlugin) && !(isPlugin && b.opts.NoCachePlugins) {
 		var err error
 		if in == nil {
 			in, err = resource.EncodeList(rs)
@@ -544,12 +554,18 @@ func (b *Builder) runStageEncoded(ctx context.Context, s stages.Stage, rs *resou
 	var out []byte
 	if cacheable {
 		if enc, err := resource.EncodeList(rs); err == nil {
-			b.memo.Store.Put(key, enc)
+			b.memo.put(key, enc, isPlugin || hasSecret(rs.All()))
 			out = enc
 		}
 	}
 	b.stageDone(ctx, s.Kind(), false, time.Since(start))
 	return out, nil
+}
+
+// expensive reports whether a stage is worth a cache entry of its own:
+// an external plugin or function, or helm.
+func expensive(s stages.Stage, isPlugin bool) bool {
+	return isPlugin || s.Kind() == "HelmChartInflationGenerator"
 }
 
 // describer is implemented by plugin stages, which name themselves for

@@ -1,16 +1,12 @@
 package engine
 
 import (
-	"bytes"
 	"context"
-	"encoding/gob"
 	"errors"
 	"fmt"
 	"runtime"
 	"sync"
 	"time"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/kpipe/kpipe/internal/cache"
 	"github.com/kpipe/kpipe/internal/output"
@@ -73,7 +69,8 @@ type Accumulation struct {
 
 // Result is the outcome of one root.
 type Result struct {
-	// Resources are the root's output objects in output order.
+	// Resources are the root's output objects in output order; nil when
+	// the output came from the cache (Cached), which keeps only YAML.
 	Resources []*resource.Resource
 	// Err is the root's error; Resources is nil then.
 	Err error
@@ -81,6 +78,9 @@ type Result struct {
 	YAML []byte
 	// Cached says the final output came from the cache.
 	Cached bool
+	// Sensitive says the output may hold a Secret's data or a plugin's
+	// output: a cache must not send it to a remote (see sensitive.go).
+	Sensitive bool
 	// NodesBuilt and NodesCached count the nodes of the root's graph
 	// (shared ones included) that were built, or found in the cache, in
 	// this run; StagesRan and StagesCached count their stages.
@@ -97,6 +97,9 @@ type Builder struct {
 	parsed map[*fileRead]*parsedFile // resource files decoded, once each
 	stats  Stats
 	memo   *memo
+
+	// included are the nodes some other node of the run includes.
+	included map[*Node]bool
 
 	plainOnce sync.Once
 	plain     *fieldspec.Config
@@ -170,49 +173,159 @@ func NewBuilder(g *Graph, opts Options) *Builder {
 // loadErrs are the errors Load returned for the roots.
 func (b *Builder) Run(ctx context.Context, loadErrs []error) []Result {
 	results := make([]Result, len(b.g.Roots))
+	b.RunEach(ctx, loadErrs, func(i int, r Result) { results[i] = r })
+	return results
+}
+
+// RunEach builds every root of the graph like Run, but hands each root's
+// result to emit as soon as the root is finished, and keeps none: a node's
+// accumulation is released once every node that includes it is built, and
+// a root's once it is finished, so memory holds what is being built, not
+// everything built so far. emit is called once per index of g.Roots, from
+// several goroutines at once.
+func (b *Builder) RunEach(ctx context.Context, loadErrs []error, emit func(i int, r Result)) {
+	rootIdx := map[*Node][]int{}
 	var roots []string
 	for i, n := range b.g.Roots {
-		if n != nil {
+		switch {
+		case n == nil:
+			emit(i, Result{Err: loadErrs[i]})
+		case len(rootIdx[n]) == 0:
 			roots = append(roots, n.Key)
-		} else {
-			results[i].Err = loadErrs[i]
+			rootIdx[n] = []int{i}
+		default:
+			rootIdx[n] = append(rootIdx[n], i)
+		}
+	}
+	pending := b.parentCounts(roots)
+	b.mu.Lock()
+	b.included = make(map[*Node]bool, len(pending))
+	for n := range pending {
+		b.included[n] = true
+	}
+	b.mu.Unlock()
+	var mu sync.Mutex
+	finished := map[*Node]bool{}
+	finish := func(ctx context.Context, n *Node, r *nodeResult, walkErr error) {
+		var res Result
+		switch {
+		case r == nil && walkErr != nil:
+			res.Err = walkErr
+		case r == nil:
+			res.Err = fmt.Errorf("internal error: %s was not built", n.Dir)
+		case r.err != nil:
+			res.Err = r.err
+		default:
+			res.Resources, res.YAML, res.Cached, res.Err = b.finishRoot(ctx, n, r)
+			res.Sensitive = yamlHasSecret(res.YAML) || runsPlugins(n)
+		}
+		if r != nil {
+			b.countSubgraph(n, &res)
+		}
+		mu.Lock()
+		finished[n] = true
+		mu.Unlock()
+		for _, i := range rootIdx[n] {
+			emit(i, res)
 		}
 	}
 	// Node functions record their own errors and never fail the walk, so
 	// that a parent can report its child's error in kustomize's words, in
 	// the order of its entries.
 	walkErr := b.g.DAG.WalkFrom(ctx, b.opts.Jobs, roots, func(ctx context.Context, key string) error {
-		r := b.visit(ctx, b.g.Nodes[key])
+		n := b.g.Nodes[key]
+		r := b.visit(ctx, n)
 		b.mu.Lock()
 		b.done[key] = r
 		b.mu.Unlock()
+		if len(rootIdx[n]) > 0 {
+			finish(ctx, n, r, nil)
+		}
+		b.release(n, pending, rootIdx)
 		return ctx.Err()
 	})
-	// Roots finish concurrently too: a monorepo has hundreds.
-	var eg errgroup.Group
-	eg.SetLimit(b.opts.Jobs)
-	for i, n := range b.g.Roots {
-		if n == nil {
-			continue
+	// Roots the walk did not reach (it was cancelled, or failed).
+	for _, key := range roots {
+		n := b.g.Nodes[key]
+		mu.Lock()
+		done := finished[n]
+		mu.Unlock()
+		if !done {
+			finish(ctx, n, b.result(n), walkErr)
 		}
-		eg.Go(func() error {
-			r := b.result(n)
-			switch {
-			case r == nil && walkErr != nil:
-				results[i].Err = walkErr
-			case r == nil:
-				results[i].Err = fmt.Errorf("internal error: %s was not built", n.Dir)
-			case r.err != nil:
-				results[i].Err = r.err
-			default:
-				results[i].Resources, results[i].YAML, results[i].Cached, results[i].Err = b.finishRoot(ctx, n, r)
-			}
-			b.countSubgraph(n, &results[i])
-			return nil
-		})
 	}
-	_ = eg.Wait()
-	return results
+}
+
+// storesAccumulation reports whether n's accumulation is worth a cache
+// entry: some node includes it, or it is not a root.
+func (b *Builder) storesAccumulation(n *Node) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.included[n] || !b.isRootLocked(n)
+}
+
+func (b *Builder) isRootLocked(n *Node) bool {
+	for _, r := range b.g.Roots {
+		if r == n {
+			return true
+		}
+	}
+	return false
+}
+
+// parentCounts counts, for every node reachable from roots, the entries
+// of other reachable nodes that include it.
+func (b *Builder) parentCounts(roots []string) map[*Node]int {
+	counts := map[*Node]int{}
+	seen := map[*Node]bool{}
+	var walk func(n *Node)
+	walk = func(n *Node) {
+		if n == nil || seen[n] {
+			return
+		}
+		seen[n] = true
+		for _, e := range n.Children() {
+			counts[e.Child]++
+			walk(e.Child)
+		}
+	}
+	for _, k := range roots {
+		walk(b.g.Nodes[k])
+	}
+	return counts
+}
+
+// release drops what n's build no longer needs once n is built (and, for
+// a root, finished): the resource files n parsed, and the accumulation of
+// every child all of whose parents are now built. A root's own
+// accumulation goes when it has no parent left either.
+func (b *Builder) release(n *Node, pending map[*Node]int, rootIdx map[*Node][]int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if n.IsComponent() {
+		// A component is applied inside each parent, which reads the
+		// component's files and children then: they stay.
+		return
+	}
+	for _, e := range n.Resources {
+		if e.File != "" {
+			delete(b.parsed, e.src)
+		}
+	}
+	drop := func(c *Node) {
+		if r := b.done[c.Key]; r != nil && !c.IsComponent() {
+			r.acc = nil
+		}
+	}
+	for _, e := range n.Children() {
+		pending[e.Child]--
+		if pending[e.Child] == 0 {
+			drop(e.Child)
+		}
+	}
+	if len(rootIdx[n]) > 0 && pending[n] == 0 {
+		drop(n)
+	}
 }
 
 // countSubgraph adds up the node and stage counts of the nodes reachable
@@ -325,11 +438,8 @@ func (b *Builder) finishRoot(ctx context.Context, n *Node, r *nodeResult) ([]*re
 	if b.memo != nil && r.key != (cache.Key{}) {
 		key = b.memo.key("root").Key(r.key).Sum()
 		if data, ok := b.memo.Store.Get(key); ok && !b.opts.VerifyCache {
-			var v rootValue
-			if gob.NewDecoder(bytes.NewReader(data)).Decode(&v) == nil && v.List != nil {
-				b.count(func(s *Stats) { s.RootsCached++ })
-				return v.List.All(), v.YAML, true, nil
-			}
+			b.count(func(s *Stats) { s.RootsCached++ })
+			return nil, data, true, nil
 		}
 	}
 	acc, err := b.load(ctx, n, r)
@@ -345,16 +455,8 @@ func (b *Builder) finishRoot(ctx context.Context, n *Node, r *nodeResult) ([]*re
 		return nil, nil, false, err
 	}
 	if key != (cache.Key{}) {
-		var buf bytes.Buffer
-		if gob.NewEncoder(&buf).Encode(rootValue{YAML: y, List: resource.NewList(out...)}) == nil {
-			b.memo.Store.Put(key, buf.Bytes())
-		}
+		// The output as rendered is the whole entry: no second encoding.
+		b.memo.put(key, y, hasSecret(out) || runsPlugins(n))
 	}
 	return out, y, false, nil
-}
-
-// rootValue is a root's cached output.
-type rootValue struct {
-	YAML []byte
-	List *resource.List
 }

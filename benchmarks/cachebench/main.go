@@ -1,0 +1,504 @@
+// Command cachebench measures how kpipe's cache behaves as a short-lived
+// CLI's cache, side by side with kustomize in one run, and prints (and
+// optionally appends to a file) a Markdown table:
+//
+//	go run ./benchmarks/cachebench -results benchmarks/RESULTS.md
+//
+// Scenarios:
+//
+//   - loop: `kpipe build` once per root, one process each, over -loop
+//     distinct roots with the default cache location (XDG_CACHE_HOME in
+//     the work directory), beside kustomize on the same roots: the
+//     median of the first and last 50 runs (open cost must not grow with
+//     history), the totals, and the loop again with nothing changed.
+//   - memory: `build-all` with an empty cache over -small and -big roots:
+//     peak RSS (flat: the same bound at both), and its time against
+//     --no-cache (the cost of filling the cache).
+//   - parallel: -procs `kpipe build` processes at once on one warm cache
+//     against the same builds one after another: every output identical,
+//     no warning.
+//   - stress: writers and readers (build, build-all, with files edited
+//     between rounds) at once on one cache, some killed with SIGKILL;
+//     then `kpipe cache verify` and a build-all whose output must equal
+//     --no-cache's.
+//
+// Every kpipe output is compared with kustomize's (loop) or --no-cache's.
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/kpipe/kpipe/internal/genrepo"
+)
+
+func main() {
+	loop := flag.Int("loop", 1000, "roots in the loop scenario")
+	small := flag.Int("small", 400, "roots in the small build-all")
+	big := flag.Int("big", 10000, "roots in the big build-all")
+	procs := flag.Int("procs", 16, "processes at once in the parallel scenario")
+	only := flag.String("only", "loop,memory,parallel,stress", "scenarios to run")
+	work := flag.String("work", "", "work directory (default: a new temporary directory)")
+	results := flag.String("results", "", "append the results as Markdown to this file")
+	flag.Parse()
+	b := &bench{procs: *procs}
+	if err := b.run(*work, *only, *loop, *small, *big, *results); err != nil {
+		fmt.Fprintln(os.Stderr, "cachebench:", err)
+		os.Exit(1)
+	}
+}
+
+type bench struct {
+	work, kpipe, kustomize string
+	procs                  int
+	table                  strings.Builder
+	failures               []string
+}
+
+func (b *bench) run(work, only string, loop, small, big int, results string) error {
+	if work == "" {
+		d, err := os.MkdirTemp("", "kpipe-cachebench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(d)
+		work = d
+	}
+	b.work = work
+	b.kpipe = filepath.Join(work, "kpipe")
+	if out, err := exec.Command("go", "build", "-o", b.kpipe, "./cmd/kpipe").CombinedOutput(); err != nil {
+		return fmt.Errorf("building kpipe: %v\n%s", err, out)
+	}
+	b.kustomize = findKustomize()
+	fmt.Fprintf(&b.table, "| scenario | kustomize | kpipe | ratio | note |\n|---|---|---|---|---|\n")
+	for _, s := range strings.Split(only, ",") {
+		var err error
+		switch s {
+		case "loop":
+			err = b.loop(loop)
+		case "memory":
+			err = b.memory(small, big)
+		case "parallel":
+			err = b.parallel()
+		case "stress":
+			err = b.stress()
+		default:
+			err = fmt.Errorf("unknown scenario %q", s)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", s, err)
+		}
+	}
+	fmt.Print(b.table.String())
+	for _, f := range b.failures {
+		fmt.Println("FAILED:", f)
+	}
+	if results != "" {
+		f, err := os.OpenFile(results, os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(f, "\n### cachebench, %s (%d cores; kustomize %s)\n\n%s", time.Now().UTC().Format("2006-01-02 15:04 UTC"),
+			runtimeCores(), kustomizeVersion(b.kustomize), b.table.String())
+		for _, fl := range b.failures {
+			fmt.Fprintf(f, "\nFAILED: %s\n", fl)
+		}
+		f.Close()
+	}
+	if len(b.failures) > 0 {
+		return fmt.Errorf("%d checks failed", len(b.failures))
+	}
+	return nil
+}
+
+func (b *bench) fail(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	fmt.Println("FAIL:", msg)
+	b.failures = append(b.failures, msg)
+}
+
+func (b *bench) row(name string, kz, kp time.Duration, note string) {
+	ratio, ks := "n/a", "not installed"
+	if kz > 0 {
+		ratio = fmt.Sprintf("%.2fx", kz.Seconds()/kp.Seconds())
+		ks = round(kz).String()
+	}
+	fmt.Fprintf(&b.table, "| %s | %s | %s | %s | %s |\n", name, ks, round(kp), ratio, note)
+	fmt.Printf("%s: kustomize %s, kpipe %s (%s) %s\n", name, ks, round(kp), ratio, note)
+}
+
+// repo writes a synthetic monorepo of at least n roots under name.
+func (b *bench) repo(name string, n int) (string, []string, error) {
+	dir := filepath.Join(b.work, name)
+	os.RemoveAll(dir)
+	apps := (n + 3) / 4
+	roots, err := genrepo.Write(dir, genrepo.Spec{Apps: apps, Envs: 4, ResourcesPerApp: 3})
+	return dir, roots, err
+}
+
+// loop: one `kpipe build` process per root with the default cache.
+func (b *bench) loop(n int) error {
+	repo, roots, err := b.repo("loop", n)
+	if err != nil {
+		return err
+	}
+	roots = roots[:n]
+	env := append(os.Environ(), "XDG_CACHE_HOME="+filepath.Join(b.work, "xdg"))
+	os.RemoveAll(filepath.Join(b.work, "xdg"))
+	var kzTotal time.Duration
+	kzOut := map[string][]byte{}
+	if b.kustomize != "" {
+		for _, r := range roots {
+			out, d, err := run(repo, nil, b.kustomize, "build", r)
+			if err != nil {
+				return err
+			}
+			kzOut[r], kzTotal = out, kzTotal+d
+		}
+	}
+	pass := func() ([]time.Duration, time.Duration, error) {
+		times := make([]time.Duration, len(roots))
+		var total time.Duration
+		for i, r := range roots {
+			out, d, err := run(repo, env, b.kpipe, "build", r)
+			if err != nil {
+				return nil, 0, err
+			}
+			if want, ok := kzOut[r]; ok && !bytes.Equal(out, want) {
+				b.fail("loop: %s differs from kustomize's output", r)
+			}
+			times[i], total = d, total+d
+		}
+		return times, total, nil
+	}
+	cold, coldTotal, err := pass()
+	if err != nil {
+		return err
+	}
+	first, last := median(cold[:50]), median(cold[len(cold)-50:])
+	warmTimes, warmTotal, err := pass()
+	if err != nil {
+		return err
+	}
+	note := fmt.Sprintf("median of first 50 runs %s, last 50 %s (%.2fx)", round(first), round(last), last.Seconds()/first.Seconds())
+	b.row(fmt.Sprintf("%d x `kpipe build`, one process per root, empty cache", n), kzTotal, coldTotal, note)
+	b.row(fmt.Sprintf("the same %d again, nothing changed", n), kzTotal, warmTotal,
+		fmt.Sprintf("median run %s", round(median(warmTimes))))
+	if last.Seconds() > 1.25*first.Seconds() {
+		b.fail("loop: the last 50 runs (median %s) are more than 1.25x the first 50 (%s)", last, first)
+	}
+	if kzTotal > 0 && coldTotal > kzTotal {
+		b.fail("loop: kpipe with an empty cache (%s) slower than kustomize (%s)", coldTotal, kzTotal)
+	}
+	if kzTotal > 0 && kzTotal.Seconds() < 1.5*warmTotal.Seconds() {
+		b.fail("loop: kpipe unchanged (%s) not 1.5x faster than kustomize (%s)", warmTotal, kzTotal)
+	}
+	return nil
+}
+
+// memory: build-all's peak RSS with an empty cache at two sizes, and the
+// cost of filling the cache.
+func (b *bench) memory(small, big int) error {
+	var peaks []int64
+	for _, n := range []int{small, big} {
+		repo, roots, err := b.repo(fmt.Sprintf("mem%d", n), n)
+		if err != nil {
+			return err
+		}
+		cache, out, ref := filepath.Join(b.work, "memcache"), filepath.Join(b.work, "memout"), filepath.Join(b.work, "memref")
+		var noCache, withCache time.Duration
+		var rss int64
+		// Alternate the two, three times each, and keep the medians.
+		var nc, wc []time.Duration
+		for i := 0; i < 3; i++ {
+			os.RemoveAll(ref)
+			_, d, r, err := runRSS(repo, nil, b.kpipe, "build-all", ".", "--out-dir", ref, "--no-cache")
+			if err != nil {
+				return err
+			}
+			nc = append(nc, d)
+			_ = r
+			os.RemoveAll(cache)
+			os.RemoveAll(out)
+			_, d, r, err = runRSS(repo, nil, b.kpipe, "build-all", ".", "--out-dir", out, "--cache-dir", cache)
+			if err != nil {
+				return err
+			}
+			wc = append(wc, d)
+			if r > rss {
+				rss = r
+			}
+			if n == big {
+				break // once is enough for the big tree
+			}
+		}
+		noCache, withCache = median(nc), median(wc)
+		if diff := diffDirs(ref, out); diff != "" {
+			b.fail("memory: build-all with the cache differs from --no-cache: %s", diff)
+		}
+		peaks = append(peaks, rss)
+		b.row(fmt.Sprintf("`build-all`, %d roots, empty cache vs `--no-cache`", len(roots)), 0, withCache,
+			fmt.Sprintf("--no-cache %s: %.2fx of it; peak RSS %d MiB", round(noCache), withCache.Seconds()/noCache.Seconds(), rss>>20))
+		if withCache.Seconds() > 1.15*noCache.Seconds() {
+			b.fail("memory: filling the cache costs %.2fx of --no-cache at %d roots (bound 1.15x)", withCache.Seconds()/noCache.Seconds(), len(roots))
+		}
+		if rss > 512<<20 {
+			b.fail("memory: peak RSS %d MiB at %d roots (bound 512 MiB)", rss>>20, len(roots))
+		}
+	}
+	return nil
+}
+
+// parallel: many `kpipe build` processes at once on one warm cache.
+func (b *bench) parallel() error {
+	repo, roots, err := b.repo("par", 48)
+	if err != nil {
+		return err
+	}
+	cache := filepath.Join(b.work, "parcache")
+	os.RemoveAll(cache)
+	ref := map[string][]byte{}
+	for _, r := range roots {
+		out, _, err := run(repo, nil, b.kpipe, "build", r, "--no-cache")
+		if err != nil {
+			return err
+		}
+		ref[r] = out
+	}
+	check := func(what string, outs map[string][]byte, errs map[string]string) {
+		for _, r := range roots {
+			if !bytes.Equal(outs[r], ref[r]) {
+				b.fail("parallel (%s): %s differs from --no-cache", what, r)
+			}
+			if errs[r] != "" {
+				b.fail("parallel (%s): %s printed %q", what, r, errs[r])
+			}
+		}
+	}
+	// Fill the cache with all processes at once (concurrent writers).
+	outs, errs, coldPar := b.many(repo, roots, cache, b.procs)
+	check("cold, at once", outs, errs)
+	outs, errs, seq := b.many(repo, roots, cache, 1)
+	check("warm, one after another", outs, errs)
+	outs, errs, par := b.many(repo, roots, cache, b.procs)
+	check("warm, at once", outs, errs)
+	b.row(fmt.Sprintf("%d `kpipe build` runs, %d at once vs one after another, warm", len(roots), b.procs), seq, par,
+		fmt.Sprintf("ratio is sequential/parallel; empty cache, %d at once: %s; outputs identical, no warning", b.procs, round(coldPar)))
+	if par >= seq {
+		b.fail("parallel: %d at once (%s) not faster than one after another (%s)", b.procs, par, seq)
+	}
+	return nil
+}
+
+// many runs `kpipe build` for every root, jobs at once, on one cache.
+func (b *bench) many(repo string, roots []string, cache string, jobs int) (map[string][]byte, map[string]string, time.Duration) {
+	outs, errs := map[string][]byte{}, map[string]string{}
+	var mu sync.Mutex
+	sem := make(chan struct{}, jobs)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for _, r := range roots {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			cmd := exec.Command(b.kpipe, "build", r, "--cache-dir", cache)
+			cmd.Dir = repo
+			var so, se bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &so, &se
+			err := cmd.Run()
+			mu.Lock()
+			outs[r] = so.Bytes()
+			if err != nil || se.Len() > 0 {
+				errs[r] = fmt.Sprint(err, se.String())
+			}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return outs, errs, time.Since(start)
+}
+
+// stress: writers and readers at once, some killed, then a verified cache.
+func (b *bench) stress() error {
+	repo, roots, err := b.repo("stress", 80)
+	if err != nil {
+		return err
+	}
+	cache := filepath.Join(b.work, "stresscache")
+	os.RemoveAll(cache)
+	rnd := rand.New(rand.NewSource(1))
+	killed, ran := 0, 0
+	start := time.Now()
+	for round := 0; round < 4; round++ {
+		// Edit a few files between rounds, so that writers have new work.
+		for i := 0; i < 3; i++ {
+			r := roots[rnd.Intn(len(roots))]
+			k := filepath.Join(repo, r, "kustomization.yaml")
+			data, err := os.ReadFile(k)
+			if err != nil {
+				return err
+			}
+			data = append(data, []byte(fmt.Sprintf("# edit %d\n", round))...)
+			if err := os.WriteFile(k, data, 0o644); err != nil {
+				return err
+			}
+		}
+		var cmds []*exec.Cmd
+		for p := 0; p < b.procs; p++ {
+			var cmd *exec.Cmd
+			if p%4 == 0 {
+				cmd = exec.Command(b.kpipe, "build-all", ".", "--cache-dir", cache, "--out-dir", filepath.Join(b.work, fmt.Sprintf("stressout%d", p)))
+			} else {
+				cmd = exec.Command(b.kpipe, "build", roots[rnd.Intn(len(roots))], "--cache-dir", cache)
+			}
+			cmd.Dir = repo
+			if err := cmd.Start(); err != nil {
+				return err
+			}
+			cmds = append(cmds, cmd)
+		}
+		time.Sleep(time.Duration(50+rnd.Intn(200)) * time.Millisecond)
+		for _, c := range cmds {
+			if rnd.Intn(4) == 0 {
+				if c.Process.Signal(syscall.SIGKILL) == nil {
+					killed++
+				}
+			}
+		}
+		for _, c := range cmds {
+			_ = c.Wait()
+			ran++
+		}
+	}
+	elapsed := time.Since(start)
+	out, _, err := run(repo, nil, b.kpipe, "cache", "verify", "--cache-dir", cache)
+	if err != nil {
+		b.fail("stress: cache verify: %v", err)
+	}
+	ref, got := filepath.Join(b.work, "stressref"), filepath.Join(b.work, "stressgot")
+	os.RemoveAll(ref)
+	os.RemoveAll(got)
+	if _, _, err := run(repo, nil, b.kpipe, "build-all", ".", "--no-cache", "--out-dir", ref); err != nil {
+		return err
+	}
+	if _, _, err := run(repo, nil, b.kpipe, "build-all", ".", "--cache-dir", cache, "--out-dir", got); err != nil {
+		return err
+	}
+	if d := diffDirs(ref, got); d != "" {
+		b.fail("stress: build-all over the stressed cache differs from --no-cache: %s", d)
+	}
+	b.row(fmt.Sprintf("stress: %d processes (build, build-all) in 4 rounds of %d at once, %d killed with SIGKILL", ran, b.procs, killed), 0, elapsed,
+		"then `kpipe cache verify`: "+strings.TrimSpace(string(out))+"; build-all output equal to --no-cache's")
+	return nil
+}
+
+// run runs a command in dir and returns its stdout and wall time; a
+// non-zero exit is an error.
+func run(dir string, env []string, name string, args ...string) ([]byte, time.Duration, error) {
+	out, d, _, err := runRSS(dir, env, name, args...)
+	return out, d, err
+}
+
+func runRSS(dir string, env []string, name string, args ...string) ([]byte, time.Duration, int64, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Dir, cmd.Env = dir, env
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	start := time.Now()
+	err := cmd.Run()
+	d := time.Since(start)
+	var rss int64
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		rss = ru.Maxrss * 1024
+	}
+	if err != nil {
+		return nil, d, rss, fmt.Errorf("%s %s: %v\n%s", name, strings.Join(args, " "), err, se.String())
+	}
+	return so.Bytes(), d, rss, nil
+}
+
+// diffDirs returns "" when two trees hold the same files with the same
+// bytes, else the first difference.
+func diffDirs(a, b string) string {
+	list := func(d string) map[string][]byte {
+		m := map[string][]byte{}
+		filepath.Walk(d, func(p string, fi os.FileInfo, err error) error {
+			if err == nil && fi.Mode().IsRegular() {
+				rel, _ := filepath.Rel(d, p)
+				m[rel], _ = os.ReadFile(p)
+			}
+			return nil
+		})
+		return m
+	}
+	ma, mb := list(a), list(b)
+	if len(ma) != len(mb) {
+		return fmt.Sprintf("%d files vs %d", len(ma), len(mb))
+	}
+	for k, v := range ma {
+		if !bytes.Equal(v, mb[k]) {
+			return k
+		}
+	}
+	return ""
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
+}
+
+func round(d time.Duration) time.Duration {
+	switch {
+	case d > time.Second:
+		return d.Round(10 * time.Millisecond)
+	case d > time.Millisecond:
+		return d.Round(100 * time.Microsecond)
+	}
+	return d
+}
+
+func runtimeCores() int {
+	n := 0
+	if out, err := exec.Command("nproc").Output(); err == nil {
+		fmt.Sscan(string(out), &n)
+	}
+	return n
+}
+
+func findKustomize() string {
+	if home, err := os.UserHomeDir(); err == nil {
+		p := filepath.Join(home, ".cache", "kpipe-ci", "kustomize-v5.8.2", "kustomize")
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	if p, err := exec.LookPath("kustomize"); err == nil {
+		return p
+	}
+	return ""
+}
+
+func kustomizeVersion(p string) string {
+	if p == "" {
+		return "not installed"
+	}
+	out, err := exec.Command(p, "version").Output()
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(out))
+}

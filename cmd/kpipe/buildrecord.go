@@ -1,0 +1,109 @@
+package main
+
+import (
+	"crypto/sha256"
+	"os"
+	"sync"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/kpipe/kpipe/internal/cache"
+	"github.com/kpipe/kpipe/internal/engine"
+	"github.com/kpipe/kpipe/internal/loaders"
+)
+
+// buildRecord is `kpipe build`'s record of one root, as build-all keeps
+// for each of its roots: every input the last build read, with its
+// digest, and the output. When every input is unchanged (a stat, or a
+// read of a small file, each), the stored output is printed without
+// loading a kustomization and without writing anything.
+type buildRecord struct {
+	store   *cache.Store
+	index   *cache.RootIndex
+	checker *cache.InputChecker
+	root    string    // the root's real directory ("" when unknown)
+	outKey  cache.Key // the output's entry
+
+	mu       sync.Mutex
+	warnings []string // the build's warnings, replayed with its output
+}
+
+// newBuildRecord prepares the record of the root dir; it does nothing
+// without a store, with --verify-cache, or when output goes to a
+// directory (one file per resource needs the resources, not the YAML).
+func newBuildRecord(c *cli.Context, store *cache.Store, opts engine.Options, r loaders.Restriction, dir string) *buildRecord {
+	br := &buildRecord{store: store}
+	if store == nil || opts.VerifyCache || outputIsDir(c) {
+		return br
+	}
+	root, err := loaders.RealDir(dir)
+	if err != nil {
+		return br
+	}
+	settings := cache.NewKey(opts.Cache.Version, "build").Key(engine.SettingsKey(opts, r)).Sum()
+	br.root = root
+	br.index = store.RootIndex(settings)
+	br.checker = cache.NewInputChecker(opts.Cache.Files)
+	br.outKey = cache.NewKey(opts.Cache.Version, "build-output").Key(settings).String(root).Sum()
+	return br
+}
+
+// outputIsDir reports whether -o names an existing directory.
+func outputIsDir(c *cli.Context) bool {
+	out := c.String("output")
+	if out == "" {
+		return false
+	}
+	st, err := os.Stat(out)
+	return err == nil && st.IsDir()
+}
+
+// lookup returns the stored output and warnings when the root's inputs
+// are unchanged.
+func (br *buildRecord) lookup() ([]byte, []string, bool) {
+	if br.root == "" {
+		return nil, nil, false
+	}
+	rec, ok := br.index.Root(br.root)
+	if !ok || !br.checker.Unchanged(rec.Inputs) {
+		return nil, nil, false
+	}
+	y, ok := br.store.Get(br.outKey)
+	if !ok || sha256.Sum256(y) != rec.OutputDigest {
+		return nil, nil, false
+	}
+	return y, rec.Warnings, true
+}
+
+// recordWarnings wraps warn so that the build's warnings are kept with
+// its output.
+func (br *buildRecord) recordWarnings(warn func(string)) func(string) {
+	return func(msg string) {
+		br.mu.Lock()
+		br.warnings = append(br.warnings, msg)
+		br.mu.Unlock()
+		warn(msg)
+	}
+}
+
+// record stores the root's output and inputs after a successful build,
+// when the build knows every input and none changed while it ran.
+func (br *buildRecord) record(b *engine.Builder, n *engine.Node, res engine.Result) {
+	if br.root == "" || n == nil {
+		return
+	}
+	inputs, ok := b.Inputs(n)
+	if !ok || !br.checker.Unchanged(inputs) {
+		return
+	}
+	if res.Sensitive {
+		br.store.PutSensitive(br.outKey, res.YAML)
+	} else {
+		br.store.Put(br.outKey, res.YAML)
+	}
+	br.mu.Lock()
+	warnings := append([]string(nil), br.warnings...)
+	br.mu.Unlock()
+	br.index.SetRoot(br.root, &cache.RootRecord{Inputs: inputs, OutputDigest: sha256.Sum256(res.YAML), Warnings: warnings})
+	_ = br.index.Save()
+}

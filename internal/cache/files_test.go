@@ -1,0 +1,107 @@
+package cache
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestInPlaceEditKeepingSizeAndMtimeIsSeen: an edit that keeps size,
+// mtime and inode (cp -p over the file, rsync --inplace, touch -r) moves
+// the ctime, which the index compares, as git's does.
+func TestInPlaceEditKeepingSizeAndMtimeIsSeen(t *testing.T) {
+	dir := t.TempDir()
+	var warns []string
+	s := mustOpen(t, filepath.Join(dir, "cache"), &warns)
+	f := filepath.Join(dir, "big.yaml")
+	old := bytes.Repeat([]byte("a"), persistMin+10)
+	if err := os.WriteFile(f, old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mtime := time.Now().Add(-time.Hour)
+	os.Chtimes(f, mtime, mtime)
+	time.Sleep(20 * time.Millisecond)
+
+	ix := s.FileIndex()
+	ix.window = 10 * time.Millisecond
+	d1, ok := ix.Digest(f)
+	if !ok || d1 != Digest(old) {
+		t.Fatal("wrong first digest")
+	}
+	ix.Save("")
+	// A later run answers from the stored record without reading.
+	ix = s.FileIndex()
+	ix.window = 10 * time.Millisecond
+	if d, _ := ix.Digest(f); d != d1 {
+		t.Fatal("wrong digest from the record")
+	}
+	if _, fromIndex := ix.Counts(); fromIndex != 1 {
+		t.Fatalf("the record was not used (%d answers from the index)", fromIndex)
+	}
+
+	// Edit in place: same size, same inode, mtime set back.
+	fh, err := os.OpenFile(f, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fh.WriteAt([]byte("b"), 0)
+	fh.Close()
+	os.Chtimes(f, mtime, mtime)
+	time.Sleep(20 * time.Millisecond)
+	fresh := s.FileIndex()
+	fresh.window = 10 * time.Millisecond
+	want := append([]byte("b"), old[1:]...)
+	if d, _ := fresh.Digest(f); d != Digest(want) {
+		t.Error("an in-place edit keeping size and mtime was not seen")
+	}
+}
+
+func TestDamagedStatRecordIsIgnored(t *testing.T) {
+	dir := t.TempDir()
+	var warns []string
+	s := mustOpen(t, filepath.Join(dir, "cache"), &warns)
+	f := filepath.Join(dir, "big")
+	os.WriteFile(f, make([]byte, persistMin), 0o644)
+	ix := s.FileIndex()
+	ix.Digest(f)
+	ix.Save("")
+	rec := s.name(statName(f), sufStat)
+	for _, damage := range []func(){
+		func() { os.Truncate(rec, 0) },
+		func() { os.Truncate(rec, 20) },
+		func() { flip(rec, 10) },
+	} {
+		damage()
+		if d, ok := s.FileIndex().Digest(f); !ok || d != Digest(make([]byte, persistMin)) {
+			t.Error("a damaged record changed a digest")
+		}
+	}
+}
+
+func TestRootRecords(t *testing.T) {
+	dir := t.TempDir()
+	var warns []string
+	s := mustOpen(t, dir, &warns)
+	ri := s.RootIndex(key("settings"))
+	rec := &RootRecord{Inputs: []Input{{Path: "/a", Real: "/a", Digest: key("a")}}, OutputDigest: key("out")}
+	ri.SetRoot("/root", rec)
+	ri.SetDiscovery("trees", DiscoveryRecord{Roots: []string{"/root"}})
+	ri.Save()
+	again := s.RootIndex(key("settings"))
+	if r, ok := again.Root("/root"); !ok || r.OutputDigest != rec.OutputDigest || len(r.Inputs) != 1 {
+		t.Errorf("root record not read back: %+v %v", r, ok)
+	}
+	if d, ok := again.Discovery("trees"); !ok || len(d.Roots) != 1 {
+		t.Error("discovery record not read back")
+	}
+	if _, ok := s.RootIndex(key("other settings")).Root("/root"); ok {
+		t.Error("a record of other settings was used")
+	}
+	again.SetRoot("/root", nil)
+	again.Save()
+	if _, ok := s.RootIndex(key("settings")).Root("/root"); ok {
+		t.Error("a forgotten root still has a record")
+	}
+}

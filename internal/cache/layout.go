@@ -1,0 +1,259 @@
+package cache
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// The directory layout (see doc.go):
+//
+//	<dir>/CACHEDIR.TAG         the marker: kpipe made this directory
+//	<dir>/v2/<xx>/<hex>-a      an entry: key -> content digest (one line)
+//	<dir>/v2/<xx>/<hex>-d      content, named by its SHA-256
+//	<dir>/v2/<xx>/<hex>-i      a stat-index record (files.go)
+//	<dir>/v2/<xx>/<hex>-r      a root or discovery record (roots.go)
+//	<dir>/v2/<xx>/.tmp-*       a file being written (renamed when whole)
+//	<dir>/v2/trim.txt          the size estimate and last trim (trim.go)
+//	<dir>/v2/lastrun.json      the last run's counts (`kpipe cache stats`)
+const (
+	markerName = "CACHEDIR.TAG"
+	layoutDir  = "v2"
+	trimName   = "trim.txt"
+	lastRun    = "lastrun.json"
+	tmpPrefix  = ".tmp-"
+)
+
+// marker is the content of CACHEDIR.TAG (https://bford.info/cachedir/):
+// backup tools skip the directory, and kpipe knows it made it.
+const marker = "Signature: 8a477f597d28d172789f06886806bc55\n" +
+	"# This file is a cache directory tag created by kpipe.\n" +
+	"# Everything here can be deleted; `kpipe cache clear` deletes what kpipe wrote.\n"
+
+// Entry name suffixes: the only names kpipe ever deletes under v2/.
+const (
+	sufAction = "-a"
+	sufData   = "-d"
+	sufStat   = "-i"
+	sufRecord = "-r"
+)
+
+// oldNames reports whether name is a file of the first cache format
+// (BadgerDB plus state files), which kpipe may delete.
+func oldName(name string) bool {
+	switch name {
+	case "MANIFEST", "KEYREGISTRY", "DISCARD", "LOCK", "files.idx":
+		return true
+	}
+	for _, suf := range []string{".sst", ".vlog", ".mem"} {
+		if strings.HasSuffix(name, suf) && strings.Trim(strings.TrimSuffix(name, suf), "0123456789") == "" {
+			return true
+		}
+	}
+	return (strings.HasPrefix(name, "roots-") && strings.HasSuffix(name, ".idx")) || strings.HasPrefix(name, ".tmp-")
+}
+
+// disk is a cache directory that kpipe owns: it writes files there whole
+// (temporary file, then rename) with mode 0600, and reports the first
+// write failure once (a read-only or full disk) and then writes nothing
+// more.
+type disk struct {
+	dir  string // the cache directory
+	warn func(string)
+
+	broken    atomic.Bool // a write failed: write no more
+	warnOnce  sync.Once
+	mkdirOnce sync.Map // subdirectory -> struct{}: known to exist
+	written   atomic.Int64
+}
+
+// claim makes dir a kpipe cache directory, or says why it cannot be one:
+// it creates dir (0700) and its marker when missing, adopts a directory of
+// the first cache format (deleting its files, which no kpipe can read any
+// more: their keys were salted with the binary that wrote them), and
+// refuses a directory holding anything else.
+func claim(dir string) error {
+	if _, err := os.Stat(filepath.Join(dir, markerName)); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("cannot create it: %w", unwrapPath(err))
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("cannot read it: %w", unwrapPath(err))
+	}
+	var foreign, old []string
+	for _, e := range entries {
+		switch {
+		case e.Name() == layoutDir && e.IsDir():
+			// A v2 layout whose marker was lost: ours if it only holds
+			// our names (checked by the trim, which deletes nothing else).
+		case oldName(e.Name()) && e.Type().IsRegular():
+			old = append(old, e.Name())
+		default:
+			foreign = append(foreign, e.Name())
+		}
+	}
+	hasOld := func(n string) bool {
+		for _, o := range old {
+			if o == n {
+				return true
+			}
+		}
+		return false
+	}
+	if len(old) > 0 && !(hasOld("KEYREGISTRY") && hasOld("MANIFEST")) {
+		// Names like ours, but not a Badger directory: not ours.
+		foreign, old = append(foreign, old...), nil
+	}
+	if len(foreign) > 0 {
+		sort.Strings(foreign)
+		if len(foreign) > 3 {
+			foreign = append(foreign[:3], "...")
+		}
+		return fmt.Errorf("it holds files kpipe did not create (%s); use an empty or new directory", strings.Join(foreign, ", "))
+	}
+	for _, n := range old {
+		if err := os.Remove(filepath.Join(dir, n)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("removing the old cache format: %w", unwrapPath(err))
+		}
+	}
+	_ = os.Chmod(dir, 0o700)
+	if err := writeWhole(filepath.Join(dir, markerName), []byte(marker)); err != nil {
+		return fmt.Errorf("cannot write to it: %w", unwrapPath(err))
+	}
+	return nil
+}
+
+// unwrapPath drops the operation and path of a *fs.PathError: the
+// message names the directory already.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// name returns the path of the entry file for hex with suffix suf.
+func (d *disk) name(hexName, suf string) string {
+	return filepath.Join(d.dir, layoutDir, hexName[:2], hexName+suf)
+}
+
+// read reads an entry file; any error is a miss.
+func (d *disk) read(path string) ([]byte, error) { return os.ReadFile(path) }
+
+// write writes an entry file in place, as the Go build cache does (a
+// temporary file and a rename cost eight times as much on ext4): every
+// file kpipe reads back is self-checking (content by its digest, an
+// entry line by its fixed size and format, a record by its trailing
+// SHA-256), so a reader that meets a file being written, or left partial
+// by a crash, sees a miss. Writers of one name write the same bytes
+// (names derive from content) or, for an entry line, a line that is
+// valid either way. A failure to write is reported once, and from then on
+// nothing is written.
+func (d *disk) write(path string, data []byte) {
+	if d.broken.Load() {
+		return
+	}
+	sub := filepath.Dir(path)
+	if _, ok := d.mkdirOnce.Load(sub); !ok {
+		if err := os.MkdirAll(sub, 0o700); err != nil {
+			d.fail(err)
+			return
+		}
+		d.mkdirOnce.Store(sub, struct{}{})
+	}
+	err := writeInPlace(path, data)
+	if errors.Is(err, fs.ErrNotExist) {
+		// A prune in another process removed the empty subdirectory.
+		if err = os.MkdirAll(sub, 0o700); err == nil {
+			err = writeInPlace(path, data)
+		}
+	}
+	if err != nil {
+		d.fail(err)
+		return
+	}
+	d.written.Add(roundBlock(int64(len(data))))
+}
+
+// fail reports a write failure once and stops writing.
+func (d *disk) fail(err error) {
+	d.broken.Store(true)
+	d.warnOnce.Do(func() {
+		if d.warn != nil {
+			d.warn(fmt.Sprintf("cache: cannot write to %s (%v); this run's results are not cached", d.dir, unwrapPath(err)))
+		}
+	})
+}
+
+// writeInPlace writes data to path without truncating it first (an
+// identical concurrent write is harmless, and no reader sees it empty),
+// the last byte last (the file reaches its full size only when whole),
+// then cuts it to size. A failed write removes the file.
+func writeInPlace(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	if n := len(data); n > 0 {
+		if _, err = f.WriteAt(data[:n-1], 0); err == nil {
+			_, err = f.WriteAt(data[n-1:], int64(n-1))
+		}
+	}
+	if err == nil {
+		err = f.Truncate(int64(len(data)))
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+	}
+	return err
+}
+
+// writeWhole writes data to path through a temporary file and a rename
+// (for the few files that are not self-checking: the marker, trim.txt,
+// lastrun.json).
+func writeWhole(path string, data []byte) error {
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	tmp := filepath.Join(filepath.Dir(path), tmpPrefix+filepath.Base(path)+"-"+hex.EncodeToString(rnd[:]))
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+		if err != nil {
+			// On Windows a file another process holds open cannot be
+			// replaced; the content is the same (names derive from it).
+			if _, serr := os.Stat(path); serr == nil && renameBusy(err) {
+				err = nil
+			}
+		}
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}
+
+// roundBlock is size rounded up to whole 4 KiB blocks, as most file
+// systems allocate.
+func roundBlock(n int64) int64 { return (n + 4095) &^ 4095 }

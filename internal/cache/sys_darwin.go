@@ -1,0 +1,25 @@
+package cache
+
+import (
+	"os"
+	"syscall"
+)
+
+// statIDs returns what git's index compares beside size and mtime: the
+// inode, the device and the status-change time (ctime).
+func statIDs(fi os.FileInfo) (ino, dev uint64, ctime int64) {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st.Ino, uint64(st.Dev), st.Ctimespec.Nano()
+	}
+	return 0, 0, 0
+}
+
+// diskUsage is the space fi takes on disk, as du counts it.
+func diskUsage(fi os.FileInfo) int64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st.Blocks * 512
+	}
+	return roundBlock(fi.Size())
+}
+
+func renameBusy(error) bool { return false }
