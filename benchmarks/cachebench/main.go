@@ -40,6 +40,7 @@ import (
 	"time"
 
 	"github.com/kpipe/kpipe/internal/genrepo"
+	"github.com/kpipe/kpipe/internal/procstat"
 )
 
 func main() {
@@ -419,10 +420,7 @@ func runRSS(dir string, env []string, name string, args ...string) ([]byte, time
 	start := time.Now()
 	err := cmd.Run()
 	d := time.Since(start)
-	var rss int64
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		rss = ru.Maxrss * 1024
-	}
+	rss := procstat.MaxRSS(cmd.ProcessState)
 	if err != nil {
 		return nil, d, rss, fmt.Errorf("%s %s: %v\n%s", name, strings.Join(args, " "), err, se.String())
 	}
