@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/kpipe/kpipe/internal/batch"
 	"github.com/kpipe/kpipe/internal/genrepo"
 )
 
@@ -19,7 +20,7 @@ var mutations = flag.Int("kpipe.cli-mutations", 8, "mutations in TestBuildAllWar
 
 // buildAll runs build-all over tree with the given cache directory ("" for
 // --no-cache), writing to out, and returns the parsed report.
-func buildAll(t *testing.T, tree, cacheDir, out string, extra ...string) (int, report, string) {
+func buildAll(t *testing.T, tree, cacheDir, out string, extra ...string) (int, batch.Report, string) {
 	t.Helper()
 	rep := filepath.Join(t.TempDir(), "report.json")
 	args := []string{"build-all", tree, "--out-dir", out, "--report", rep}
@@ -29,7 +30,7 @@ func buildAll(t *testing.T, tree, cacheDir, out string, extra ...string) (int, r
 		args = append(args, "--cache-dir", cacheDir)
 	}
 	code, _, stderr := kpipe(t, append(args, extra...)...)
-	var r report
+	var r batch.Report
 	data, err := os.ReadFile(rep)
 	if err != nil {
 		t.Fatalf("no report (exit %d): %v\n%s", code, err, stderr)
@@ -61,7 +62,7 @@ func outputsUnder(t *testing.T, dir string) map[string]string {
 
 // upToDate returns the roots the report says were up to date, relative to
 // tree.
-func upToDate(r report, tree string) []string {
+func upToDate(r batch.Report, tree string) []string {
 	var out []string
 	for _, rr := range r.Roots {
 		if rr.UpToDate {
@@ -237,7 +238,7 @@ func TestBuildAllWarmEqualsCold(t *testing.T) {
 
 // outputOf returns the output file the report gives for the root whose
 // path ends in suffix.
-func outputOf(t *testing.T, r report, suffix string) string {
+func outputOf(t *testing.T, r batch.Report, suffix string) string {
 	t.Helper()
 	for _, rr := range r.Roots {
 		if strings.HasSuffix(rr.Path, "/"+suffix) && rr.Output != "" {

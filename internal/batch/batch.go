@@ -1,0 +1,546 @@
+// Package batch builds many kustomization roots in one run, as `kpipe
+// build-all` does: it finds the roots under the given trees, skips every
+// root whose recorded inputs are unchanged (the cache's root index),
+// builds the others over one graph (package engine), writes each root's
+// output under an output directory as soon as it is finished and only when
+// it changed, deletes outputs of roots that no longer exist (only files it
+// wrote itself, listed in a manifest), and reports on every root.
+//
+// It imports engine, cache, loaders and output; the CLI (flags, progress
+// bar, exit codes) and the public kpipe package sit above it.
+package batch
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/kpipe/kpipe/internal/cache"
+	"github.com/kpipe/kpipe/internal/engine"
+	"github.com/kpipe/kpipe/internal/loaders"
+	"github.com/kpipe/kpipe/internal/output"
+)
+
+// Options are the settings of a run.
+type Options struct {
+	// Trees are the directories searched for roots (none: ".").
+	Trees []string
+	// RootsFrom, when set, names a file listing the roots, one per line
+	// (blank lines and lines starting with # skipped), instead of Trees.
+	RootsFrom string
+	// AllKustomizations builds every kustomization found, not only those
+	// no other kustomization refers to (components are never roots).
+	AllKustomizations bool
+	// OutDir, when set, receives each root's output (see OutputName).
+	OutDir string
+	// Prune deletes the outputs under OutDir of roots that no longer
+	// exist: only files a run wrote (OutDir's manifest says which) and
+	// whose content is still what it wrote.
+	Prune bool
+	// Restriction is the load restrictor.
+	Restriction loaders.Restriction
+	// Engine are the build options; Engine.Cache.Store may be nil.
+	Engine engine.Options
+	// Version is written into the report.
+	Version string
+	// Progress, when set, is called once the work is known, with the
+	// number of steps (nodes and roots), and returns the function called
+	// after each step.
+	Progress func(total int) (step func())
+}
+
+// RootReport is one root's entry in the report.
+type RootReport struct {
+	Path        string  `json:"path"`
+	Output      string  `json:"output,omitempty"`
+	Status      string  `json:"status"` // "ok" or "error"
+	Error       string  `json:"error,omitempty"`
+	Digest      string  `json:"digest,omitempty"` // sha256 of the output
+	Changed     bool    `json:"changed"`          // output differs from the last run's, or the file on disk did
+	Seconds     float64 `json:"seconds"`          // this root's own finishing, rendering and writing
+	Cached      bool    `json:"cached"`           // final output taken from the cache
+	UpToDate    bool    `json:"upToDate"`         // inputs unchanged since the last run: not loaded at all
+	NodesBuilt  int     `json:"nodesBuilt"`
+	NodesCached int     `json:"nodesCached"`
+	StageHits   int     `json:"stageHits"`
+	StageMisses int     `json:"stageMisses"`
+	// RemovedOutput says a failing root's previous output file (one a
+	// run wrote) was deleted, so that no stale output stays behind.
+	RemovedOutput bool `json:"removedOutput,omitempty"`
+}
+
+// Report is the outcome of a run (the --report file).
+type Report struct {
+	Version string       `json:"version"`
+	Roots   []RootReport `json:"roots"`
+	// Pruned are the outputs deleted because their roots no longer
+	// exist; Kept are outputs of removed roots left in place because
+	// their content is no longer what kpipe wrote.
+	Pruned  []string `json:"pruned,omitempty"`
+	Kept    []string `json:"keptModified,omitempty"`
+	Summary struct {
+		Roots       int                          `json:"roots"`
+		Failed      int                          `json:"failed"`
+		Changed     int                          `json:"changed"`
+		UpToDate    int                          `json:"upToDate"`
+		Seconds     float64                      `json:"seconds"`
+		NodesBuilt  int                          `json:"nodesBuilt"`
+		NodesCached int                          `json:"nodesCached"`
+		RootsCached int                          `json:"rootsCached"`
+		Stages      map[string]engine.StageStats `json:"stages"`
+		FilesHashed int                          `json:"filesHashed"`
+		FilesStat   int                          `json:"filesFromIndex"`
+	} `json:"summary"`
+}
+
+// Errors are the roots' errors, each prefixed with its root.
+func (r *Report) Errors() []error {
+	var errs []error
+	for _, rr := range r.Roots {
+		if rr.Status == "error" {
+			errs = append(errs, fmt.Errorf("%s: %s", rr.Path, rr.Error))
+		}
+	}
+	return errs
+}
+
+// ErrNoRoots is returned when the trees hold no kustomization root.
+var ErrNoRoots = errors.New("no kustomization roots found")
+
+// Run runs build-all. A root's failure is in its report entry, not in the
+// error, which is for failures of the run itself (no roots, an output
+// name claimed by two roots, an unreadable roots file, a manifest that
+// cannot be written).
+//
+// A run has three steps. First it finds the roots: from the root index's
+// discovery record when the trees hold the same, unchanged kustomization
+// files as last time, else by loading every kustomization. Then it checks
+// each root against the index: a root whose inputs (every file and
+// directory its last build read) and output file are unchanged is up to
+// date and is neither loaded nor built. Last, it builds the other roots
+// over one graph and records their inputs. A run where nothing changed
+// thus costs a walk of the trees and a stat of each input.
+func Run(ctx context.Context, o Options) (*Report, error) {
+	start := time.Now()
+	opts := o.Engine
+	store := opts.Cache.Store
+	index := store.RootIndex(engine.SettingsKey(opts, o.Restriction))
+	checker := cache.NewInputChecker(opts.Cache.Files)
+	roots, all, err := findRoots(o, index, checker)
+	if err != nil {
+		return nil, err
+	}
+	if len(roots) == 0 {
+		return nil, ErrNoRoots
+	}
+	outDir := ""
+	if o.OutDir != "" {
+		if outDir, err = filepath.Abs(o.OutDir); err != nil {
+			return nil, err
+		}
+	}
+	outputOf := func(string) string { return "" }
+	if outDir != "" {
+		cwd, err := os.Getwd()
+		if err != nil {
+			return nil, err
+		}
+		names, err := outputNames(cwd, roots)
+		if err != nil {
+			return nil, err
+		}
+		outputOf = func(root string) string { return filepath.Join(outDir, names[root]) }
+	}
+	man, err := readManifest(outDir)
+	if err != nil {
+		return nil, err
+	}
+
+	rep := &Report{Version: o.Version, Roots: make([]RootReport, len(roots))}
+	var check errgroup.Group
+	check.SetLimit(max(opts.Jobs, 1))
+	for i, root := range roots {
+		check.Go(func() error {
+			rec, ok := index.Root(root)
+			if ok && !opts.VerifyCache && rec.Output == outputOf(root) && checker.Unchanged(rec.Inputs) && outputIntact(opts.Cache.Files, rec) {
+				rep.Roots[i] = RootReport{Path: root, Output: rec.Output, Status: "ok", Digest: hex.EncodeToString(rec.OutputDigest[:]),
+					Cached: true, UpToDate: true}
+			}
+			return nil
+		})
+	}
+	_ = check.Wait()
+	var todo []int // indexes of the roots to build
+	for i := range roots {
+		if !rep.Roots[i].UpToDate {
+			todo = append(todo, i)
+		}
+	}
+
+	var st engine.Stats
+	if len(todo) > 0 {
+		st = buildRoots(ctx, o, all, roots, todo, outputOf, index, checker, man, rep)
+	}
+	_ = index.Save()
+	if opts.Cache.Files != nil {
+		_ = opts.Cache.Files.Save("")
+	}
+	if outDir != "" {
+		for _, rr := range rep.Roots {
+			if rr.Status == "ok" && rr.Output != "" {
+				man.add(outDir, rr.Path, rr.Output, rr.Digest)
+			}
+		}
+		if o.Prune {
+			rep.Pruned, rep.Kept = man.prune(outDir, roots)
+		}
+		if err := man.write(outDir); err != nil {
+			return rep, err
+		}
+	}
+
+	rep.Summary.Roots = len(roots)
+	rep.Summary.NodesBuilt, rep.Summary.NodesCached, rep.Summary.RootsCached = st.NodesBuilt, st.NodesCached, st.RootsCached
+	rep.Summary.Stages = st.Stages
+	rep.Summary.FilesHashed, rep.Summary.FilesStat = opts.Cache.Files.Counts()
+	for _, rr := range rep.Roots {
+		switch {
+		case rr.Status == "error":
+			rep.Summary.Failed++
+		case rr.Changed:
+			rep.Summary.Changed++
+		case rr.UpToDate:
+			rep.Summary.UpToDate++
+		}
+	}
+	rep.Summary.Seconds = time.Since(start).Seconds()
+	return rep, nil
+}
+
+// outputIntact reports whether the output file a root record names still
+// holds the recorded output.
+func outputIntact(files *cache.FileIndex, rec cache.RootRecord) bool {
+	if rec.Output == "" {
+		return true
+	}
+	d, ok := files.Digest(rec.Output)
+	return ok && d == rec.OutputDigest
+}
+
+// buildRoots builds roots[i] for every i in todo over one graph (taken
+// from all when discovery loaded one), writes their outputs, fills their
+// report entries and records their inputs in index.
+func buildRoots(ctx context.Context, o Options, all *engine.Graph, roots []string, todo []int, outputOf func(string) string,
+	index *cache.RootIndex, checker *cache.InputChecker, man *manifest, rep *Report) engine.Stats {
+	opts := o.Engine
+	dirs := make([]string, len(todo))
+	for j, i := range todo {
+		dirs[j] = roots[i]
+	}
+	var g *engine.Graph
+	var loadErrs []error
+	if all != nil {
+		g, loadErrs = all.WithRoots(dirs)
+	} else {
+		g, loadErrs = engine.Load(dirs, o.Restriction)
+	}
+	if opts.Warn != nil {
+		for _, w := range g.Warnings {
+			opts.Warn(w)
+		}
+	}
+	store := opts.Cache.Store
+	step := func() {}
+	if o.Progress != nil {
+		step = o.Progress(len(g.Nodes) + len(dirs))
+		opts.Progress = step
+	}
+	b := engine.NewBuilder(g, opts)
+	// Each root's output is written, and its record kept, as soon as the
+	// root is finished; nothing of it is kept after that.
+	b.RunEach(ctx, loadErrs, func(j int, res engine.Result) {
+		t0 := time.Now()
+		i := todo[j]
+		root := roots[i]
+		rr := RootReport{Path: root, Output: outputOf(root), Cached: res.Cached, NodesBuilt: res.NodesBuilt, NodesCached: res.NodesCached,
+			StageHits: res.StagesCached, StageMisses: res.StagesRan}
+		err := res.Err
+		if err == nil {
+			sum := sha256.Sum256(res.YAML)
+			rr.Digest = hex.EncodeToString(sum[:])
+			prev, known := index.Root(root)
+			rr.Changed = !known || prev.OutputDigest != cache.Key(sum)
+			if rr.Output != "" {
+				var wrote bool
+				wrote, err = writeIfChanged(rr.Output, res.YAML)
+				// A file someone changed since kpipe wrote it is
+				// rewritten: that is a change too.
+				rr.Changed = rr.Changed || wrote
+			}
+			if err == nil && store != nil {
+				// Record the root only if every input still has the
+				// content the build used.
+				if inputs, ok := b.Inputs(g.Roots[j]); ok && checker.Unchanged(inputs) {
+					index.SetRoot(root, &cache.RootRecord{Inputs: inputs, Output: rr.Output, OutputDigest: sum})
+				}
+			}
+		}
+		if err != nil {
+			rr.Status, rr.Error = "error", err.Error()
+			// No stale output stays behind a failing root: its
+			// previous output goes, if a run wrote it.
+			if rr.Output != "" {
+				rr.RemovedOutput = man.removeOutput(rr.Output)
+			}
+			rr.Output = ""
+		} else {
+			rr.Status = "ok"
+		}
+		rr.Seconds = time.Since(t0).Seconds()
+		rep.Roots[i] = rr
+		step()
+	})
+	return b.Stats()
+}
+
+// OutputName maps a root directory to its output file under the output
+// directory: the root's path relative to cwd plus ".yaml" ("_root.yaml"
+// for cwd itself), or, for a root outside cwd, its absolute path without
+// the leading separator (and a volume's colon) plus ".yaml".
+func OutputName(cwd, root string) string {
+	rel, err := filepath.Rel(cwd, root)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		rel = strings.TrimPrefix(root, filepath.VolumeName(root))
+		rel = strings.TrimPrefix(rel, string(filepath.Separator))
+		if v := filepath.VolumeName(root); v != "" {
+			rel = filepath.Join(strings.TrimSuffix(v, ":"), rel)
+		}
+	}
+	if rel == "." {
+		return "_root.yaml"
+	}
+	return rel + ".yaml"
+}
+
+// outputNames maps every root to its output name, and fails naming both
+// roots when two roots would write one file (the current directory and a
+// directory named _root; a root inside and one outside the current
+// directory with the same path tail), so that no output is ever
+// overwritten by another root's.
+func outputNames(cwd string, roots []string) (map[string]string, error) {
+	names := make(map[string]string, len(roots))
+	owner := make(map[string]string, len(roots))
+	for _, root := range roots {
+		name := OutputName(cwd, root)
+		key := strings.ToLower(filepath.Clean(name)) // case-insensitive file systems
+		if other, ok := owner[key]; ok && other != root {
+			return nil, fmt.Errorf("roots %s and %s would both write %s: build them in separate runs or with separate --out-dir", other, root, name)
+		}
+		owner[key] = root
+		names[root] = name
+	}
+	return names, nil
+}
+
+// writeIfChanged writes data to path atomically unless the file already
+// holds exactly data, and says whether it wrote.
+func writeIfChanged(path string, data []byte) (bool, error) {
+	if old, err := os.ReadFile(path); err == nil && string(old) == string(data) {
+		return false, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return false, err
+	}
+	return true, output.WriteFileAtomic(path, data)
+}
+
+// findRoots lists the roots to build, as absolute, symlink-free paths in a
+// stable order. When it had to load the kustomizations of the trees to
+// tell roots from bases, it returns that graph too.
+//
+// Discovery walks the trees for kustomization files; when they are the
+// same files, unchanged, as at the last discovery of the same trees, the
+// roots are those found then, and nothing is parsed.
+func findRoots(o Options, index *cache.RootIndex, checker *cache.InputChecker) ([]string, *engine.Graph, error) {
+	if f := o.RootsFrom; f != "" {
+		roots, err := readRootsFile(f)
+		return roots, nil, err
+	}
+	r := o.Restriction
+	paths := o.Trees
+	if len(paths) == 0 {
+		paths = []string{"."}
+	}
+	// The record is keyed by where the trees and the output directory are,
+	// not by how they were named: "." is another tree in another directory.
+	trees := make([]string, len(paths))
+	for i, p := range paths {
+		t, err := loaders.RealDir(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		trees[i] = t
+	}
+	outDir := o.OutDir
+	if outDir != "" {
+		if a, err := filepath.Abs(outDir); err == nil {
+			outDir = a
+		}
+	}
+	key := fmt.Sprintf("%q all=%v out=%q", trees, o.AllKustomizations, outDir)
+	if rec, ok := index.Discovery(key); ok && checker.Unchanged(rec.Dirs) && checker.Unchanged(rec.Files) {
+		// The same directories hold the same kustomization files.
+		return rec.Roots, nil, nil
+	}
+	var all []string
+	var files, dirs []cache.Input
+	seen := map[string]bool{}
+	for _, p := range paths {
+		found, walked, err := findKustomizations(p, o.OutDir)
+		if err != nil {
+			return nil, nil, err
+		}
+		dirs = append(dirs, walked...)
+		for _, f := range found {
+			if !seen[f.Real] {
+				seen[f.Real] = true
+				all = append(all, filepath.Dir(f.Path))
+				files = append(files, f)
+			}
+		}
+	}
+	// Components are not roots; unless --all-kustomizations, neither is a
+	// kustomization another one refers to.
+	g, _ := engine.Load(all, r)
+	referenced := map[string]bool{}
+	for _, n := range g.Nodes {
+		for _, e := range n.Children() {
+			referenced[e.Child.Dir] = true
+		}
+	}
+	roots := []string{}
+	for i, d := range all {
+		n := g.Roots[i]
+		if n != nil && n.IsComponent() {
+			continue
+		}
+		if !o.AllKustomizations && referenced[d] {
+			continue
+		}
+		roots = append(roots, d)
+	}
+	if index.Persistent() {
+		var eg errgroup.Group
+		eg.SetLimit(runtime.NumCPU())
+		for _, ins := range [][]cache.Input{files, dirs} {
+			for i := range ins {
+				eg.Go(func() error {
+					ins[i].Digest, _ = checker.Digest(ins[i].Real)
+					return nil
+				})
+			}
+		}
+		_ = eg.Wait()
+		index.SetDiscovery(key, cache.DiscoveryRecord{Files: files, Dirs: dirs, Roots: roots})
+	}
+	return roots, g, nil
+}
+
+// findKustomizations walks a tree for directories holding a kustomization
+// file, skipping hidden directories and outDir, and returns each
+// directory's kustomization file (the first of loaders.FileNames there),
+// in the order of the directories' paths, and the directories it walked.
+func findKustomizations(tree, outDir string) (found, walked []cache.Input, err error) {
+	tree, err = loaders.RealDir(tree)
+	if err != nil {
+		return nil, nil, err
+	}
+	skip := ""
+	if outDir != "" {
+		if a, err := filepath.Abs(outDir); err == nil {
+			skip = a
+		}
+	}
+	var walk func(dir string) error
+	walk = func(dir string) error {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return err
+		}
+		walked = append(walked, cache.Input{Path: dir, Real: dir})
+		names := map[string]fs.DirEntry{}
+		for _, e := range entries {
+			names[e.Name()] = e
+		}
+		for _, name := range loaders.FileNames {
+			e, ok := names[name]
+			if !ok {
+				continue
+			}
+			p := filepath.Join(dir, name)
+			if e.Type().IsRegular() {
+				found = append(found, cache.Input{Path: p, Real: p})
+				break
+			}
+			if real, err := filepath.EvalSymlinks(p); err == nil {
+				if st, err := os.Stat(real); err == nil && st.Mode().IsRegular() {
+					found = append(found, cache.Input{Path: p, Real: real})
+					break
+				}
+			}
+		}
+		for _, e := range entries {
+			p := filepath.Join(dir, e.Name())
+			if e.IsDir() && !strings.HasPrefix(e.Name(), ".") && p != skip {
+				if err := walk(p); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	err = walk(tree)
+	sort.Slice(found, func(i, j int) bool { return filepath.Dir(found[i].Path) < filepath.Dir(found[j].Path) })
+	return found, walked, err
+}
+
+// readRootsFile reads --roots-from.
+func readRootsFile(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--roots-from: %w", err)
+	}
+	defer f.Close()
+	var roots []string
+	seen := map[string]bool{}
+	sc := bufio.NewScanner(f)
+	for line := 1; sc.Scan(); line++ {
+		s := strings.TrimSpace(sc.Text())
+		if s == "" || strings.HasPrefix(s, "#") {
+			continue
+		}
+		d, err := loaders.RealDir(s)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		// A root named twice (relative and absolute, or through a
+		// symlink) is one root: built once, written once.
+		if !seen[d] {
+			seen[d] = true
+			roots = append(roots, d)
+		}
+	}
+	return roots, sc.Err()
+}

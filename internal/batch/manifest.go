@@ -1,0 +1,182 @@
+package batch
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/kpipe/kpipe/internal/loaders"
+	"github.com/kpipe/kpipe/internal/output"
+)
+
+// ManifestName is the file in the output directory that lists the outputs
+// kpipe wrote there, with their roots and digests. Pruning and the
+// clean-up after a failing root delete only files it lists whose content
+// is still the listed digest: never a file kpipe cannot prove it wrote.
+const ManifestName = ".kpipe-outputs.json"
+
+// manifest is the content of ManifestName. It is safe for concurrent use.
+type manifest struct {
+	dir string // the output directory ("" for none: the manifest does nothing)
+
+	mu      sync.Mutex
+	Version int                      `json:"version"`
+	Outputs map[string]manifestEntry `json:"outputs"` // by slash path relative to dir
+}
+
+type manifestEntry struct {
+	Root   string `json:"root"`
+	Digest string `json:"digest"` // sha256 of the content written
+}
+
+// readManifest reads dir's manifest. A missing or unreadable one is an
+// empty manifest: kpipe then deletes nothing it wrote before.
+func readManifest(dir string) (*manifest, error) {
+	m := &manifest{dir: dir, Version: 1, Outputs: map[string]manifestEntry{}}
+	if dir == "" {
+		return m, nil
+	}
+	data, err := os.ReadFile(filepath.Join(dir, ManifestName))
+	if err != nil {
+		return m, nil
+	}
+	var stored manifest
+	if json.Unmarshal(data, &stored) == nil && stored.Version == 1 && stored.Outputs != nil {
+		m.Outputs = stored.Outputs
+	}
+	return m, nil
+}
+
+// rel is path relative to the output directory, slash-separated, or ""
+// when path is not inside it.
+func (m *manifest) rel(path string) string {
+	r, err := filepath.Rel(m.dir, path)
+	if err != nil || r == "." || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+		return ""
+	}
+	return filepath.ToSlash(r)
+}
+
+// add records that path, root's output, now holds content of digest.
+func (m *manifest) add(dir, root, path, digest string) {
+	if r := m.rel(path); r != "" {
+		m.mu.Lock()
+		m.Outputs[r] = manifestEntry{Root: root, Digest: digest}
+		m.mu.Unlock()
+	}
+}
+
+// removeOutput deletes path if the manifest lists it and it still holds
+// what kpipe wrote; it reports whether it deleted it.
+func (m *manifest) removeOutput(path string) bool {
+	r := m.rel(path)
+	if r == "" {
+		return false
+	}
+	m.mu.Lock()
+	e, ok := m.Outputs[r]
+	delete(m.Outputs, r)
+	m.mu.Unlock()
+	return ok && removeIfDigest(path, e.Digest) == removed
+}
+
+// prune deletes the listed outputs whose roots are not in roots and no
+// longer hold a kustomization file. It returns the outputs it deleted and
+// those it left because they changed since kpipe wrote them (both as
+// paths relative to the output directory, sorted); neither stays listed.
+func (m *manifest) prune(dir string, roots []string) (pruned, kept []string) {
+	live := make(map[string]bool, len(roots))
+	for _, r := range roots {
+		live[r] = true
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for r, e := range m.Outputs {
+		if live[e.Root] || isKustomizationDir(e.Root) {
+			continue
+		}
+		delete(m.Outputs, r)
+		switch removeIfDigest(filepath.Join(m.dir, filepath.FromSlash(r)), e.Digest) {
+		case removed:
+			pruned = append(pruned, r)
+			removeEmptyParents(m.dir, filepath.Dir(filepath.Join(m.dir, filepath.FromSlash(r))))
+		case modified:
+			kept = append(kept, r)
+		}
+	}
+	sort.Strings(pruned)
+	sort.Strings(kept)
+	return pruned, kept
+}
+
+// write saves the manifest atomically.
+func (m *manifest) write(dir string) error {
+	if m.dir == "" {
+		return nil
+	}
+	m.mu.Lock()
+	data, err := json.MarshalIndent(m, "", "  ")
+	m.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(m.dir, 0o755); err != nil {
+		return err
+	}
+	return output.WriteFileAtomic(filepath.Join(m.dir, ManifestName), append(data, '\n'))
+}
+
+type removal int
+
+const (
+	gone     removal = iota // the file is not there (or is not a regular file)
+	removed                 // deleted
+	modified                // there, but not what kpipe wrote: left alone
+)
+
+// removeIfDigest deletes the regular file path if its content has the
+// sha256 digest (hex).
+func removeIfDigest(path, digest string) removal {
+	st, err := os.Lstat(path)
+	if err != nil || !st.Mode().IsRegular() {
+		return gone
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return modified
+	}
+	sum := sha256.Sum256(data)
+	if hex.EncodeToString(sum[:]) != digest {
+		return modified
+	}
+	if os.Remove(path) != nil {
+		return modified
+	}
+	return removed
+}
+
+// removeEmptyParents removes dir and its parents up to (not including)
+// top while they are empty.
+func removeEmptyParents(top, dir string) {
+	for dir != top && strings.HasPrefix(dir, top+string(filepath.Separator)) {
+		if os.Remove(dir) != nil { // fails unless empty
+			return
+		}
+		dir = filepath.Dir(dir)
+	}
+}
+
+// isKustomizationDir reports whether dir holds a kustomization file.
+func isKustomizationDir(dir string) bool {
+	for _, name := range loaders.FileNames {
+		if st, err := os.Stat(filepath.Join(dir, name)); err == nil && st.Mode().IsRegular() {
+			return true
+		}
+	}
+	return false
+}
