@@ -38,6 +38,23 @@ import (
 //     resources.
 //   - a root's final output: the root node's key plus the finishing steps.
 //
+// Every influence is in the key (as the Go toolchain's buildActionID
+// says of its action IDs), and nothing else is: no absolute path, working
+// directory or inode number (the stat index may use those to skip
+// hashing, never a key). A node is identified by its kustomization's
+// content and the context it is built in (inherited namespace,
+// buildMetadata origin, openapi schema), its entries by the paths the
+// kustomization writes, and the files it reads by their path relative to
+// the node's directory; a base's key enters its parents' keys. So a tree
+// copied elsewhere (a CI checkout, Argo CD's or Flux's temporary
+// directory) and built from any directory hits the cache, and since output
+// embeds only relative paths its bytes equal a cold build's there
+// (TestRelocatedTreeHitsCache). A node with helmCharts has the helm
+// binary's base name, digest and environment in its pre-key, resolved
+// before the node memo is consulted, so replacing helm invalidates it.
+// Plugin stages' keys cover every file under the plugin's kustomization
+// directory (package plugins, Fingerprint).
+//
 // Errors are never cached: a node or stage that fails stores nothing.
 
 // Cache configures a build's use of the cache.
