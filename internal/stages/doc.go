@@ -29,7 +29,6 @@
 //     overlays is never modified by one of them.
 //  5. A stage that fails returns an error that names the stage and what was
 //     wrong; the list is then undefined and the build stops.
-//
 //  6. Keys are relocatable: a Fingerprint holds no absolute path, no
 //     working directory and no inode number, only paths relative to the
 //     kustomization (or to the tree's root, with .. for bases outside it),
