@@ -3,9 +3,15 @@ package engine
 import (
 	"context"
 	"flag"
+	"fmt"
 	"math/rand"
+	"os"
 	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/kpipe/kpipe/internal/cache"
 	"github.com/kpipe/kpipe/internal/genrepo"
@@ -17,8 +23,13 @@ var mutations = flag.Int("kpipe.mutations", 12, "mutations in TestWarmEqualsCold
 // outputs builds the roots and returns each root's YAML (or error text).
 func outputs(t *testing.T, roots []string, store *cache.Store) ([]string, Stats) {
 	t.Helper()
+	return outputsWith(t, roots, Options{Jobs: 3}, store)
+}
+
+// outputsWith is outputs with build options.
+func outputsWith(t *testing.T, roots []string, opts Options, store *cache.Store) ([]string, Stats) {
+	t.Helper()
 	g, errs := Load(roots, loaders.RootOnly)
-	opts := Options{Jobs: 3}
 	if store != nil {
 		files, _ := cache.LoadFileIndex(store.Dir())
 		opts.Cache = Cache{Store: store, Files: files, Version: "test"}
@@ -39,40 +50,172 @@ func outputs(t *testing.T, roots []string, store *cache.Store) ([]string, Stats)
 	return out, b.Stats()
 }
 
-// TestWarmEqualsCold mutates a monorepo at random (edit a value, edit a
-// file a generator reads, add or remove a resource, rename a file) and checks after each mutation that a
-// build using the cache gives exactly the output of a build without it.
+// TestWarmEqualsCold mutates a monorepo at random and checks after each
+// mutation that a build using the cache gives exactly the output of a build
+// without it. The edits: genrepo's (edit a value, edit a file a generator
+// reads, add, remove or rename a resource), an in-place edit keeping size
+// and mtime (as cp -p, rsync --inplace or tar -x do), a touch, a file
+// renamed over another, a file read by an exec KRM function next to its
+// config (the KSOPS pattern) and the helm binary replaced at the same path.
 func TestWarmEqualsCold(t *testing.T) {
+	testWarmEqualsCold(t, false)
+}
+
+// TestWarmEqualsColdSameSizeAndMtime is TestWarmEqualsCold with in-place
+// edits that keep a file's size and mtime too. The stat index sees those
+// only by ctime, which helper cachestore adds to internal/cache/files.go.
+func TestWarmEqualsColdSameSizeAndMtime(t *testing.T) {
+	if os.Getenv("KPIPE_TEST_CTIME") == "" {
+		t.Skip("needs ctime in the stat index (internal/cache/files.go); set KPIPE_TEST_CTIME=1 to run")
+	}
+	testWarmEqualsCold(t, true)
+}
+
+func testWarmEqualsCold(t *testing.T, sameMtime bool) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the plugin and the fake helm are shell scripts")
+	}
 	dir := t.TempDir()
 	rel, err := genrepo.Write(dir, genrepo.Spec{Apps: 3, Envs: 2, ResourcesPerApp: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A root with a KSOPS-like function: it reads secret.enc.yaml next to
+	// its config, which no kustomization names.
+	writeExec(t, filepath.Join(dir, "ksops", "decrypt.sh"), "#!/bin/sh\ncat >/dev/null\nprintf 'kind: ResourceList\\napiVersion: config.kubernetes.io/v1\\nitems:\\n'\nsed 's/^/- /;s/^- \\(.*\\)=\\(.*\\)$/- apiVersion: v1\\n  kind: Secret\\n  metadata: {name: \\1}\\n  stringData: {v: \\2}/' secret.enc.yaml\n")
+	writeText(t, filepath.Join(dir, "ksops", "secret.enc.yaml"), "s1=one\n")
+	writeText(t, filepath.Join(dir, "ksops", "gen.yaml"), "apiVersion: example.com/v1\nkind: Decrypt\nmetadata:\n  name: d\n  annotations:\n    config.kubernetes.io/function: |\n      exec:\n        path: ./decrypt.sh\n")
+	writeText(t, filepath.Join(dir, "ksops", "kustomization.yaml"), "generators:\n- gen.yaml\n")
+	// A root with a chart, built by a helm at a fixed path.
+	writeText(t, filepath.Join(dir, "chart", "kustomization.yaml"), "helmCharts:\n- name: c\n  releaseName: r\n")
+	writeText(t, filepath.Join(dir, "chart", "charts", "c", "Chart.yaml"), "apiVersion: v2\nname: c\nversion: 1.0.0\n")
+	writeText(t, filepath.Join(dir, "chart", "charts", "c", "values.yaml"), "")
+	writeText(t, filepath.Join(dir, "chart", "charts", "c", "templates", "a.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: NAMESPACE\n")
+	helm := fakeHelmCommand(t)
+	rel = append(rel, "ksops", "chart")
 	var roots []string
 	for _, r := range rel {
 		roots = append(roots, filepath.Join(dir, r))
 	}
+	opts := Options{Jobs: 3, EnableAlphaPlugins: true, EnableExec: true, EnableHelm: true,
+		Helm: HelmOptions{Command: helm}, PluginEnviron: pluginEnv(dir)}
 	store := cache.Open(context.Background(), cache.Options{Dir: t.TempDir()})
 	if store == nil {
 		t.Fatal("cache did not open")
 	}
 	defer store.Close()
+	// Files older than the stat index, as in a real checkout: an index
+	// may rehash files modified in the second it was saved (git's "racy"
+	// rule), which would hide an in-place edit from this test.
+	old := time.Now().Add(-time.Hour)
+	must(t, filepath.WalkDir(dir, func(p string, _ os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Chtimes(p, old, old)
+	}))
 	rng := rand.New(rand.NewSource(20261123))
-	outputs(t, roots, store) // fill the cache
+	outputsWith(t, roots, opts, store) // fill the cache
 	for step := 0; step < *mutations; step++ {
-		what := mutate(t, rng, dir)
-		warm, stats := outputs(t, roots, store)
-		cold, _ := outputs(t, roots, nil)
+		what := mutateMore(t, rng, dir, helm, sameMtime)
+		warm, stats := outputsWith(t, roots, opts, store)
+		cold, _ := outputsWith(t, roots, opts, nil)
 		for i := range roots {
 			if warm[i] != cold[i] {
 				t.Fatalf("step %d (%s): %s: output with the cache differs from output without it:\n--- warm\n%s\n--- cold\n%s",
 					step, what, rel[i], warm[i], cold[i])
 			}
+			if strings.HasPrefix(cold[i], "error: ") {
+				t.Fatalf("step %d (%s): %s: %s", step, what, rel[i], cold[i])
+			}
 		}
+		t.Log(what)
 		if step == 0 && stats.NodesCached == 0 {
 			t.Errorf("step 0 (%s): no node came from the cache (stats %+v)", what, stats)
 		}
 	}
+}
+
+// mutateMore makes one of genrepo's mutations or one of the edits the
+// stat index and the plugin and helm keys must see, and says what.
+func mutateMore(t *testing.T, rng *rand.Rand, dir, helm string, sameMtime bool) string {
+	t.Helper()
+	kind := rng.Intn(10) // 0-4: these edits; 5: same size and mtime; else genrepo's
+	if kind == 5 && !sameMtime {
+		kind = 6
+	}
+	deploys, _ := filepath.Glob(filepath.Join(dir, "apps", "*", "base", "deployment.yaml"))
+	sort.Strings(deploys)
+	f := deploys[rng.Intn(len(deploys))]
+	switch kind {
+	case 0: // touch: nothing changes
+		now := time.Now()
+		must(t, os.Chtimes(f, now, now))
+		return "touch " + f
+	case 1: // rename a new version over the file
+		data := readText(t, f)
+		tmp := f + ".tmp"
+		writeText(t, tmp, strings.Replace(data, "cpu: ", fmt.Sprintf("cpu: %d", rng.Intn(9)+1), 1))
+		must(t, os.Rename(tmp, f))
+		return "rename over " + f
+	case 2: // a file only the plugin reads
+		p := filepath.Join(dir, "ksops", "secret.enc.yaml")
+		writeText(t, p, readText(t, p)+fmt.Sprintf("s%d=v%d\n", rng.Intn(1e6), rng.Intn(1e6)))
+		return "edit " + p
+	case 3: // replace helm at the same path by one that gives other output
+		script := readText(t, helm)
+		label := fmt.Sprintf("x%d", rng.Intn(1e6))
+		if i := strings.Index(script, "\n# label "); i >= 0 {
+			script = script[:i]
+		}
+		script = strings.Replace(script, `sed "s/NAMESPACE/$ns/"`, `sed "s/NAMESPACE/$ns/;s/name: a$/name: a-`+label+`/"`, 1) + "\n# label " + label
+		tmp := helm + ".new"
+		writeExec(t, tmp, script)
+		must(t, os.Rename(tmp, helm))
+		return "replace helm (" + label + ")"
+	case 4: // a template edited in the chart
+		p := filepath.Join(dir, "chart", "charts", "c", "templates", "a.yaml")
+		writeText(t, p, readText(t, p)+fmt.Sprintf("# %d\n", rng.Intn(1e6)))
+		return "edit " + p
+	case 5: // in place, same size, mtime set back (cp -p, rsync --inplace, tar -x)
+		// A file a generator reads: resource files are read (and hashed)
+		// whenever the graph loads, the files stages read are checked by
+		// the stat index.
+		f = filepath.Join(filepath.Dir(f), "application.properties")
+		st, err := os.Stat(f)
+		must(t, err)
+		data := []byte(readText(t, f))
+		i := strings.Index(string(data), "server.port=")
+		if i < 0 {
+			t.Fatalf("no server.port in %s", f)
+		}
+		j := i + len("server.port=")
+		data[j] = '0' + (data[j]-'0'+1)%10
+		must(t, os.WriteFile(f, data, st.Mode()))
+		must(t, os.Chtimes(f, st.ModTime(), st.ModTime()))
+		return "same size and mtime " + f
+	}
+	return mutate(t, rng, dir)
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readText(t *testing.T, p string) string {
+	t.Helper()
+	d, err := os.ReadFile(p)
+	must(t, err)
+	return string(d)
+}
+
+func writeText(t *testing.T, p, data string) {
+	t.Helper()
+	must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+	must(t, os.WriteFile(p, []byte(data), 0o644))
 }
 
 // mutate changes one thing in the tree and says what.

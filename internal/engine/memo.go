@@ -6,7 +6,9 @@ import (
 	"encoding/gob"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -35,6 +37,23 @@ import (
 //   - a stage: its kind, its fingerprint and the digest of its input
 //     resources.
 //   - a root's final output: the root node's key plus the finishing steps.
+//
+// Every influence is in the key (as the Go toolchain's buildActionID
+// says of its action IDs), and nothing else is: no absolute path, working
+// directory or inode number (the stat index may use those to skip
+// hashing, never a key). A node is identified by its kustomization's
+// content and the context it is built in (inherited namespace,
+// buildMetadata origin, openapi schema), its entries by the paths the
+// kustomization writes, and the files it reads by their path relative to
+// the node's directory; a base's key enters its parents' keys. So a tree
+// copied elsewhere (a CI checkout, Argo CD's or Flux's temporary
+// directory) and built from any directory hits the cache, and since output
+// embeds only relative paths its bytes equal a cold build's there
+// (TestRelocatedTreeHitsCache). A node with helmCharts has the helm
+// binary's base name, digest and environment in its pre-key, resolved
+// before the node memo is consulted, so replacing helm invalidates it.
+// Plugin stages' keys cover every file under the plugin's kustomization
+// directory (package plugins, Fingerprint).
 //
 // Errors are never cached: a node or stage that fails stores nothing.
 
@@ -85,6 +104,10 @@ type memo struct {
 	// and every node that includes it, is built each run; its stages,
 	// plugin stages included, are still memoized.
 	volatile map[*Node]bool
+	// helm resolves the helm binary (path, digest, environment) once per
+	// build; a node with helmCharts has them in its pre-key, so replacing
+	// helm invalidates the node memo, not only the chart stage.
+	helm func() (stages.HelmSettings, error)
 }
 
 // readRecord is one file a node's stages read.
@@ -183,7 +206,20 @@ func (m *memo) computePreKey(n *Node) (cache.Key, bool) {
 	if err != nil {
 		return cache.Key{}, false
 	}
-	kb.String(n.Key).Bytes(k).String(n.schemaID())
+	// Relocatable: no absolute path enters a key. The node is identified by
+	// its kustomization's content; entries by the paths it writes (relative
+	// to it) and files by their path relative to the node's directory.
+	// n.Key is the directory plus the context the node is built in
+	// (inherited namespace, buildMetadata origin, openapi): keep the
+	// context, drop the directory.
+	kb.String(strings.TrimPrefix(n.Key, n.Dir)).Bytes(k).String(n.schemaID())
+	if len(n.K.HelmCharts) > 0 && m.helm != nil {
+		h, err := m.helm()
+		if err != nil {
+			return cache.Key{}, false
+		}
+		kb.String("helm").String(filepath.Base(h.Path)).String(h.Digest).String(strings.Join(h.EnvFingerprint, "\x00"))
+	}
 	for _, e := range n.Resources {
 		switch {
 		case e.Err != nil:
@@ -195,7 +231,7 @@ func (m *memo) computePreKey(n *Node) (cache.Key, bool) {
 			}
 			kb.String(e.Path).Key(ck)
 		default:
-			kb.String(e.Path).String(e.File).Key(m.dataDigest(e))
+			kb.String(e.Path).String(relTo(n.Dir, e.File)).Key(m.dataDigest(e))
 		}
 	}
 	for _, e := range n.Components {
@@ -284,22 +320,34 @@ func (m *memo) fullKey(n *Node) (cache.Key, bool) {
 	m.mu.Lock()
 	m.used[n] = recs
 	m.mu.Unlock()
-	return m.completeKey(pre, recs), true
+	return m.completeKey(n.Dir, pre, recs), true
 }
 
 func (m *memo) manifestKey(pre cache.Key) cache.Key {
 	return m.key("manifest").Key(pre).Sum()
 }
 
-func (m *memo) completeKey(pre cache.Key, recs []readRecord) cache.Key {
+func (m *memo) completeKey(dir string, pre cache.Key, recs []readRecord) cache.Key {
 	kb := m.key("node+files").Key(pre)
 	for _, r := range recs {
-		kb.String(r.Path).String(r.Real).Key(r.Digest)
+		kb.String(r.Path).String(relTo(dir, r.Real)).Key(r.Digest)
 		if r.Tree {
 			kb.String("tree")
 		}
 	}
 	return kb.Sum()
+}
+
+// relTo returns path relative to dir (slash-separated, with .. for files
+// outside it), so that keys do not change when a tree moves: a key depends
+// on the layout of the files a node reads around it, never on where the
+// tree sits on disk.
+func relTo(dir, path string) string {
+	r, err := filepath.Rel(dir, path)
+	if err != nil {
+		return path
+	}
+	return filepath.ToSlash(r)
 }
 
 // recorded returns the files read through n's loader this run, by path.
@@ -353,7 +401,7 @@ func (m *memo) remember(n *Node) (cache.Key, bool) {
 	m.mu.Lock()
 	m.used[n] = recs
 	m.mu.Unlock()
-	k := m.completeKey(pre, recs)
+	k := m.completeKey(n.Dir, pre, recs)
 	m.setKey(n, k)
 	return k, true
 }

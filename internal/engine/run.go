@@ -164,6 +164,7 @@ func NewBuilder(g *Graph, opts Options) *Builder {
 	b := &Builder{g: g, opts: opts, done: map[string]*nodeResult{}, parsed: map[*fileRead]*parsedFile{}}
 	if opts.Cache.Store != nil {
 		b.memo = newMemo(opts.Cache, g, opts)
+		b.memo.helm = b.helmSettings
 	}
 	return b
 }

@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -97,18 +100,65 @@ func (p *plugin) Describe() string {
 	return fmt.Sprintf("plugin %s (configured in %s)", p.name, p.source)
 }
 
-// Fingerprint covers the config, the executable's digest and the whole
-// environment passed, so that a changed script or variable re-runs it.
+// Fingerprint covers the config, the executable's digest, the whole
+// environment passed, and every file under the kustomization directory the
+// plugin runs in, so that a changed script, variable or file next to the
+// config (the KSOPS pattern: a plugin decrypting secret.enc.yaml) re-runs
+// it. A plugin that reads files elsewhere is not covered: build with
+// --no-cache-plugins (or check with --verify-cache). No absolute path is
+// in it (keys are relocatable): the executable is named by its base name
+// and digest, files by their path relative to the directory.
 func (p *plugin) Fingerprint() []byte {
 	env := sha256.Sum256([]byte(strings.Join(p.env, "\x00")))
 	return stages.Fingerprint(p.Kind(), struct {
-		Role                    int
-		Mode, Path, Dir, Config string
-		Args                    []string
-		Env, Digest             []byte
-		Image                   string
-		Origin                  string
-	}{int(p.role), p.mode, p.path, p.dir, string(p.config), p.args, env[:], p.digest, p.image, p.origin})
+		Role               int
+		Mode, Name, Config string
+		Args               []string
+		Env, Digest, Files []byte
+		Image              string
+		Origin             string
+	}{int(p.role), p.mode, filepath.Base(p.path), string(p.config), p.args, env[:], p.digest, dirDigest(p.dir), p.image, p.origin})
+}
+
+// dirDigest is the SHA-256 digest of the regular files under dir (their
+// slash-separated paths relative to dir and their contents), following
+// no symlinks to directories; an unreadable tree digests its error, and an
+// empty dir (no working directory) digests nothing.
+func dirDigest(dir string) []byte {
+	h := sha256.New()
+	if dir == "" {
+		return h.Sum(nil)
+	}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != dir && (d.Name() == ".git" || d.Name() == ".kpipe-cache") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			if d.Type()&fs.ModeSymlink != 0 {
+				data = []byte("dangling symlink")
+			} else {
+				return err
+			}
+		}
+		fmt.Fprintf(h, "%d:%s%d:", len(rel), filepath.ToSlash(rel), len(data))
+		h.Write(data)
+		return nil
+	})
+	if err != nil {
+		fmt.Fprintf(h, "error: %v", err)
+	}
+	return h.Sum(nil)
 }
 
 // WithOrigin returns the generator giving the objects it makes the origin

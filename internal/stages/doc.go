@@ -29,6 +29,15 @@
 //     overlays is never modified by one of them.
 //  5. A stage that fails returns an error that names the stage and what was
 //     wrong; the list is then undefined and the build stops.
+//  6. Keys are relocatable: a Fingerprint holds no absolute path, no
+//     working directory and no inode number, only paths relative to the
+//     kustomization (or to the tree's root, with .. for bases outside it),
+//     file contents and the settings that change output. Tools outside the
+//     tree (the helm binary) are named by digest, and a plugin's executable
+//     by base name and digest. Output that embeds a path (origin
+//     annotations, messages) renders it relative, so a tree copied to
+//     another path and built from another directory hits every key and
+//     gives bytes identical to a cold build there.
 //
 // A stage's cache key is therefore digest(kpipe version, Fingerprint(),
 // digests of the input resources).
