@@ -65,9 +65,6 @@ func TestWarmEqualsCold(t *testing.T) {
 // edits that keep a file's size and mtime too. The stat index sees those
 // only by ctime, which helper cachestore adds to internal/cache/files.go.
 func TestWarmEqualsColdSameSizeAndMtime(t *testing.T) {
-	if os.Getenv("KPIPE_TEST_CTIME") == "" {
-		t.Skip("needs ctime in the stat index (internal/cache/files.go); set KPIPE_TEST_CTIME=1 to run")
-	}
 	testWarmEqualsCold(t, true)
 }
 
