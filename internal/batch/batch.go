@@ -136,6 +136,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	start := time.Now()
 	opts := o.Engine
 	store := opts.Cache.Store
+	if opts.Cache.Files == nil {
+		opts.Cache.Files = store.FileIndex()
+		o.Engine.Cache.Files = opts.Cache.Files
+	}
 	index := store.RootIndex(engine.SettingsKey(opts, o.Restriction))
 	checker := cache.NewInputChecker(opts.Cache.Files)
 	roots, all, err := findRoots(o, index, checker)
