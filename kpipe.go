@@ -253,13 +253,8 @@ func OpenCache(ctx context.Context, dir string, warn func(msg string)) (*Cache, 
 	if warn == nil {
 		warn = func(string) {}
 	}
-	files, err := cache.LoadFileIndex(abs)
-	if err != nil {
-		warn("Warning: cache: ignoring the file index: " + err.Error())
-	}
-	c := &Cache{dir: abs, files: files, version: keyVersion()}
-	c.store = cache.Open(ctx, cache.Options{Dir: abs, Warn: warn})
-	return c, nil
+	store := cache.Open(ctx, cache.Options{Dir: abs, Warn: warn})
+	return &Cache{dir: abs, store: store, files: store.FileIndex(), version: keyVersion()}, nil
 }
 
 // Dir is the cache's directory.
@@ -269,7 +264,7 @@ func (c *Cache) Dir() string { return c.dir }
 // the cache after Close; calling Close again does nothing.
 func (c *Cache) Close() error {
 	c.closeOnce.Do(func() {
-		err := c.files.Save(c.dir)
+		err := c.files.Save("")
 		if c.store != nil {
 			c.store.RecordRun()
 			err = errors.Join(err, c.store.Close())
