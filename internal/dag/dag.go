@@ -7,6 +7,8 @@
 //
 // A Graph is not safe for concurrent mutation. Walk only reads the graph, so
 // it must not be modified while a walk is in progress.
+//
+// It imports nothing of kpipe.
 package dag
 
 import (

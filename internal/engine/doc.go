@@ -14,4 +14,6 @@
 // components, and runs its transformer stages (package stages). A root's
 // output is then finished (name references, legacy vars, local configs,
 // ordering) and written by package output.
+//
+// It imports loaders, dag, stages, output, cache, plugins and resource; only the CLI, package batch and the public kpipe package import it.
 package engine

@@ -67,4 +67,6 @@
 // objects of each file are numbered with index annotations, and the
 // result is printed as a ResourceList sorted by path and index. KUST_OVERRIDE_DIR
 // (kustomize's overrides) is not supported yet and fails.
+//
+// It imports plugins, output, resource and stages/smp; only the CLI imports it.
 package fnrun

@@ -2,6 +2,8 @@
 // benchmarks and randomized tests: apps x environments overlays over
 // per-app bases that share a common base and a component, with config map
 // generators, JSON patches, images, replicas, labels and annotations.
+//
+// It imports nothing of kpipe; tests and benchmarks use it.
 package genrepo
 
 import (

@@ -6,6 +6,8 @@
 // each field's value is written with sorted keys, as kustomize's
 // JSON-to-YAML marshalling writes it. Writes are atomic (temporary file and
 // rename).
+//
+// It imports nothing of kpipe.
 package kustfile
 
 import (

@@ -6,4 +6,6 @@
 // Every read goes through a Loader, which returns the file's bytes together
 // with its absolute path; the build records both so that a stage's
 // fingerprint covers every file the stage's output depends on.
+//
+// It imports nothing of kpipe: data flows from here to the engine.
 package loaders

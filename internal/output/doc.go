@@ -9,4 +9,6 @@
 //
 // Files are written atomically: to a temporary file in the same directory,
 // then renamed, so an interrupted run leaves no half-written output.
+//
+// It imports only resource.
 package output

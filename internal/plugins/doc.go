@@ -112,4 +112,6 @@
 // build does not memoize a whole kustomization that runs an external plugin
 // (nor the kustomizations that include it): it rebuilds it, taking each
 // stage, plugin stages included, from the stage cache.
+//
+// It imports stages, output, resource and pluginapi; the engine imports it, never the reverse.
 package plugins

@@ -17,4 +17,6 @@
 // decoder also corrects what kustomize reads differently from yaml.v3
 // (folded block scalars, keys that are not strings; see nodefix.go), so the
 // output package can reproduce kustomize's bytes.
+//
+// It imports nothing of kpipe; every other package builds on it.
 package resource

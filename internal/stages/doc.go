@@ -41,4 +41,6 @@
 //
 // A stage's cache key is therefore digest(kpipe version, Fingerprint(),
 // digests of the input resources).
+//
+// It imports loaders, resource, output, stages/fieldspec and stages/smp; never the engine or the cache.
 package stages

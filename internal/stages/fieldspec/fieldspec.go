@@ -8,6 +8,8 @@
 // a `configurations:` file, Merge combines configurations with kustomize's
 // de-duplication and ordering rules, and Walk visits the fields a spec
 // reaches in an object tree the way kustomize's fieldspec filter does.
+//
+// It imports only resource.
 package fieldspec
 
 import (

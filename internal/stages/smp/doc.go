@@ -15,4 +15,6 @@
 // schema.go). A kustomization's custom OpenAPI document (`openapi: {path:
 // FILE}`) is read at run time by FromOpenAPI (openapi.go). A Schema is an
 // immutable value passed to Merge: there is no process-wide schema.
+//
+// It imports only resource.
 package smp
