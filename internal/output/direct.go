@@ -80,13 +80,22 @@ func (e *directEncoder) sortedKeys(m map[string]any) []string {
 func (e *directEncoder) mapping(m map[string]any, ind int) bool {
 	keys := e.sortedKeys(m)
 	for i, k := range keys {
-		if len(k) > maxDirectKey || !plainSafe(k) {
+		if len(k) > maxDirectKey {
 			return false
 		}
 		if i > 0 {
 			e.indent(ind)
 		}
-		e.buf.WriteString(k)
+		switch scalarStyle(k) {
+		case stylePlain:
+			e.buf.WriteString(k)
+		case styleQuoted:
+			e.buf.WriteByte('"')
+			e.buf.WriteString(k)
+			e.buf.WriteByte('"')
+		default:
+			return false
+		}
 		e.buf.WriteByte(':')
 		if !e.value(m[k], ind, ind+len(k)+1, true) {
 			return false
@@ -139,7 +148,12 @@ func (e *directEncoder) value(v any, ind, col int, inMap bool) bool {
 		}
 		e.buf.WriteByte(' ')
 		return e.sequence(t, ind+2)
-	default:
+	case string:
+		if strings.IndexByte(t, '\n') >= 0 {
+			return e.literal(t, ind+2)
+		}
+	}
+	{
 		e.buf.WriteByte(' ')
 		if !e.scalar(v, col+1) {
 			return false
@@ -147,6 +161,50 @@ func (e *directEncoder) value(v any, ind, col int, inMap bool) bool {
 		e.buf.WriteByte('\n')
 		return true
 	}
+}
+
+// literal writes s, a string holding a line break, as yaml.v2 writes it
+// as a block collection's value: a literal block scalar ("|", "|-") whose
+// lines are indented by ind, empty lines left empty. It covers printable
+// ASCII text with no line that ends in a space, that does not start with
+// a space or line break and ends in at most one line break; anything else
+// (other chomping, indentation indicators, double quotes) falls back.
+func (e *directEncoder) literal(s string, ind int) bool {
+	if s[0] == ' ' || s[0] == '\n' || s[len(s)-1] == ' ' || strings.HasSuffix(s, "\n\n") {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '\n' {
+			if i > 0 && s[i-1] == ' ' {
+				return false
+			}
+			continue
+		}
+		if c < 0x20 || c > 0x7e {
+			return false
+		}
+	}
+	if s[len(s)-1] == '\n' {
+		e.buf.WriteString(" |\n")
+		s = s[:len(s)-1]
+	} else {
+		e.buf.WriteString(" |-\n")
+	}
+	for len(s) > 0 {
+		line := s
+		if j := strings.IndexByte(s, '\n'); j >= 0 {
+			line, s = s[:j], s[j+1:]
+		} else {
+			s = ""
+		}
+		if line != "" {
+			e.indent(ind)
+			e.buf.WriteString(line)
+		}
+		e.buf.WriteByte('\n')
+	}
+	return true
 }
 
 // scalar writes a scalar starting at column col.
@@ -182,23 +240,114 @@ func (e *directEncoder) scalar(v any, col int) bool {
 			e.buf.WriteString(`""`)
 			return true
 		}
-		if !plainSafe(t) {
+		switch scalarStyle(t) {
+		case stylePlain:
+			if col+len(t) > bestWidth && strings.IndexByte(t, ' ') >= 0 {
+				// yaml.v2 may fold this line at a space.
+				return false
+			}
+			e.buf.WriteString(t)
+		case styleQuoted:
+			e.buf.WriteByte('"')
+			e.buf.WriteString(t)
+			e.buf.WriteByte('"')
+		default:
 			return false
 		}
-		if col+len(t) > bestWidth && strings.IndexByte(t, ' ') >= 0 {
-			// yaml.v2 may fold this line at a space.
-			return false
-		}
-		e.buf.WriteString(t)
 	default:
 		return false
 	}
 	return true
 }
 
+const (
+	styleOther = iota
+	stylePlain
+	styleQuoted
+)
+
+// yaml11Words are the strings yaml.v2 reads as booleans or null, which it
+// writes double-quoted when they are strings.
+var yaml11Words = map[string]bool{
+	"y": true, "Y": true, "yes": true, "Yes": true, "YES": true,
+	"n": true, "N": true, "no": true, "No": true, "NO": true,
+	"true": true, "True": true, "TRUE": true, "false": true, "False": true, "FALSE": true,
+	"on": true, "On": true, "ON": true, "off": true, "Off": true, "OFF": true,
+	"null": true, "Null": true, "NULL": true,
+}
+
+// scalarStyle says how yaml.v2 writes the string s, where the direct
+// emitter knows: plain, double-quoted with s as it is inside the quotes
+// (a string of digits, which reads as a number, or a YAML 1.1 boolean or
+// null word), or styleOther (the emitter falls back).
+func scalarStyle(s string) int {
+	if s == "" {
+		return styleOther
+	}
+	if yaml11Words[s] {
+		return styleQuoted
+	}
+	digits := true
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			digits = false
+			break
+		}
+	}
+	if digits {
+		return styleQuoted
+	}
+	if plainSafe(s) || digitWord(s) {
+		return stylePlain
+	}
+	return styleOther
+}
+
+// dashWord reports whether s starts as a command-line flag does ("-v",
+// "--port=8080"): one or two dashes, then a letter. That is no number and
+// no "- " or "---" indicator, so yaml.v2 writes it plain.
+func dashWord(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	if len(s) == 0 {
+		return false
+	}
+	if s[0] == '-' {
+		s = s[1:]
+	}
+	return len(s) > 0 && (s[0] >= 'a' && s[0] <= 'z' || s[0] >= 'A' && s[0] <= 'Z')
+}
+
+// digitWord reports whether s is a quantity such as "100m" or "64Mi" or a
+// version such as "1.0.0": a digit, then only ASCII letters, digits and dots, with a letter that cannot
+// make it a hexadecimal, octal or binary int or an exponent, so it reads
+// as a string (and, holding no indicator, prints plain).
+func digitWord(s string) bool {
+	if s[0] < '0' || s[0] > '9' {
+		return false
+	}
+	letter, dots := false, 0
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+		case c == '.':
+			dots++
+		case c == 'e', c == 'E', c == 'x', c == 'X', c == 'o', c == 'O', c == 'b', c == 'B':
+			return false
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
+			letter = true
+		default:
+			return false
+		}
+	}
+	// Two dots ("1.0.0") make it no float, int or timestamp either.
+	return letter || dots >= 2
+}
+
 // plainSafe reports whether yaml.v2 writes s plain, as it is, in block
 // context, after the JSON trip leaves it unchanged: a conservative subset
-// of YAML's plain scalars. s starts with an ASCII letter or '/', holds
+// of YAML's plain scalars. s starts with an ASCII letter, '/', "./",
+// "../" or a flag's dashes (dashWord), holds
 // only printable ASCII without YAML indicators, has no leading or trailing
 // space, no ": " or " #", and does not read as a boolean or null in
 // YAML 1.1 (starting with a letter rules out numbers, timestamps and
@@ -208,7 +357,8 @@ func plainSafe(s string) bool {
 		return false
 	}
 	c0 := s[0]
-	if !(c0 >= 'a' && c0 <= 'z' || c0 >= 'A' && c0 <= 'Z' || c0 == '/') {
+	if !(c0 >= 'a' && c0 <= 'z' || c0 >= 'A' && c0 <= 'Z' || c0 == '/' ||
+		strings.HasPrefix(s, "./") || strings.HasPrefix(s, "../") || dashWord(s)) {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
