@@ -53,6 +53,9 @@ type Options struct {
 	Cache Cache
 	// Progress, when set, is called each time a graph node is resolved.
 	Progress func()
+	// Events, when set, receives an Event as each node and stage ends
+	// (from many goroutines at once: it must be safe for that).
+	Events func(Event)
 }
 
 // Accumulation is the result of building one kustomization node, before the
