@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/kpipe/kpipe/internal/cache"
-	"github.com/kpipe/kpipe/internal/output"
 	"github.com/kpipe/kpipe/internal/resource"
 	"github.com/kpipe/kpipe/internal/stages"
 	"github.com/kpipe/kpipe/internal/stages/fieldspec"
@@ -98,6 +97,9 @@ type Builder struct {
 	mu     sync.Mutex
 	done   map[string]*nodeResult
 	parsed map[*fileRead]*parsedFile // resource files decoded, once each
+	// encoded holds the output bytes of frozen resources (render), by
+	// *resource.Resource.
+	encoded sync.Map
 	stats  Stats
 	memo   *memo
 
@@ -454,7 +456,7 @@ func (b *Builder) finishRoot(ctx context.Context, n *Node, r *nodeResult) ([]*re
 	if err != nil {
 		return nil, nil, false, err
 	}
-	y, err := output.Marshal(out)
+	y, err := b.render(out)
 	if err != nil {
 		return nil, nil, false, err
 	}
