@@ -43,7 +43,7 @@ func encodeDirect(buf *bytes.Buffer, v any) (ok bool) {
 		}
 		return e.sequence(t, 0)
 	default:
-		if !e.scalar(v, 0) {
+		if !e.scalar(v, 0, -1) {
 			return false
 		}
 		buf.WriteByte('\n')
@@ -155,7 +155,7 @@ func (e *directEncoder) value(v any, ind, col int, inMap bool) bool {
 	}
 	{
 		e.buf.WriteByte(' ')
-		if !e.scalar(v, col+1) {
+		if !e.scalar(v, col+1, ind+2) {
 			return false
 		}
 		e.buf.WriteByte('\n')
@@ -207,8 +207,34 @@ func (e *directEncoder) literal(s string, ind int) bool {
 	return true
 }
 
-// scalar writes a scalar starting at column col.
-func (e *directEncoder) scalar(v any, col int) bool {
+// folded writes s, a plain string with single spaces, starting at column
+// col, as yaml.v2's write_plain does: past column bestWidth, a space
+// followed by a non-space becomes a line break and ind spaces.
+func (e *directEncoder) folded(s string, col, ind int) {
+	column, spaces := col, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != ' ' {
+			e.buf.WriteByte(c)
+			column++
+			spaces = false
+			continue
+		}
+		if !spaces && column > bestWidth && i+1 < len(s) && s[i+1] != ' ' {
+			e.buf.WriteByte('\n')
+			e.indent(ind)
+			column = ind
+		} else {
+			e.buf.WriteByte(' ')
+			column++
+		}
+		spaces = true
+	}
+}
+
+// scalar writes a scalar starting at column col; a plain string that
+// folds continues at indentation ind (< 0: folding falls back).
+func (e *directEncoder) scalar(v any, col, ind int) bool {
 	switch t := v.(type) {
 	case nil:
 		e.buf.WriteString("null")
@@ -244,7 +270,11 @@ func (e *directEncoder) scalar(v any, col int) bool {
 		case stylePlain:
 			if col+len(t) > bestWidth && strings.IndexByte(t, ' ') >= 0 {
 				// yaml.v2 may fold this line at a space.
-				return false
+				if ind < 0 {
+					return false
+				}
+				e.folded(t, col, ind)
+				return true
 			}
 			e.buf.WriteString(t)
 		case styleQuoted:
@@ -365,7 +395,7 @@ func plainSafe(s string) bool {
 		c := s[i]
 		switch {
 		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case c == '.', c == '_', c == '-', c == '/', c == '=', c == '+', c == '(', c == ')', c == '$', c == '^', c == ';':
+		case c == '.', c == '_', c == '-', c == '/', c == '=', c == '+', c == '(', c == ')', c == '$', c == '^', c == ';', c == ',':
 		case c == ':':
 			if i == len(s)-1 || s[i+1] == ' ' {
 				return false

@@ -44,6 +44,10 @@ data:
 
     PORT=8080
   script: "echo a\necho b"
+  description: a long line of words that yaml.v2 folds at a space once it passes column eighty, and again past it
+  docs:
+  - a long line of words in a list item that yaml.v2 folds at a space once it passes column eighty, twice over to be sure
+  - {deep: {deeper: a long line of words deep in maps that yaml.v2 folds at a space once it passes column eighty}}
   nested:
   - - a
     - b
@@ -77,7 +81,6 @@ func TestDirectFallsBack(t *testing.T) {
 		map[string]any{"a": "x\n\n"},
 		map[string]any{"a": "0x1F"},
 		map[string]any{"a": "  lead"},
-		map[string]any{"description": "a long line of words that yaml.v2 folds at a space once it passes column eighty"},
 	} {
 		var buf bytes.Buffer
 		if encodeDirect(&buf, v) {
