@@ -100,8 +100,8 @@ type Builder struct {
 	// encoded holds the output bytes of frozen resources (render), by
 	// *resource.Resource.
 	encoded sync.Map
-	stats  Stats
-	memo   *memo
+	stats   Stats
+	memo    *memo
 
 	// included are the nodes some other node of the run includes.
 	included map[*Node]bool
