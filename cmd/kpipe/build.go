@@ -34,7 +34,7 @@ func buildCommand() *cli.Command {
 			&cli.StringFlag{Name: "network-name", Usage: "not supported yet"},
 			&cli.BoolFlag{Name: "as-current-user", Usage: "not supported yet"},
 		),
-		Action: runBuild,
+		Action: withProfile(runBuild),
 	}
 }
 
@@ -91,7 +91,7 @@ func runBuild(c *cli.Context) error {
 
 // commonBuildFlags are the flags of build and build-all.
 func commonBuildFlags() []cli.Flag {
-	return append([]cli.Flag{
+	return append(append(profileFlags(),
 		&cli.StringFlag{Name: "load-restrictor", Value: "LoadRestrictionsRootOnly", Usage: "LoadRestrictionsRootOnly or LoadRestrictionsNone"},
 		&cli.StringFlag{Name: "reorder", Usage: "legacy or none (deprecated: use sortOptions in kustomization.yaml)"},
 		&cli.BoolFlag{Name: "enable-alpha-plugins", Usage: "enable plugins other than the builtins"},
@@ -107,7 +107,7 @@ func commonBuildFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "plugin-timeout", Value: plugins.DefaultTimeout, Usage: "kill a plugin that runs longer than this"},
 		&cli.BoolFlag{Name: "no-cache-plugins", Usage: "never cache the output of plugins (for plugins that are not pure functions of their input)"},
 		&cli.BoolFlag{Name: "verify-cache", Usage: "re-run cached stages (and plugins twice) and fail when an output differs"},
-	}, cacheFlags()...)
+	), cacheFlags()...)
 }
 
 // buildOptions reads the common build flags.
@@ -136,7 +136,8 @@ func buildOptions(c *cli.Context) (loaders.Restriction, engine.Options, error) {
 		VerifyCache:        c.Bool("verify-cache"),
 		Helm: engine.HelmOptions{Command: c.String("helm-command"), APIVersions: c.StringSlice("helm-api-versions"),
 			KubeVersion: c.String("helm-kube-version"), Debug: c.Bool("helm-debug")},
-		Warn: func(msg string) { fmt.Fprintln(c.App.ErrWriter, msg) },
+		Warn:   func(msg string) { fmt.Fprintln(c.App.ErrWriter, msg) },
+		Events: profileEvents(c),
 	}, nil
 }
 

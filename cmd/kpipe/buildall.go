@@ -56,7 +56,7 @@ kpipe wrote it), so no stale output stays behind.`,
 			&cli.BoolFlag{Name: "progress", Value: true, Usage: "show a progress bar when stderr is a terminal"},
 			&cli.BoolFlag{Name: "prune", Usage: "delete outputs under --out-dir of roots that no longer exist (only files kpipe wrote)"},
 		),
-		Action: runBuildAll,
+		Action: withProfile(runBuildAll),
 	}
 }
 

@@ -446,10 +446,12 @@ func (b *Builder) decodeAccumulation(data []byte) (*Accumulation, error) {
 // visit resolves one graph node: from the cache when its key is known and
 // stored, else by building it.
 func (b *Builder) visit(ctx context.Context, n *Node) *nodeResult {
-	counts := &nodeCounts{}
+	counts := &nodeCounts{node: n.Dir}
 	ctx = withNodeCounts(ctx, counts)
+	start := time.Now()
 	r := b.resolve(ctx, n)
 	r.stagesRan, r.stagesCached = counts.ran, counts.cached
+	b.emit(Event{Kind: NodeDone, Node: n.Dir, Start: start, Dur: time.Since(start), Cached: r.fromCache})
 	if b.opts.Progress != nil {
 		b.opts.Progress()
 	}
@@ -637,6 +639,7 @@ func asPlugin(s stages.Stage) (describer, bool) {
 
 // nodeCounts counts the stage runs of one node's build.
 type nodeCounts struct {
+	node        string
 	mu          sync.Mutex
 	ran, cached int
 }
@@ -648,7 +651,15 @@ func withNodeCounts(ctx context.Context, c *nodeCounts) context.Context {
 }
 
 func (b *Builder) stageDone(ctx context.Context, kind string, cached bool, d time.Duration) {
-	if c, ok := ctx.Value(nodeCountsKey{}).(*nodeCounts); ok {
+	c, _ := ctx.Value(nodeCountsKey{}).(*nodeCounts)
+	if b.opts.Events != nil {
+		ev := Event{Kind: StageDone, Stage: kind, Start: time.Now().Add(-d), Dur: d, Cached: cached}
+		if c != nil {
+			ev.Node = c.node
+		}
+		b.emit(ev)
+	}
+	if c != nil {
 		c.mu.Lock()
 		if cached {
 			c.cached++

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/kpipe/kpipe/internal/cache"
-	"github.com/kpipe/kpipe/internal/output"
 	"github.com/kpipe/kpipe/internal/resource"
 	"github.com/kpipe/kpipe/internal/stages"
 	"github.com/kpipe/kpipe/internal/stages/fieldspec"
@@ -53,6 +52,9 @@ type Options struct {
 	Cache Cache
 	// Progress, when set, is called each time a graph node is resolved.
 	Progress func()
+	// Events, when set, receives an Event as each node and stage ends
+	// (from many goroutines at once: it must be safe for that).
+	Events func(Event)
 }
 
 // Accumulation is the result of building one kustomization node, before the
@@ -95,8 +97,11 @@ type Builder struct {
 	mu     sync.Mutex
 	done   map[string]*nodeResult
 	parsed map[*fileRead]*parsedFile // resource files decoded, once each
-	stats  Stats
-	memo   *memo
+	// encoded holds the output bytes of frozen resources (render), by
+	// *resource.Resource.
+	encoded sync.Map
+	stats   Stats
+	memo    *memo
 
 	// included are the nodes some other node of the run includes.
 	included map[*Node]bool
@@ -451,7 +456,7 @@ func (b *Builder) finishRoot(ctx context.Context, n *Node, r *nodeResult) ([]*re
 	if err != nil {
 		return nil, nil, false, err
 	}
-	y, err := output.Marshal(out)
+	y, err := b.render(out)
 	if err != nil {
 		return nil, nil, false, err
 	}

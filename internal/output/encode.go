@@ -35,16 +35,31 @@ func Marshal(list []*resource.Resource) ([]byte, error) {
 
 // MarshalOne renders one resource.
 func MarshalOne(r *resource.Resource) ([]byte, error) {
-	v, err := jsonValue(r.Object())
+	b, err := MarshalValue(r.Object())
 	if err != nil {
 		return nil, fmt.Errorf("encoding %s: %w", r.ID(), err)
 	}
-	return yaml2.Marshal(v)
+	return b, nil
 }
 
 // MarshalValue renders any object tree the way MarshalOne renders a
 // resource's tree.
+//
+// The direct emitter (encodeDirect) writes the tree when every part of it
+// is a shape it covers; otherwise the whole tree goes through the
+// reference path (marshalReference), which gives the same bytes for
+// every shape, only slower.
 func MarshalValue(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	if encodeDirect(&buf, v) {
+		return buf.Bytes(), nil
+	}
+	return marshalReference(v)
+}
+
+// marshalReference renders v through the JSON-to-YAML path kustomize
+// prints with (go.yaml.in/yaml/v2), the emitter's oracle and fallback.
+func marshalReference(v any) ([]byte, error) {
 	jv, err := jsonValue(v)
 	if err != nil {
 		return nil, err

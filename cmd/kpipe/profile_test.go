@@ -1,0 +1,105 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// traceFile is the part of the Chrome trace event format the test reads.
+type traceFile struct {
+	TraceEvents []struct {
+		Name string         `json:"name"`
+		Cat  string         `json:"cat"`
+		Ph   string         `json:"ph"`
+		TS   float64        `json:"ts"`
+		Dur  float64        `json:"dur"`
+		TID  int            `json:"tid"`
+		Args map[string]any `json:"args"`
+	} `json:"traceEvents"`
+}
+
+func readTrace(t *testing.T, path string) traceFile {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tf traceFile
+	if err := json.Unmarshal(data, &tf); err != nil {
+		t.Fatalf("trace is not JSON: %v", err)
+	}
+	return tf
+}
+
+// TestProfileFlags runs build-all cold with --cpuprofile, --memprofile and
+// --trace and checks the files: pprof profiles (gzip), and a trace with a
+// span per node and stages on the nodes' lanes; then, after one root's
+// file changed, a second run whose trace shows the unchanged base taken
+// from the cache.
+func TestProfileFlags(t *testing.T) {
+	tree, roots := newRepo(t)
+	tmp := t.TempDir()
+	cpu, mem, tr := filepath.Join(tmp, "cpu.pprof"), filepath.Join(tmp, "mem.pprof"), filepath.Join(tmp, "trace.json")
+	cacheDir := filepath.Join(tmp, "cache")
+	code, _, stderr := buildAll(t, tree, cacheDir, filepath.Join(tmp, "out"), "--cpuprofile", cpu, "--memprofile", mem, "--trace", tr)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, p := range []string{cpu, mem} {
+		b, err := os.ReadFile(p)
+		if err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+			t.Errorf("%s: not a gzipped pprof profile (%v)", p, err)
+		}
+	}
+	tf := readTrace(t, tr)
+	nodes, stages := map[string]bool{}, 0
+	for _, e := range tf.TraceEvents {
+		switch {
+		case strings.HasPrefix(e.Cat, "node"):
+			nodes[e.Name] = true
+			if e.Args["cached"] != false {
+				t.Errorf("cold run: node %s cached", e.Name)
+			}
+		case strings.HasPrefix(e.Cat, "stage"):
+			stages++
+			if e.Ph != "X" || e.Dur < 0 || e.TID < 1 {
+				t.Errorf("bad stage event %+v", e)
+			}
+		}
+	}
+	if len(nodes) < len(roots) || stages == 0 {
+		t.Fatalf("trace has %d nodes, %d stages; want at least %d nodes and some stages", len(nodes), stages, len(roots))
+	}
+
+	// Change one overlay: its base comes from the cache.
+	var k string
+	for _, r := range roots {
+		if !strings.Contains(r, "base") {
+			k = filepath.Join(tree, r, "kustomization.yaml")
+			break
+		}
+	}
+	data, err := os.ReadFile(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(k, append(data, []byte("\nnamePrefix: changed-\n")...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = buildAll(t, tree, cacheDir, filepath.Join(tmp, "out"), "--trace", tr)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	hit := false
+	for _, e := range readTrace(t, tr).TraceEvents {
+		if strings.HasPrefix(e.Cat, "node") && e.Args["cached"] == true {
+			hit = true
+		}
+	}
+	if !hit {
+		t.Errorf("warm run after one overlay changed: no node taken from the cache in the trace")
+	}
+}
