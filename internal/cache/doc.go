@@ -1,0 +1,75 @@
+// Package cache is kpipe's on-disk, content-addressed cache: memoized
+// nodes, stages and root outputs (Store), the stat index that finds file
+// digests without reading files (FileIndex), and the root index that lets
+// a build skip an up-to-date root without loading it (RootIndex).
+//
+// It imports nothing of kpipe; the engine, package batch, the CLI and the
+// public kpipe package use it.
+//
+// # Shape
+//
+// The cache has the Go build cache's shape (cmd/go/internal/cache), because
+// it is opened by every CLI run, often by many processes at once:
+//
+//   - a file per entry, under <dir>/v2/<first byte of the key>/ (layout.go):
+//     "-a" files hold one fixed-size line (format, key, content digest,
+//     size, time, flags) and, for values up to 16 KiB, the value after it;
+//     "-d" files hold larger content, named by its SHA-256; "-i" files are
+//     stat-index records, "-r" files root and discovery records;
+//   - Open reads nothing but the marker file, so it costs the same after one
+//     run or ten thousand; a lookup opens one or two files;
+//   - every file is written whole to a temporary name and renamed, data
+//     before the entry that points at it, so a reader sees a complete entry
+//     or none, and a process killed mid-write leaves only a temporary file;
+//   - any defect (missing, truncated, not the key asked for, a digest that
+//     does not match the content) is a miss: the caller builds again;
+//   - no directory lock: any number of processes read and write at once.
+//     Names derive from content, so racing writers write the same bytes; at
+//     worst two processes do the same work;
+//   - the directory is created 0700 and files 0600.
+//
+// # Size
+//
+// Reads refresh an entry's modification time at most once an hour. Close
+// adds what the run wrote to an estimate in trim.txt and, past the size
+// bound (Options.MaxSize, `--cache-max-size`, counted as du counts blocks),
+// deletes the least recently used files down to three quarters of it; the
+// estimate is measured again at most daily. `kpipe cache prune` and `cache
+// stats` scan the directory and report what they measured.
+//
+// # Never destructive, never fatal
+//
+// kpipe deletes only names it creates (the suffixes above and its own
+// temporary files) in a directory that carries its marker, CACHEDIR.TAG
+// (which also tells backup tools to skip it). A directory that holds
+// anything else and no marker is refused with one warning, and the build
+// goes on without a cache; so does a directory that cannot be created,
+// read or written (a read-only or full disk: the first failed write
+// warns once and the run writes nothing more). A directory of the first
+// format (BadgerDB files) is recognised by its file names and emptied of
+// them. `kpipe cache clear` works on any damaged cache. No message ever
+// includes a cached value's bytes.
+//
+// # Sensitive entries
+//
+// The cache holds rendered resources: a secretGenerator's literals, a
+// Secret's data, and the output of plugins and KRM functions (which may
+// decrypt secrets: the KSOPS pattern) among them. Such entries carry the
+// sensitive flag (Store.PutSensitive); Store.Uploadable leaves them out of
+// what a remote cache would be sent unless the caller asks for them. On
+// disk they are protected only by the directory's permissions.
+//
+// # Why not BadgerDB
+//
+// The first version kept everything in BadgerDB. For a CLI that is started
+// once per root, thousands of times, Badger's design works against the user:
+// it holds an exclusive directory lock (one kpipe at a time; others waited,
+// then built without a cache); every run left table and value-log files
+// that the next open mapped one by one (a tiny root went from 26 ms to
+// 182 ms after 600 runs); its memory-mapped value log turns a full disk into
+// SIGBUS; a damaged table panics in Badger's own goroutines, beyond recover.
+// Each is a property of an embedded store meant for one long-lived process,
+// so the file-per-entry layout replaced it rather than sitting in front of
+// it, and the module no longer depends on Badger. A long-lived embedder
+// that wanted an LSM store could put one behind Store's Get/Put.
+package cache
