@@ -86,6 +86,7 @@ func (e *directEncoder) mapping(m map[string]any, ind int) bool {
 		if i > 0 {
 			e.indent(ind)
 		}
+		width := len(k) // the key's columns, quotes included
 		switch scalarStyle(k) {
 		case stylePlain:
 			e.buf.WriteString(k)
@@ -93,11 +94,12 @@ func (e *directEncoder) mapping(m map[string]any, ind int) bool {
 			e.buf.WriteByte('"')
 			e.buf.WriteString(k)
 			e.buf.WriteByte('"')
+			width += 2
 		default:
 			return false
 		}
 		e.buf.WriteByte(':')
-		if !e.value(m[k], ind, ind+len(k)+1, true) {
+		if !e.value(m[k], ind, ind+width+1, true) {
 			return false
 		}
 	}

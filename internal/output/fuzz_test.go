@@ -319,10 +319,23 @@ func FuzzEmitterText(f *testing.F) {
 		if err != nil {
 			t.Fatalf("emitter failed where kustomize prints\n%s\ninput: %q\nerror: %v", want, text, err)
 		}
-		if !bytes.Equal(got, want) {
+		if !bytes.Equal(got, want) && !matchesAnotherRun(text, got) {
 			t.Fatalf("kpipe prints this document differently from kustomize\ninput: %q\n--- kpipe\n%s\n--- kustomize\n%s", text, got, want)
 		}
 	})
+}
+
+// matchesAnotherRun reports whether kustomize's printing path, run again,
+// prints got: for some sets of keys (numbers mixed with other strings)
+// yaml.v2 orders map keys differently from run to run, so kustomize's
+// output is not one text, and kpipe's fixed order matches one of them.
+func matchesAnotherRun(text string, got []byte) bool {
+	for range 32 {
+		if again, err := referenceFromText([]byte(text)); err == nil && bytes.Equal(again, got) {
+			return true
+		}
+	}
+	return false
 }
 
 // hasNullKey reports whether a YAML text has a mapping key that is null.
