@@ -167,14 +167,15 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 		outputOf = func(root string) string { return filepath.Join(outDir, names[root]) }
 	}
-	man, err := readManifest(outDir)
-	if err != nil {
-		return nil, err
-	}
+	man := readManifest(outDir)
 
 	rep := &Report{Version: o.Version, Roots: make([]RootReport, len(roots))}
 	var check errgroup.Group
-	check.SetLimit(max(opts.Jobs, 1))
+	jobs := opts.Jobs
+	if jobs < 1 {
+		jobs = runtime.NumCPU()
+	}
+	check.SetLimit(jobs)
 	for i, root := range roots {
 		check.Go(func() error {
 			rec, ok := index.Root(root)
@@ -204,13 +205,13 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if outDir != "" {
 		for _, rr := range rep.Roots {
 			if rr.Status == "ok" && rr.Output != "" {
-				man.add(outDir, rr.Path, rr.Output, rr.Digest)
+				man.add(rr.Path, rr.Output, rr.Digest)
 			}
 		}
 		if o.Prune {
-			rep.Pruned, rep.Kept = man.prune(outDir, roots)
+			rep.Pruned, rep.Kept = man.prune(roots)
 		}
-		if err := man.write(outDir); err != nil {
+		if err := man.write(); err != nil {
 			return rep, err
 		}
 	}

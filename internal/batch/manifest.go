@@ -36,20 +36,20 @@ type manifestEntry struct {
 
 // readManifest reads dir's manifest. A missing or unreadable one is an
 // empty manifest: kpipe then deletes nothing it wrote before.
-func readManifest(dir string) (*manifest, error) {
+func readManifest(dir string) *manifest {
 	m := &manifest{dir: dir, Version: 1, Outputs: map[string]manifestEntry{}}
 	if dir == "" {
-		return m, nil
+		return m
 	}
 	data, err := os.ReadFile(filepath.Join(dir, ManifestName))
 	if err != nil {
-		return m, nil
+		return m
 	}
 	var stored manifest
 	if json.Unmarshal(data, &stored) == nil && stored.Version == 1 && stored.Outputs != nil {
 		m.Outputs = stored.Outputs
 	}
-	return m, nil
+	return m
 }
 
 // rel is path relative to the output directory, slash-separated, or ""
@@ -63,7 +63,7 @@ func (m *manifest) rel(path string) string {
 }
 
 // add records that path, root's output, now holds content of digest.
-func (m *manifest) add(dir, root, path, digest string) {
+func (m *manifest) add(root, path, digest string) {
 	if r := m.rel(path); r != "" {
 		m.mu.Lock()
 		m.Outputs[r] = manifestEntry{Root: root, Digest: digest}
@@ -89,7 +89,7 @@ func (m *manifest) removeOutput(path string) bool {
 // longer hold a kustomization file. It returns the outputs it deleted and
 // those it left because they changed since kpipe wrote them (both as
 // paths relative to the output directory, sorted); neither stays listed.
-func (m *manifest) prune(dir string, roots []string) (pruned, kept []string) {
+func (m *manifest) prune(roots []string) (pruned, kept []string) {
 	live := make(map[string]bool, len(roots))
 	for _, r := range roots {
 		live[r] = true
@@ -115,7 +115,7 @@ func (m *manifest) prune(dir string, roots []string) (pruned, kept []string) {
 }
 
 // write saves the manifest atomically.
-func (m *manifest) write(dir string) error {
+func (m *manifest) write() error {
 	if m.dir == "" {
 		return nil
 	}
