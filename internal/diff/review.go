@@ -1,0 +1,448 @@
+package diff
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/kpipe/kpipe/internal/affected"
+	"github.com/kpipe/kpipe/internal/batch"
+	"github.com/kpipe/kpipe/internal/engine"
+	"github.com/kpipe/kpipe/internal/loaders"
+)
+
+// Statuses of a root in a Result.
+const (
+	RootChanged = "changed" // rendered on both sides, some resource differs
+	RootAdded   = "added"   // a root only on the new side
+	RootRemoved = "removed" // a root only on the old side
+	RootError   = "error"   // fails to render on one side, or fails differently on both
+)
+
+// RootDiff is one root that differs between the two sides.
+type RootDiff struct {
+	// Path is the root's directory relative to the tree (slash-separated;
+	// "." for the tree itself).
+	Path   string `json:"path"`
+	Status string `json:"status"`
+	// OldError and NewError are the root's build errors on each side.
+	OldError string `json:"oldError,omitempty"`
+	NewError string `json:"newError,omitempty"`
+	// Changes are the resources that differ.
+	Changes []ResourceChange `json:"resources,omitempty"`
+	// Reordered says the order of the resources changed (not a change by
+	// itself).
+	Reordered bool `json:"reordered,omitempty"`
+}
+
+// Result is the outcome of a review.
+type Result struct {
+	// Base and Head name the two sides (revisions, or directories).
+	Base string `json:"base"`
+	Head string `json:"head"`
+	// Compared is the number of roots rendered and compared (the affected
+	// roots, for a git review); Unchanged those of them equal on both sides.
+	Compared  int `json:"compared"`
+	Unchanged int `json:"unchanged"`
+	// Roots are the roots that differ, by path.
+	Roots []RootDiff `json:"roots"`
+}
+
+// Changed reports whether anything differs.
+func (r *Result) Changed() bool { return len(r.Roots) > 0 }
+
+// GitOptions are the settings of a review of two git revisions.
+type GitOptions struct {
+	// Dir is where the command runs (a directory of the repository); Paths
+	// are the trees to search for roots, relative to Dir (none: Dir).
+	Dir   string
+	Paths []string
+	// Base is the old revision ("": the merge base of HEAD with the
+	// default branch); Head the new one ("": the working tree).
+	Base, Head string
+	// Build carries the build settings (restriction, engine options with
+	// the cache, roots selection); its Trees and OutDir are ignored.
+	Build batch.Options
+	// Diff tunes the comparison.
+	Diff Options
+}
+
+// ReviewGit renders, at two revisions, the roots whose inputs differ
+// between them (package affected), through the cache, and compares them.
+// The old revision (and the new one, unless it is the working tree) is read
+// from git's objects into a temporary directory, removed before return.
+func ReviewGit(ctx context.Context, o GitOptions) (*Result, error) {
+	dir, err := filepath.Abs(o.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	repo, err := affected.OpenRepo(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	base := o.Base
+	if base == "" {
+		if base, err = repo.DefaultBase(ctx); err != nil {
+			return nil, err
+		}
+	} else if base, err = repo.ResolveRev(ctx, base); err != nil {
+		return nil, err
+	}
+	head := o.Head
+	if head != "" {
+		if head, err = repo.ResolveRev(ctx, head); err != nil {
+			return nil, err
+		}
+	}
+	changes, err := repo.Git(ctx, base, head)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Base: short(base), Head: "working tree"}
+	if head != "" {
+		res.Head = short(head)
+	}
+	// Trees, relative to the repository's top level.
+	paths := o.Paths
+	if len(paths) == 0 {
+		paths = []string{"."}
+	}
+	var rels []string
+	for _, p := range paths {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		rel, err := filepath.Rel(repo.Top, p)
+		if err != nil || !filepath.IsLocal(rel) && rel != "." {
+			return nil, fmt.Errorf("%s is outside the repository at %s", p, repo.Top)
+		}
+		rels = append(rels, rel)
+	}
+	if len(changes) == 0 {
+		return res, nil
+	}
+
+	tmp, err := os.MkdirTemp("", "kpipe-diff-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	baseDir := filepath.Join(tmp, "base")
+	headDir := repo.Top
+	var eg errgroup.Group
+	eg.Go(func() error {
+		if err := os.Mkdir(baseDir, 0o755); err != nil {
+			return err
+		}
+		return repo.Extract(ctx, base, baseDir)
+	})
+	if head != "" {
+		headDir = filepath.Join(tmp, "head")
+		if err := os.Mkdir(headDir, 0o755); err != nil {
+			return nil, err
+		}
+		if err := repo.Extract(ctx, head, headDir); err != nil {
+			return nil, err
+		}
+	}
+	// The new side's affected roots (this also builds, or finds up to
+	// date, every root there, recording what each read).
+	bo := o.Build
+	bo.OutDir, bo.Prune, bo.Progress, bo.RootsFrom = "", false, nil, ""
+	bo.Trees = under(headDir, rels)
+	hits, _, err := affected.Find(ctx, bo, affected.Under(headDir, changes))
+	if err != nil && !errors.Is(err, batch.ErrNoRoots) {
+		return nil, err
+	}
+	if err := eg.Wait(); err != nil {
+		return nil, fmt.Errorf("reading revision %s: %w", short(base), err)
+	}
+	newRoots := map[string]bool{}
+	var relRoots []string
+	for _, h := range hits {
+		rel := relPath(headDir, h.Path)
+		newRoots[rel] = true
+		relRoots = append(relRoots, rel)
+	}
+	// Old-side candidates: the affected roots where the old side has a
+	// kustomization, and directories whose kustomization was deleted
+	// (removed roots, or bases, told apart below).
+	var oldCands []string
+	for _, rel := range relRoots {
+		if hasKustomization(filepath.Join(baseDir, rel)) {
+			oldCands = append(oldCands, rel)
+		}
+	}
+	removed := map[string]bool{}
+	for _, d := range affected.RemovedKustomizations(affected.Under(headDir, changes)) {
+		rel := relPath(headDir, d)
+		if !newRoots[rel] && inTrees(rel, rels) && hasKustomization(filepath.Join(baseDir, rel)) {
+			removed[rel] = true
+			oldCands = append(oldCands, rel)
+		}
+	}
+	slices.Sort(oldCands)
+	oldCands = slices.Compact(oldCands)
+
+	eo := o.Build.Engine
+	olds := renderRoots(ctx, eo, o.Build.Restriction, baseDir, oldCands, removed)
+	news := renderRoots(ctx, eo, o.Build.Restriction, headDir, relRoots, nil)
+	compareSides(res, olds, news, baseDir, headDir, o.Diff)
+	return res, nil
+}
+
+// rendered is one root's output on one side.
+type rendered struct {
+	yaml []byte
+	err  string
+}
+
+// renderRoots builds the roots rels of tree through the cache. A candidate
+// in maybe (a removed kustomization) is dropped when it is a component or
+// another candidate includes it: it was a base, not a root.
+func renderRoots(ctx context.Context, eo engine.Options, r loaders.Restriction, tree string, rels []string, maybe map[string]bool) map[string]rendered {
+	out := map[string]rendered{}
+	if len(rels) == 0 {
+		return out
+	}
+	dirs := under(tree, rels)
+	g, loadErrs := engine.Load(dirs, r)
+	if eo.Warn != nil {
+		eo.Warn = nil // warnings were printed when the new side was found
+	}
+	included := map[string]bool{}
+	for _, n := range g.Nodes {
+		for _, e := range n.Children() {
+			included[e.Child.Dir] = true
+		}
+	}
+	keep := make([]bool, len(rels))
+	for i, rel := range rels {
+		keep[i] = true
+		if maybe[rel] {
+			n := g.Roots[i]
+			if n == nil || n.IsComponent() || included[n.Dir] {
+				keep[i] = false
+			}
+		}
+	}
+	b := engine.NewBuilder(g, eo)
+	results := b.Run(ctx, loadErrs)
+	for i, res := range results {
+		if !keep[i] {
+			continue
+		}
+		if res.Err != nil {
+			out[rels[i]] = rendered{err: res.Err.Error()}
+		} else {
+			out[rels[i]] = rendered{yaml: res.YAML}
+		}
+	}
+	return out
+}
+
+// compareSides fills res from the two sides' outputs.
+func compareSides(res *Result, olds, news map[string]rendered, oldTree, newTree string, o Options) {
+	paths := map[string]bool{}
+	for p := range olds {
+		paths[p] = true
+	}
+	for p := range news {
+		paths[p] = true
+	}
+	for p := range paths {
+		old, inOld := olds[p]
+		nw, inNew := news[p]
+		rd := RootDiff{Path: filepath.ToSlash(p)}
+		res.Compared++
+		switch {
+		case !inOld:
+			rd.Status = RootAdded
+			rd.NewError = nw.err
+			if nw.err == "" {
+				rd.Changes, _, _ = Compare(nil, nw.yaml, o)
+			}
+		case !inNew:
+			rd.Status = RootRemoved
+			rd.OldError = old.err
+			if old.err == "" {
+				rd.Changes, _, _ = Compare(old.yaml, nil, o)
+			}
+		case old.err != "" || nw.err != "":
+			oe := strings.ReplaceAll(old.err, oldTree+string(filepath.Separator), "")
+			ne := strings.ReplaceAll(nw.err, newTree+string(filepath.Separator), "")
+			if oe == ne {
+				res.Unchanged++
+				continue
+			}
+			rd.Status, rd.OldError, rd.NewError = RootError, oe, ne
+		default:
+			changes, reordered, err := Compare(old.yaml, nw.yaml, o)
+			if err != nil {
+				rd.Status, rd.NewError = RootError, err.Error()
+				break
+			}
+			if len(changes) == 0 {
+				res.Unchanged++
+				continue
+			}
+			rd.Status, rd.Changes, rd.Reordered = RootChanged, changes, reordered
+		}
+		res.Roots = append(res.Roots, rd)
+	}
+	sortRoots(res.Roots)
+}
+
+// DirOptions are the settings of a review of two directories.
+type DirOptions struct {
+	// Build carries the build settings, for directories that hold
+	// kustomizations; its Trees and OutDir are ignored.
+	Build batch.Options
+	Diff  Options
+}
+
+// ReviewDirs compares two directories: two trees of kustomizations (every
+// root of each is rendered through the cache and matched by its path
+// relative to its tree), or, when neither holds a kustomization file, two
+// directories of rendered output (.yaml and .yml files matched by path).
+func ReviewDirs(ctx context.Context, a, b string, o DirOptions) (*Result, error) {
+	res := &Result{Base: a, Head: b}
+	var sides [2]map[string]rendered
+	var trees [2]string
+	kust := false
+	for i, d := range []string{a, b} {
+		real, err := loaders.RealDir(d)
+		if err != nil {
+			return nil, err
+		}
+		trees[i] = real
+		if anyKustomization(real) {
+			kust = true
+		}
+	}
+	for i := range trees {
+		var err error
+		if kust {
+			sides[i], err = renderTree(ctx, o.Build, trees[i])
+		} else {
+			sides[i], err = readOutputs(trees[i])
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	compareSides(res, sides[0], sides[1], trees[0], trees[1], o.Diff)
+	return res, nil
+}
+
+// renderTree renders every root of a tree.
+func renderTree(ctx context.Context, bo batch.Options, tree string) (map[string]rendered, error) {
+	bo.Trees, bo.OutDir, bo.RootsFrom = []string{tree}, "", ""
+	roots, err := batch.Discover(bo)
+	if err != nil && !errors.Is(err, batch.ErrNoRoots) {
+		return nil, err
+	}
+	rels := make([]string, len(roots))
+	for i, r := range roots {
+		rels[i] = relPath(tree, r)
+	}
+	return renderRoots(ctx, bo.Engine, bo.Restriction, tree, rels, nil), nil
+}
+
+// readOutputs reads the .yaml and .yml files under dir, by relative path.
+func readOutputs(dir string) (map[string]rendered, error) {
+	out := map[string]rendered{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && strings.HasPrefix(d.Name(), ".") && p != dir {
+			return filepath.SkipDir
+		}
+		if !d.Type().IsRegular() || (filepath.Ext(p) != ".yaml" && filepath.Ext(p) != ".yml") {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		out[relPath(dir, p)] = rendered{yaml: data}
+		return nil
+	})
+	return out, err
+}
+
+// anyKustomization reports whether a tree holds a kustomization file
+// (hidden directories skipped, as build-all skips them).
+func anyKustomization(dir string) bool {
+	found := false
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || found {
+			return filepath.SkipDir
+		}
+		if d.IsDir() && strings.HasPrefix(d.Name(), ".") && p != dir {
+			return filepath.SkipDir
+		}
+		if slices.Contains(loaders.FileNames, d.Name()) {
+			found = true
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	return found
+}
+
+func hasKustomization(dir string) bool {
+	for _, n := range loaders.FileNames {
+		if fi, err := os.Stat(filepath.Join(dir, n)); err == nil && fi.Mode().IsRegular() {
+			return true
+		}
+	}
+	return false
+}
+
+// under joins rels to tree.
+func under(tree string, rels []string) []string {
+	out := make([]string, len(rels))
+	for i, r := range rels {
+		out[i] = filepath.Join(tree, r)
+	}
+	return out
+}
+
+// relPath is p relative to tree ("." for the tree itself).
+func relPath(tree, p string) string {
+	rel, err := filepath.Rel(tree, p)
+	if err != nil {
+		return p
+	}
+	return rel
+}
+
+// inTrees reports whether rel lies in one of the trees (relative paths).
+func inTrees(rel string, trees []string) bool {
+	for _, t := range trees {
+		if t == "." || rel == t || strings.HasPrefix(rel, t+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
+}
+
+// short abbreviates a commit for display.
+func short(rev string) string {
+	if len(rev) > 12 {
+		return rev[:12]
+	}
+	return rev
+}
