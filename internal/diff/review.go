@@ -160,7 +160,7 @@ func ReviewGit(ctx context.Context, o GitOptions) (*Result, error) {
 	bo := o.Build
 	bo.OutDir, bo.Prune, bo.Progress, bo.RootsFrom = "", false, nil, ""
 	bo.Trees = under(headDir, rels)
-	hits, _, err := affected.Find(ctx, bo, affected.Under(headDir, changes))
+	hits, rep, err := affected.Find(ctx, bo, affected.Under(headDir, changes))
 	if err != nil && !errors.Is(err, batch.ErrNoRoots) {
 		return nil, err
 	}
@@ -174,12 +174,26 @@ func ReviewGit(ctx context.Context, o GitOptions) (*Result, error) {
 		newRoots[rel] = true
 		relRoots = append(relRoots, rel)
 	}
-	// Old-side candidates: the affected roots where the old side has a
-	// kustomization, and directories whose kustomization was deleted
-	// (removed roots, or bases, told apart below).
-	var oldCands []string
+	// Directories that became roots (their last referrer changed) or
+	// stopped being roots (a changed kustomization now refers to them).
+	var became, ceased []string
+	if !o.Build.AllKustomizations && rep != nil {
+		if became, ceased, err = rootMoves(ctx, o.Build, baseDir, headDir, rels, changes, headRootsOf(rep, headDir)); err != nil {
+			return nil, err
+		}
+		for _, rel := range became {
+			if !newRoots[rel] {
+				newRoots[rel] = true
+				relRoots = append(relRoots, rel)
+			}
+		}
+	}
+	// Old-side roots: the affected roots that were roots there too, the
+	// directories whose kustomization was deleted (removed roots, or
+	// bases, told apart when rendered), and the roots that ceased to be.
+	oldCands := slices.Clone(ceased)
 	for _, rel := range relRoots {
-		if hasKustomization(filepath.Join(baseDir, rel)) {
+		if !slices.Contains(became, rel) && hasKustomization(filepath.Join(baseDir, rel)) {
 			oldCands = append(oldCands, rel)
 		}
 	}
@@ -199,6 +213,82 @@ func ReviewGit(ctx context.Context, o GitOptions) (*Result, error) {
 	news := renderRoots(ctx, eo, o.Build.Restriction, headDir, relRoots, nil)
 	compareSides(res, olds, news, baseDir, headDir, o.Diff)
 	return res, nil
+}
+
+// rootMoves finds the directories that are roots on the new side and were
+// bases on the old one (became), and the reverse (ceased). Only a changed
+// kustomization can move a directory between the two: a root became one
+// when a kustomization that referred to it changed or went, and ceased to
+// be one when a changed or added kustomization now refers to it. The old
+// side's roots are discovered in full only in the second case.
+func rootMoves(ctx context.Context, bo batch.Options, baseDir, headDir string, trees []string, changes []affected.Change, headRoots []string) (became, ceased []string, err error) {
+	var oldK, newK []string
+	for _, c := range changes {
+		if !slices.Contains(loaders.FileNames, filepath.Base(c.Path)) {
+			continue
+		}
+		d := filepath.FromSlash(filepath.Dir(c.Path))
+		if c.Status != affected.Added && hasKustomization(filepath.Join(baseDir, d)) {
+			oldK = append(oldK, d)
+		}
+		if c.Status != affected.Deleted && hasKustomization(filepath.Join(headDir, d)) {
+			newK = append(newK, d)
+		}
+	}
+	if len(oldK)+len(newK) == 0 {
+		return nil, nil, nil
+	}
+	referenced := func(tree string, dirs []string) map[string]bool {
+		out := map[string]bool{}
+		if len(dirs) == 0 {
+			return out
+		}
+		g, _ := engine.Load(under(tree, dirs), bo.Restriction)
+		for _, n := range g.Nodes {
+			for _, e := range n.Children() {
+				out[relPath(tree, e.Child.Dir)] = true
+			}
+		}
+		return out
+	}
+	oldRef, newRef := referenced(baseDir, oldK), referenced(headDir, newK)
+	for _, r := range headRoots {
+		if oldRef[r] {
+			became = append(became, r)
+		}
+	}
+	var maybe []string
+	for r := range newRef {
+		if !oldRef[r] && !slices.Contains(headRoots, r) && inTrees(r, trees) && hasKustomization(filepath.Join(baseDir, r)) {
+			maybe = append(maybe, r)
+		}
+	}
+	if len(maybe) == 0 {
+		return became, nil, nil
+	}
+	bo.Trees, bo.OutDir, bo.RootsFrom = under(baseDir, trees), "", ""
+	oldRoots, err := batch.Discover(bo)
+	if err != nil && !errors.Is(err, batch.ErrNoRoots) {
+		return nil, nil, err
+	}
+	for _, r := range oldRoots {
+		if rel := relPath(baseDir, r); slices.Contains(maybe, rel) {
+			ceased = append(ceased, rel)
+		}
+	}
+	return became, ceased, nil
+}
+
+// headRootsOf lists the report's roots relative to tree.
+func headRootsOf(rep *batch.Report, tree string) []string {
+	if rep == nil {
+		return nil
+	}
+	out := make([]string, len(rep.Roots))
+	for i, rr := range rep.Roots {
+		out[i] = relPath(tree, rr.Path)
+	}
+	return out
 }
 
 // rendered is one root's output on one side.
@@ -230,8 +320,11 @@ func renderRoots(ctx context.Context, eo engine.Options, r loaders.Restriction, 
 	for i, rel := range rels {
 		keep[i] = true
 		if maybe[rel] {
-			n := g.Roots[i]
-			if n == nil || n.IsComponent() || included[n.Dir] {
+			dir := dirs[i]
+			if real, err := filepath.EvalSymlinks(dir); err == nil {
+				dir = real
+			}
+			if n := g.Roots[i]; included[dir] || n != nil && n.IsComponent() {
 				keep[i] = false
 			}
 		}
