@@ -150,26 +150,43 @@ func review(c *cli.Context) (*diff.Result, error) {
 func affectedCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "affected",
-		Usage:     "list the roots whose output a change since a revision can change",
+		Usage:     "list the roots whose output changed since a revision",
 		ArgsUsage: "[PATH...]",
 		Description: `Lists, one per line (relative to the current directory), the kustomization
-roots under PATHs (default: the current directory) that read a path that
-differs between --since REV and the working tree (untracked files that git
-does not ignore count), so that CI renders and compares only those.
+roots under PATHs (default: the current directory) whose rendered output
+differs between --since REV and the working tree (or --head REV), so that
+CI renders, diffs or deploys only those. A root added, removed, or failing
+on one side is listed.
 
-A root is listed when a changed path is a file its build read (found from
-the cache's record of its last build, or by building it through the
-cache), lies under the directory of a node that runs plugins or helm charts,
-or adds or removes a kustomization file in one of its directories.
---format json also says which changed paths reach each root and which
-kustomization directories were removed.`,
+The candidates are the roots that read a changed path (git's list of
+changed paths, untracked files that git does not ignore included): a file
+their build read (from the cache's record of their last build, or by
+building them through the cache), anything under the directory of a node
+that runs plugins or helm charts, or a kustomization file added or removed
+in one of their directories. The candidates are then rendered at both
+revisions through the cache and listed when their output bytes differ.
+--inputs-only skips that step and lists every candidate (no rendering of
+the old revision; a superset: a renamed file with the same content, say).
+
+--format json also says, for each root, its status (changed, added,
+removed, error), or, with --inputs-only, which changed paths reach it.`,
 		Flags: append(commonBuildFlags(),
-			&cli.StringFlag{Name: "since", Required: true, Usage: "the revision to compare the working tree with"},
+			&cli.StringFlag{Name: "since", Required: true, Usage: "the revision to compare with"},
+			&cli.StringFlag{Name: "head", Usage: "the new revision (default: the working tree)"},
+			&cli.BoolFlag{Name: "inputs-only", Usage: "list the roots that read a changed path, without rendering the old revision"},
 			&cli.StringFlag{Name: "format", Value: "lines", Usage: "lines or json"},
 			&cli.BoolFlag{Name: "all-kustomizations", Usage: "consider every kustomization, not only the top-level roots"},
 		),
 		Action: withProfile(runAffected),
 	}
+}
+
+// affectedRoot is one line of kpipe affected's JSON.
+type affectedRoot struct {
+	Path    string   `json:"path"`
+	Status  string   `json:"status,omitempty"`
+	Because []string `json:"because,omitempty"`
+	Error   string   `json:"error,omitempty"`
 }
 
 func runAffected(c *cli.Context) error {
@@ -181,17 +198,8 @@ func runAffected(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	repo, err := affected.OpenRepo(c.Context, cwd)
-	if err != nil {
-		return err
-	}
-	since, err := repo.ResolveRev(c.Context, c.String("since"))
-	if err != nil {
-		return err
-	}
-	changes, err := repo.Git(c.Context, since, "")
-	if err != nil {
-		return err
+	if real, err := filepath.EvalSymlinks(cwd); err == nil {
+		cwd = real
 	}
 	store, err := openCache(c)
 	if err != nil {
@@ -200,32 +208,60 @@ func runAffected(c *cli.Context) error {
 	prepareCache(&opts, store)
 	opts.Cache.Store = store
 	defer closeCache(store, &opts)
-	abs := affected.Under(repo.Top, changes)
-	roots, _, err := affected.Find(c.Context, batch.Options{Trees: c.Args().Slice(), Restriction: restriction, Engine: opts,
-		AllKustomizations: c.Bool("all-kustomizations"), Version: Version}, abs)
-	if err != nil && !errors.Is(err, batch.ErrNoRoots) {
-		return err
-	}
-	for i := range roots {
-		roots[i].Path = relToCwd(cwd, roots[i].Path)
-		for j, p := range roots[i].Because {
-			roots[i].Because[j] = relToCwd(cwd, p)
+	bo := batch.Options{Restriction: restriction, Engine: opts, AllKustomizations: c.Bool("all-kustomizations"), Version: Version}
+	var roots []affectedRoot
+	if c.Bool("inputs-only") {
+		if c.IsSet("head") {
+			return errors.New("--inputs-only compares with the working tree: drop --head")
 		}
-	}
-	removed := affected.RemovedKustomizations(abs)
-	for i, p := range removed {
-		removed[i] = relToCwd(cwd, p)
+		repo, err := affected.OpenRepo(c.Context, cwd)
+		if err != nil {
+			return err
+		}
+		since, err := repo.ResolveRev(c.Context, c.String("since"))
+		if err != nil {
+			return err
+		}
+		changes, err := repo.Git(c.Context, since, "")
+		if err != nil {
+			return err
+		}
+		bo.Trees = c.Args().Slice()
+		found, _, err := affected.Find(c.Context, bo, affected.Under(repo.Top, changes))
+		if err != nil && !errors.Is(err, batch.ErrNoRoots) {
+			return err
+		}
+		for _, r := range found {
+			ar := affectedRoot{Path: relToCwd(cwd, r.Path), Error: r.Error}
+			for _, p := range r.Because {
+				ar.Because = append(ar.Because, relToCwd(cwd, p))
+			}
+			roots = append(roots, ar)
+		}
+	} else {
+		res, err := diff.ReviewGit(c.Context, diff.GitOptions{Dir: cwd, Paths: c.Args().Slice(), Base: c.String("since"),
+			Head: c.String("head"), Build: bo, Diff: diff.Options{OrderMatters: true}})
+		if err != nil {
+			return err
+		}
+		repo, err := affected.OpenRepo(c.Context, cwd)
+		if err != nil {
+			return err
+		}
+		for _, rd := range res.Roots {
+			roots = append(roots, affectedRoot{Path: relToCwd(cwd, filepath.Join(repo.Top, filepath.FromSlash(rd.Path))), Status: rd.Status,
+				Error: firstNonEmpty(rd.NewError, rd.OldError)})
+		}
 	}
 	switch c.String("format") {
 	case "json":
 		if roots == nil {
-			roots = []affected.Root{}
+			roots = []affectedRoot{}
 		}
 		data, _ := json.MarshalIndent(struct {
-			Since   string          `json:"since"`
-			Roots   []affected.Root `json:"roots"`
-			Removed []string        `json:"removedKustomizations,omitempty"`
-		}{since, roots, removed}, "", "  ")
+			Since string         `json:"since"`
+			Roots []affectedRoot `json:"roots"`
+		}{c.String("since"), roots}, "", "  ")
 		_, err = fmt.Fprintf(c.App.Writer, "%s\n", data)
 		return err
 	case "lines":
@@ -238,11 +274,18 @@ func runAffected(c *cli.Context) error {
 	}
 }
 
-// relToCwd shows p relative to the current directory when it lies under it.
-func relToCwd(cwd, p string) string {
-	if real, err := filepath.EvalSymlinks(cwd); err == nil {
-		cwd = real
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
 	}
+	return ""
+}
+
+// relToCwd shows p relative to the current directory (symlinks resolved)
+// when it lies under it.
+func relToCwd(cwd, p string) string {
 	if rel, err := filepath.Rel(cwd, p); err == nil && filepath.IsLocal(rel) {
 		return rel
 	}

@@ -15,6 +15,9 @@ type Options struct {
 	// ShowSecrets prints Secret values; by default each is replaced by a
 	// short digest.
 	ShowSecrets bool
+	// OrderMatters counts a change of the resources' order alone as a
+	// change of the root (by default it is none, and only noted).
+	OrderMatters bool
 }
 
 func (o Options) context() int {

@@ -85,6 +85,9 @@ func WriteText(w io.Writer, r *Result, color bool) error {
 		if rd.NewError != "" {
 			fmt.Fprintf(&b, "  new side failed: %s\n", rd.NewError)
 		}
+		if rd.Reordered {
+			fmt.Fprintf(&b, "  the order of the resources changed\n")
+		}
 		for _, c := range rd.Changes {
 			col := yellow
 			switch c.Change {

@@ -385,7 +385,7 @@ func compareSides(res *Result, olds, news map[string]rendered, oldTree, newTree 
 				rd.Status, rd.NewError = RootError, err.Error()
 				break
 			}
-			if len(changes) == 0 {
+			if len(changes) == 0 && !(o.OrderMatters && reordered) {
 				res.Unchanged++
 				continue
 			}

@@ -274,6 +274,30 @@ func TestReviewMatchesFullRenders(t *testing.T) {
 			t.Fatalf("round %d (%v): %v", round, did, err)
 		}
 		after := renderAll(t, dir)
+		// With order counted, the roots reported are exactly those whose
+		// output bytes differ (what kpipe affected lists).
+		exact, err := ReviewGit(context.Background(), GitOptions{Dir: dir, Base: "HEAD", Build: bo, Diff: Options{OrderMatters: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rootsGot, rootsWant []string
+		for _, rd := range exact.Roots {
+			rootsGot = append(rootsGot, rd.Path)
+		}
+		for r, a := range after {
+			if b, ok := before[r]; !ok || string(a.yaml) != string(b.yaml) || a.err != b.err {
+				rootsWant = append(rootsWant, r)
+			}
+		}
+		for r := range before {
+			if _, ok := after[r]; !ok {
+				rootsWant = append(rootsWant, r)
+			}
+		}
+		slices.Sort(rootsWant)
+		if !slices.Equal(rootsGot, rootsWant) {
+			t.Fatalf("round %d (%v): roots reported %v, roots whose output differs %v", round, did, rootsGot, rootsWant)
+		}
 		want, got := oracle(t, before, after), reported(res)
 		if !slices.Equal(want, got) {
 			t.Fatalf("round %d (%v): review reported\n%v\nfull renders differ in\n%v", round, did, got, want)
