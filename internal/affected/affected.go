@@ -231,6 +231,21 @@ func (m *Matcher) Match(rs engine.ReadSet) []string {
 			hit[p] = true
 		}
 	}
+	for _, e := range rs.Either {
+		if _, ok := m.changed[e]; ok {
+			hit[e] = true
+		}
+		if p, ok := m.kustDirs[e]; ok {
+			hit[p] = true
+		}
+		// Under a file that became a directory; a directory that still is
+		// one is not reached by what changes under it.
+		if p, ok := m.ancestors[e]; ok {
+			if fi, err := os.Stat(e); err != nil || !fi.IsDir() {
+				hit[p] = true
+			}
+		}
+	}
 	out := make([]string, 0, len(hit))
 	for p := range hit {
 		out = append(out, p)

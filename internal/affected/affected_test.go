@@ -179,6 +179,23 @@ func TestMatcher(t *testing.T) {
 			t.Errorf("%+v: hit %v, want %v", c.change, got, c.hit)
 		}
 	}
+	// A root index's record does not tell files from directories: a
+	// directory on disk is matched as one, anything else as a file.
+	dir := t.TempDir()
+	either := engine.ReadSet{Either: []string{dir, filepath.Join(dir, "cm.yaml")}}
+	for _, c := range []struct {
+		change Change
+		hit    bool
+	}{
+		{Change{filepath.Join(dir, "cm.yaml"), Modified}, true},
+		{Change{filepath.Join(dir, "README.md"), Modified}, false},
+		{Change{filepath.Join(dir, "Kustomization"), Added}, true},
+		{Change{filepath.Join(dir, "cm.yaml", "x"), Added}, true},
+	} {
+		if got := len(NewMatcher([]Change{c.change}).Match(either)) > 0; got != c.hit {
+			t.Errorf("either %+v: hit %v, want %v", c.change, got, c.hit)
+		}
+	}
 }
 
 // TestExtractKeepsModesAndLinksAndIgnoresAttributes: a revision read from

@@ -244,24 +244,14 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 
 // readsOfInputs turns a root record's inputs into a ReadSet: a recorded
 // root runs no plugin (engine.Builder.Inputs refuses those), so its inputs
-// are files and kustomization directories, told apart on disk.
+// are files and kustomization directories (not told apart, to spare a
+// stat each).
 func readsOfInputs(inputs []cache.Input) *engine.ReadSet {
 	var rs engine.ReadSet
 	for _, in := range inputs {
-		real := in.Real
-		if real == "" {
-			real = in.Path
-		}
-		if fi, err := os.Stat(real); err == nil && fi.IsDir() {
-			rs.Dirs = append(rs.Dirs, in.Path)
-			if in.Real != "" && in.Real != in.Path {
-				rs.Dirs = append(rs.Dirs, in.Real)
-			}
-			continue
-		}
-		rs.Files = append(rs.Files, in.Path)
+		rs.Either = append(rs.Either, in.Path)
 		if in.Real != "" && in.Real != in.Path {
-			rs.Files = append(rs.Files, in.Real)
+			rs.Either = append(rs.Either, in.Real)
 		}
 	}
 	return &rs

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -53,6 +54,11 @@ type Result struct {
 	Unchanged int `json:"unchanged"`
 	// Roots are the roots that differ, by path.
 	Roots []RootDiff `json:"roots"`
+	// OldFiles is the number of files of the old revision written to
+	// render it (a git review writes only what the candidates read, unless
+	// the old side read more: then every file), of OldFilesTotal.
+	OldFiles      int `json:"oldFilesWritten,omitempty"`
+	OldFilesTotal int `json:"oldFilesTotal,omitempty"`
 }
 
 // Changed reports whether anything differs.
@@ -138,13 +144,15 @@ func ReviewGit(ctx context.Context, o GitOptions) (*Result, error) {
 	}
 	defer os.RemoveAll(tmp)
 	baseDir := filepath.Join(tmp, "base")
+	if err := os.Mkdir(baseDir, 0o755); err != nil {
+		return nil, err
+	}
 	headDir := repo.Top
+	var baseTree *affected.Tree
 	var eg errgroup.Group
-	eg.Go(func() error {
-		if err := os.Mkdir(baseDir, 0o755); err != nil {
-			return err
-		}
-		return repo.Extract(ctx, base, baseDir)
+	eg.Go(func() (err error) {
+		baseTree, err = repo.ListTree(ctx, base)
+		return err
 	})
 	if head != "" {
 		headDir = filepath.Join(tmp, "head")
@@ -167,52 +175,152 @@ func ReviewGit(ctx context.Context, o GitOptions) (*Result, error) {
 	if err := eg.Wait(); err != nil {
 		return nil, fmt.Errorf("reading revision %s: %w", short(base), err)
 	}
-	newRoots := map[string]bool{}
-	var relRoots []string
+	var hitRels []string
 	for _, h := range hits {
-		rel := relPath(headDir, h.Path)
-		newRoots[rel] = true
-		relRoots = append(relRoots, rel)
+		hitRels = append(hitRels, relPath(headDir, h.Path))
 	}
-	// Directories that became roots (their last referrer changed) or
-	// stopped being roots (a changed kustomization now refers to them).
-	var became, ceased []string
-	if !o.Build.AllKustomizations && rep != nil {
-		if became, ceased, err = rootMoves(ctx, o.Build, baseDir, headDir, rels, changes, headRootsOf(rep, headDir)); err != nil {
-			return nil, err
-		}
-		for _, rel := range became {
-			if !newRoots[rel] {
-				newRoots[rel] = true
-				relRoots = append(relRoots, rel)
+	baseHasK := func(rel string) bool {
+		for _, n := range loaders.FileNames {
+			if baseTree.Has(filepath.ToSlash(filepath.Join(rel, n))) {
+				return true
 			}
 		}
-	}
-	// Old-side roots: the affected roots that were roots there too, the
-	// directories whose kustomization was deleted (removed roots, or
-	// bases, told apart when rendered), and the roots that ceased to be.
-	oldCands := slices.Clone(ceased)
-	for _, rel := range relRoots {
-		if !slices.Contains(became, rel) && hasKustomization(filepath.Join(baseDir, rel)) {
-			oldCands = append(oldCands, rel)
-		}
+		return false
 	}
 	removed := map[string]bool{}
 	for _, d := range affected.RemovedKustomizations(affected.Under(headDir, changes)) {
 		rel := relPath(headDir, d)
-		if !newRoots[rel] && inTrees(rel, rels) && hasKustomization(filepath.Join(baseDir, rel)) {
+		if !slices.Contains(hitRels, rel) && inTrees(rel, rels) && baseHasK(rel) {
 			removed[rel] = true
-			oldCands = append(oldCands, rel)
 		}
 	}
-	slices.Sort(oldCands)
-	oldCands = slices.Compact(oldCands)
-
+	// The old revision is written only in part: the files the candidates
+	// read on the new side, the changed paths, and the kustomization files
+	// beside them. A read beyond those (the old side read another file)
+	// fails, and then the whole revision is written and the old side
+	// rendered again, so the part never changes the answer.
+	need := neededPaths(baseTree, headDir, rep, hitRels, removed, changes)
+	if err := repo.WriteTo(ctx, baseTree, baseDir, need); err != nil {
+		return nil, fmt.Errorf("reading revision %s: %w", short(base), err)
+	}
+	writeAll := func() error {
+		if err := repo.WriteTo(ctx, baseTree, baseDir, nil); err != nil {
+			return fmt.Errorf("reading revision %s: %w", short(base), err)
+		}
+		return nil
+	}
 	eo := o.Build.Engine
-	olds := renderRoots(ctx, eo, o.Build.Restriction, baseDir, oldCands, removed)
+	var olds map[string]rendered
+	var relRoots []string
+	for {
+		// Directories that became roots (their last referrer changed) or
+		// stopped being roots (a changed kustomization now refers to them).
+		var became, ceased []string
+		clean := true
+		if !o.Build.AllKustomizations && rep != nil {
+			if became, ceased, clean, err = rootMoves(ctx, o.Build, baseDir, headDir, rels, changes, headRootsOf(rep, headDir), baseHasK, writeAll); err != nil {
+				return nil, err
+			}
+		}
+		relRoots = slices.Clone(hitRels)
+		for _, rel := range became {
+			if !slices.Contains(relRoots, rel) {
+				relRoots = append(relRoots, rel)
+			}
+		}
+		// Old-side roots: the affected roots that were roots there too,
+		// the directories whose kustomization was deleted (removed roots,
+		// or bases, told apart when rendered), and the roots that ceased
+		// to be.
+		oldCands := slices.Clone(ceased)
+		for _, rel := range relRoots {
+			if !slices.Contains(became, rel) && baseHasK(rel) {
+				oldCands = append(oldCands, rel)
+			}
+		}
+		for rel := range removed {
+			oldCands = append(oldCands, rel)
+		}
+		slices.Sort(oldCands)
+		oldCands = slices.Compact(oldCands)
+		olds = renderRoots(ctx, eo, o.Build.Restriction, baseDir, oldCands, removed)
+		for _, r := range olds {
+			if r.err != "" {
+				clean = false
+			}
+		}
+		if clean || baseTree.Missing() == 0 {
+			break
+		}
+		if err := writeAll(); err != nil {
+			return nil, err
+		}
+	}
 	news := renderRoots(ctx, eo, o.Build.Restriction, headDir, relRoots, nil)
 	compareSides(res, olds, news, baseDir, headDir, o.Diff)
+	res.OldFilesTotal = baseTree.Len()
+	res.OldFiles = res.OldFilesTotal - baseTree.Missing()
 	return res, nil
+}
+
+// neededPaths lists the files of the old revision that rendering the
+// candidates there most likely reads: what each affected root read on the
+// new side, every file of a removed kustomization's directory, the changed
+// paths, and every kustomization file in a directory holding one of those
+// (a second kustomization file is an error there).
+func neededPaths(t *affected.Tree, headDir string, rep *batch.Report, hitRels []string, removed map[string]bool, changes []affected.Change) []string {
+	set := map[string]bool{}
+	add := func(abs string) (string, bool) {
+		rel, err := filepath.Rel(headDir, abs)
+		if err != nil || !filepath.IsLocal(rel) {
+			return "", false
+		}
+		rel = filepath.ToSlash(rel)
+		set[rel] = true
+		return rel, true
+	}
+	if rep != nil {
+		for _, rr := range rep.Roots {
+			if rr.Reads == nil || !slices.Contains(hitRels, relPath(headDir, rr.Path)) {
+				continue
+			}
+			for _, f := range rr.Reads.Files {
+				add(f)
+			}
+			for _, d := range rr.Reads.Dirs {
+				add(filepath.Join(d, loaders.FileNames[0]))
+			}
+			for _, tr := range rr.Reads.Trees {
+				if rel, ok := add(tr); ok {
+					for _, p := range t.Under(rel) {
+						set[p] = true
+					}
+				}
+			}
+		}
+	}
+	for rel := range removed {
+		for _, p := range t.Under(filepath.ToSlash(rel)) {
+			set[p] = true
+		}
+	}
+	for _, c := range changes {
+		set[c.Path] = true
+	}
+	dirs := map[string]bool{}
+	for p := range set {
+		dirs[path.Dir(p)] = true
+	}
+	for d := range dirs {
+		for _, n := range loaders.FileNames {
+			set[path.Join(d, n)] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for p := range set {
+		out = append(out, p)
+	}
+	return out
 }
 
 // rootMoves finds the directories that are roots on the new side and were
@@ -221,14 +329,16 @@ func ReviewGit(ctx context.Context, o GitOptions) (*Result, error) {
 // when a kustomization that referred to it changed or went, and ceased to
 // be one when a changed or added kustomization now refers to it. The old
 // side's roots are discovered in full only in the second case.
-func rootMoves(ctx context.Context, bo batch.Options, baseDir, headDir string, trees []string, changes []affected.Change, headRoots []string) (became, ceased []string, err error) {
+func rootMoves(ctx context.Context, bo batch.Options, baseDir, headDir string, trees []string, changes []affected.Change, headRoots []string,
+	baseHasK func(rel string) bool, writeAll func() error) (became, ceased []string, clean bool, err error) {
+	clean = true
 	var oldK, newK []string
 	for _, c := range changes {
 		if !slices.Contains(loaders.FileNames, filepath.Base(c.Path)) {
 			continue
 		}
 		d := filepath.FromSlash(filepath.Dir(c.Path))
-		if c.Status != affected.Added && hasKustomization(filepath.Join(baseDir, d)) {
+		if c.Status != affected.Added && baseHasK(d) {
 			oldK = append(oldK, d)
 		}
 		if c.Status != affected.Deleted && hasKustomization(filepath.Join(headDir, d)) {
@@ -236,22 +346,39 @@ func rootMoves(ctx context.Context, bo batch.Options, baseDir, headDir string, t
 		}
 	}
 	if len(oldK)+len(newK) == 0 {
-		return nil, nil, nil
+		return nil, nil, true, nil
 	}
-	referenced := func(tree string, dirs []string) map[string]bool {
-		out := map[string]bool{}
+	// referenced lists the directories the kustomizations in dirs (and
+	// their bases) refer to; complete is false when an entry could not be
+	// loaded (on the old side, a file not written yet).
+	referenced := func(tree string, dirs []string) (out map[string]bool, complete bool) {
+		out = map[string]bool{}
 		if len(dirs) == 0 {
-			return out
+			return out, true
 		}
-		g, _ := engine.Load(under(tree, dirs), bo.Restriction)
+		g, loadErrs := engine.Load(under(tree, dirs), bo.Restriction)
+		complete = true
+		for _, e := range loadErrs {
+			if e != nil {
+				complete = false
+			}
+		}
 		for _, n := range g.Nodes {
 			for _, e := range n.Children() {
 				out[relPath(tree, e.Child.Dir)] = true
 			}
+			for _, list := range [][]*engine.Entry{n.Resources, n.Components, n.PluginDirs} {
+				for _, e := range list {
+					if e.Err != nil {
+						complete = false
+					}
+				}
+			}
 		}
-		return out
+		return out, complete
 	}
-	oldRef, newRef := referenced(baseDir, oldK), referenced(headDir, newK)
+	oldRef, clean := referenced(baseDir, oldK)
+	newRef, _ := referenced(headDir, newK)
 	for _, r := range headRoots {
 		if oldRef[r] {
 			became = append(became, r)
@@ -259,24 +386,29 @@ func rootMoves(ctx context.Context, bo batch.Options, baseDir, headDir string, t
 	}
 	var maybe []string
 	for r := range newRef {
-		if !oldRef[r] && !slices.Contains(headRoots, r) && inTrees(r, trees) && hasKustomization(filepath.Join(baseDir, r)) {
+		if !oldRef[r] && !slices.Contains(headRoots, r) && inTrees(r, trees) && baseHasK(r) {
 			maybe = append(maybe, r)
 		}
 	}
 	if len(maybe) == 0 {
-		return became, nil, nil
+		return became, nil, clean, nil
+	}
+	// Telling whether they were roots takes every kustomization of the
+	// old revision.
+	if err := writeAll(); err != nil {
+		return nil, nil, false, err
 	}
 	bo.Trees, bo.OutDir, bo.RootsFrom = under(baseDir, trees), "", ""
 	oldRoots, err := batch.Discover(bo)
 	if err != nil && !errors.Is(err, batch.ErrNoRoots) {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
 	for _, r := range oldRoots {
 		if rel := relPath(baseDir, r); slices.Contains(maybe, rel) {
 			ceased = append(ceased, rel)
 		}
 	}
-	return became, ceased, nil
+	return became, ceased, clean, nil
 }
 
 // headRootsOf lists the report's roots relative to tree.

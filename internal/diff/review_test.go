@@ -264,6 +264,14 @@ func TestReviewMatchesFullRenders(t *testing.T) {
 	bo := buildOptions(t)
 	rng := rand.New(rand.NewSource(*reviewSeed))
 	before := renderAll(t, dir)
+	partial, whole := 0, 0
+	defer func() {
+		// Both ways of writing the old revision ran: in part (what the
+		// candidates read) and, when the old side read more, whole.
+		if *reviewEdits >= 12 && (partial == 0 || whole == 0) {
+			t.Errorf("old revision written in part %d times and whole %d times: want both", partial, whole)
+		}
+	}()
 	for round := 0; round < *reviewEdits; round++ {
 		var did []string
 		for i := 0; i < 1+rng.Intn(3); i++ {
@@ -272,6 +280,13 @@ func TestReviewMatchesFullRenders(t *testing.T) {
 		res, err := ReviewGit(context.Background(), GitOptions{Dir: dir, Base: "HEAD", Build: bo, Diff: Options{Context: 3}})
 		if err != nil {
 			t.Fatalf("round %d (%v): %v", round, did, err)
+		}
+		switch {
+		case res.OldFilesTotal == 0:
+		case res.OldFiles < res.OldFilesTotal:
+			partial++
+		default:
+			whole++
 		}
 		after := renderAll(t, dir)
 		// With order counted, the roots reported are exactly those whose

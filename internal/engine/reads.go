@@ -24,6 +24,9 @@ type ReadSet struct {
 	// are not known (a node that failed, or was not built), and charts read
 	// whole.
 	Trees []string
+	// Either are paths known to be files or kustomization directories,
+	// not told apart (a root index's record of inputs): matched as both.
+	Either []string
 }
 
 // Reads returns what root's build in this run depended on. It is exact for
