@@ -55,6 +55,7 @@ kpipe wrote it), so no stale output stays behind.`,
 			&cli.BoolFlag{Name: "stats", Usage: "print per-stage counts and times"},
 			&cli.BoolFlag{Name: "progress", Value: true, Usage: "show a progress bar when stderr is a terminal"},
 			&cli.BoolFlag{Name: "prune", Usage: "delete outputs under --out-dir of roots that no longer exist (only files kpipe wrote)"},
+			explainFlag,
 		),
 		Action: withProfile(runBuildAll),
 	}
@@ -76,6 +77,7 @@ func runBuildAll(c *cli.Context) error {
 	}
 	prepareCache(&opts, store)
 	opts.Cache.Store = store
+	opts.Explain = c.Bool("explain")
 	defer closeStore(store, &opts)
 
 	var bar *progressbar.ProgressBar
@@ -119,6 +121,9 @@ func runBuildAll(c *cli.Context) error {
 	}
 	if c.Bool("stats") {
 		printStats(c, rep)
+	}
+	if opts.Explain {
+		printExplain(c.App.ErrWriter, rep.Explain)
 	}
 	for _, p := range rep.Pruned {
 		fmt.Fprintf(c.App.ErrWriter, "pruned %s\n", p)

@@ -95,6 +95,10 @@ type Report struct {
 	// their content is no longer what kpipe wrote.
 	Pruned  []string `json:"pruned,omitempty"`
 	Kept    []string `json:"keptModified,omitempty"`
+	// Explain are the nodes built or taken from the cache, and why each
+	// was built (Engine.Explain); roots up to date are not loaded and have
+	// none (their report entry says upToDate).
+	Explain []engine.NodeExplain `json:"explain,omitempty"`
 	Summary struct {
 		Roots       int                          `json:"roots"`
 		Failed      int                          `json:"failed"`
@@ -360,6 +364,9 @@ func buildRoots(ctx context.Context, o Options, all *engine.Graph, roots []strin
 		rep.Roots[i] = rr
 		step()
 	})
+	if opts.Explain {
+		rep.Explain = b.Explain()
+	}
 	return b.Stats()
 }
 
