@@ -93,8 +93,8 @@ type Report struct {
 	// Pruned are the outputs deleted because their roots no longer
 	// exist; Kept are outputs of removed roots left in place because
 	// their content is no longer what kpipe wrote.
-	Pruned  []string `json:"pruned,omitempty"`
-	Kept    []string `json:"keptModified,omitempty"`
+	Pruned []string `json:"pruned,omitempty"`
+	Kept   []string `json:"keptModified,omitempty"`
 	// Explain are the nodes built or taken from the cache, and why each
 	// was built (Engine.Explain); roots up to date are not loaded and have
 	// none (their report entry says upToDate).

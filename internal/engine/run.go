@@ -101,11 +101,8 @@ type Builder struct {
 	mu     sync.Mutex
 	done   map[string]*nodeResult
 	parsed map[*fileRead]*parsedFile // resource files decoded, once each
-	// encoded holds the output bytes of frozen resources (render), by
-	// *resource.Resource.
-	encoded sync.Map
-	stats   Stats
-	memo    *memo
+	stats  Stats
+	memo   *memo
 
 	// included are the nodes some other node of the run includes.
 	included map[*Node]bool
