@@ -56,6 +56,8 @@ package kpipe
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -68,6 +70,7 @@ import (
 	"github.com/kpipe/kpipe/internal/engine"
 	"github.com/kpipe/kpipe/internal/loaders"
 	"github.com/kpipe/kpipe/internal/plugins"
+	"github.com/kpipe/kpipe/internal/remote"
 )
 
 // KustomizeVersion is the kustomize release whose `kustomize build` output
@@ -106,8 +109,15 @@ type Options struct {
 	// Jobs bounds how many kustomizations one call builds at once; zero
 	// means the number of CPUs.
 	Jobs int
-	// Cache memoizes builds; nil builds without a cache.
+	// Cache memoizes builds; nil builds without a cache. Remote bases
+	// (git URLs) and http(s) resource files are kept in its directory
+	// (remote/), by the commit their ref resolved to; without a Cache,
+	// each BuildAll fetches them into a temporary directory it removes.
 	Cache *Cache
+	// Offline forbids network requests: remote bases and files come from
+	// the Cache, else the root fails naming the URL (kpipe build
+	// --offline).
+	Offline bool
 	// Warn receives warnings (deprecated fields, a cache that cannot be
 	// used, ...), one line each; nil discards them. It may be called from
 	// several goroutines at once.
@@ -172,7 +182,10 @@ func (r *Renderer) BuildAll(ctx context.Context, dirs []string) []Result {
 		restriction = loaders.None
 	}
 	opts := r.engineOptions()
-	g, loadErrs := engine.Load(dirs, restriction)
+	remoteDir, done := r.remoteDir()
+	defer done()
+	fetcher := remote.New(remote.Options{Dir: remoteDir, Offline: r.opts.Offline})
+	g, loadErrs := engine.LoadContext(ctx, dirs, engine.LoadOptions{Restriction: restriction, Remote: fetcher})
 	for _, w := range g.Warnings {
 		opts.Warn(w)
 	}
@@ -190,6 +203,19 @@ func (r *Renderer) BuildAll(ctx context.Context, dirs []string) []Result {
 		}
 	}
 	return results
+}
+
+// remoteDir is where the fetcher of one BuildAll keeps what it fetches:
+// the cache's remote/ directory, else a temporary directory (created only
+// when something is fetched) that the returned function removes.
+func (r *Renderer) remoteDir() (string, func()) {
+	if c := r.opts.Cache; c != nil {
+		return filepath.Join(c.dir, "remote"), func() {}
+	}
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	dir := filepath.Join(os.TempDir(), "kpipe-remote-"+hex.EncodeToString(b[:]))
+	return dir, func() { _ = os.RemoveAll(dir) }
 }
 
 // engineOptions translates the public options.

@@ -72,7 +72,12 @@ func runBuild(c *cli.Context) error {
 		return writeOutput(c, engine.Result{YAML: y, Cached: true})
 	}
 	opts.Warn = fast.recordWarnings(opts.Warn)
-	g, loadErrs := engine.Load([]string{dir}, restriction)
+	fetcher, doneFetching, err := newFetcher(c)
+	if err != nil {
+		return err
+	}
+	defer doneFetching()
+	g, loadErrs := engine.LoadContext(c.Context, []string{dir}, engine.LoadOptions{Restriction: restriction, Remote: fetcher})
 	for _, w := range g.Warnings {
 		opts.Warn(w)
 	}

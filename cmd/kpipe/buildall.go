@@ -78,6 +78,12 @@ func runBuildAll(c *cli.Context) error {
 	opts.Cache.Store = store
 	defer closeStore(store, &opts)
 
+	fetcher, doneFetching, err := newFetcher(c)
+	if err != nil {
+		return err
+	}
+	defer doneFetching()
+
 	var bar *progressbar.ProgressBar
 	bo := batch.Options{
 		Trees:             c.Args().Slice(),
@@ -86,6 +92,7 @@ func runBuildAll(c *cli.Context) error {
 		OutDir:            c.String("out-dir"),
 		Prune:             c.Bool("prune"),
 		Restriction:       restriction,
+		Remote:            fetcher,
 		Engine:            opts,
 		Version:           Version,
 	}

@@ -17,6 +17,7 @@ func cacheFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "cache-dir", Usage: "cache directory (default $XDG_CACHE_HOME/kpipe or ~/.cache/kpipe)"},
 		&cli.BoolFlag{Name: "no-cache", Usage: "neither read nor write the cache"},
+		&cli.BoolFlag{Name: "offline", Usage: "make no network request: remote bases, files and helm charts come from the cache, or the build fails naming the URL"},
 		&cli.StringFlag{Name: "cache-max-size", Value: "2GiB", Usage: "bound the cache directory to this size on disk (as du counts it)"},
 	}
 }

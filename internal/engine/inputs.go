@@ -13,7 +13,8 @@ import (
 // A root whose inputs are all unchanged has an unchanged output (for the
 // same SettingsKey), which lets build-all skip it without loading it.
 //
-// It returns false when the output may depend on something else: a
+// It returns false when the output may depend on something else: a remote
+// base or an http(s) file, a
 // `generators`, `transformers`, `validators` or `helmCharts` entry (a
 // plugin may read anything, and its environment), or a node whose key the
 // cache could not establish. It needs a Builder with a cache.
@@ -59,6 +60,10 @@ func (b *Builder) Inputs(root *Node) ([]cache.Input, bool) {
 		for _, e := range append(append([]*Entry(nil), n.Resources...), n.Components...) {
 			switch {
 			case e.Err != nil:
+				return false
+			case e.Remote || (e.Child != nil && e.Child.Repo != nil):
+				// A URL: what it names now is known only by asking (or, for
+				// a pinned commit, by the fetcher's cache), not by a stat.
 				return false
 			case e.Child != nil:
 				d, ok := m.dirs[e.Child.Dir]
