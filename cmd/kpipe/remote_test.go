@@ -82,9 +82,9 @@ labels:
 
 // remoteFixture is a bare repository made by the test, with its commits.
 type remoteFixture struct {
-	work, bare  string // the working clone and the bare repository (repo.git)
-	v1, main    string // the commits of tag v1 and of main
-	served      string // the directory served over HTTP (holds repo.git)
+	work, bare string // the working clone and the bare repository (repo.git)
+	v1, main   string // the commits of tag v1 and of main
+	served     string // the directory served over HTTP (holds repo.git)
 }
 
 func newRemoteFixture(t *testing.T) *remoteFixture {
@@ -195,6 +195,139 @@ func TestRemoteBaseBuildsLikeLocalCopy(t *testing.T) {
 		}
 		if got := mustBuild(t, dir, "--cache-dir", cache, "--offline"); got != tc.want {
 			t.Errorf("%s: offline build differs:\n%s", tc.url, got)
+		}
+	}
+}
+
+// TestRemoteBaseRequests counts the requests at the git server: a second
+// build of a commit-pinned URL asks nothing, a tag is resolved with one
+// ls-remote and not fetched again, and --offline asks nothing and fails,
+// naming the URL, for what the cache lacks.
+func TestRemoteBaseRequests(t *testing.T) {
+	f := newRemoteFixture(t)
+	srv := gitHTTPServer(t, f.served)
+	cache := t.TempDir()
+	pinned := overlay(t, "resources:\n- "+srv.URL+"/repo.git//base?ref="+f.v1+"\n")
+	tagged := overlay(t, "resources:\n- "+srv.URL+"/repo.git//base?ref=v1\n")
+
+	first := mustBuild(t, pinned, "--cache-dir", cache)
+	if srv.n.Load() == 0 {
+		t.Fatal("the first build made no request")
+	}
+	srv.n.Store(0)
+	if got := mustBuild(t, pinned, "--cache-dir", cache); got != first {
+		t.Errorf("second build differs:\n%s", got)
+	}
+	if n := srv.n.Load(); n != 0 {
+		t.Errorf("the second build of a pinned commit made %d requests, want 0", n)
+	}
+
+	// The tag names the commit already kept: only the ls-remote.
+	if got := mustBuild(t, tagged, "--cache-dir", cache); got != first {
+		t.Errorf("tag build differs:\n%s", got)
+	}
+	lsRemote := srv.n.Load()
+	srv.n.Store(0)
+	if got := mustBuild(t, tagged, "--cache-dir", cache); got != first {
+		t.Errorf("tag build differs:\n%s", got)
+	}
+	if n := srv.n.Load(); n != lsRemote || n > 2 {
+		t.Errorf("a kept tag made %d requests (first time %d), want those of one ls-remote (at most 2)", n, lsRemote)
+	}
+	srv.n.Store(0)
+	if got := mustBuild(t, tagged, "--cache-dir", cache, "--offline"); got != first {
+		t.Errorf("offline build differs:\n%s", got)
+	}
+	if n := srv.n.Load(); n != 0 {
+		t.Errorf("--offline made %d requests", n)
+	}
+
+	// Offline with an empty cache: the error names the URL; nothing asked.
+	main := srv.URL + "/repo.git//base?ref=main"
+	code, out, errOut := kpipe(t, "build", overlay(t, "resources:\n- "+main+"\n"), "--cache-dir", t.TempDir(), "--offline")
+	if code == 0 || out != "" || !strings.Contains(errOut, srv.URL+"/repo.git") || !strings.Contains(errOut, "--offline") {
+		t.Errorf("offline build of an uncached URL: exit %d, stdout %q, stderr %s", code, out, errOut)
+	}
+	if n := srv.n.Load(); n != 0 {
+		t.Errorf("--offline made %d requests", n)
+	}
+
+	// One URL named by two kustomizations is resolved and fetched once.
+	srv.n.Store(0)
+	twice := overlay(t, "resources:\n- a\n- b\n")
+	writeFiles(t, twice, map[string]string{
+		"a/kustomization.yaml": "resources:\n- " + main + "\nnameSuffix: -a\n",
+		"b/kustomization.yaml": "resources:\n- " + main + "\nnameSuffix: -b\n",
+	})
+	mustBuild(t, twice, "--cache-dir", t.TempDir())
+	once := srv.n.Load()
+	srv.n.Store(0)
+	mustBuild(t, overlay(t, "resources:\n- "+main+"\n"), "--cache-dir", t.TempDir())
+	if n := srv.n.Load(); once != n {
+		t.Errorf("a URL named twice made %d requests, once %d", once, n)
+	}
+}
+
+// TestRemoteBaseErrors: failures name the URL and carry git's message; a
+// remote base reads nothing outside its directory, whatever the load
+// restrictor; a missing directory in the repository is named.
+func TestRemoteBaseErrors(t *testing.T) {
+	f := newRemoteFixture(t)
+	for _, tc := range []struct {
+		entry string
+		flags []string
+		want  []string
+	}{
+		{"file://" + f.bare + "//base?ref=nosuchref", nil, []string{"file://" + f.bare, "nosuchref", "couldn't find remote ref"}},
+		{"file://" + f.bare + "x//base?ref=v1", nil, []string{"file://" + f.bare + "x", "does not appear to be a git repository"}},
+		{"file://" + f.bare + "//escape?ref=v1", []string{"--load-restrictor", "LoadRestrictionsNone"}, []string{"security; file", "is not in or below"}},
+		{"file://" + f.bare + "//nodir?ref=v1", nil, []string{"nodir", f.v1}},
+	} {
+		code, out, errOut := kpipe(t, append([]string{"build", overlay(t, "resources:\n- "+tc.entry+"\n"), "--cache-dir", t.TempDir()}, tc.flags...)...)
+		if code == 0 || out != "" {
+			t.Errorf("%s: exit %d, output %q", tc.entry, code, out)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(errOut, w) {
+				t.Errorf("%s: error lacks %q:\n%s", tc.entry, w, errOut)
+			}
+		}
+	}
+}
+
+// TestRemoteComponentAndMetadata: a remote component, and the origin
+// annotations of remote objects, as kustomize writes them (compared with
+// kustomize's output when it is installed).
+func TestRemoteComponentAndMetadata(t *testing.T) {
+	f := newRemoteFixture(t)
+	srv := gitHTTPServer(t, f.served)
+	dirs := map[string]string{
+		"component": "resources:\n- file://" + f.bare + "//base?ref=v1\ncomponents:\n- " + srv.URL + "/repo.git//comp?ref=v1\n",
+		"origin": "buildMetadata: [originAnnotations, transformerAnnotations]\nresources:\n- file://" + f.bare + "//base?ref=v1\n- " +
+			srv.URL + "/repo.git?ref=" + f.v1 + "\nnamespace: x\n",
+	}
+	got := map[string]string{}
+	for name, k := range dirs {
+		dir := overlay(t, k)
+		dirs[name] = dir
+		got[name] = mustBuild(t, dir, "--cache-dir", t.TempDir())
+	}
+	if !strings.Contains(got["component"], "component: remote") {
+		t.Errorf("the remote component was not applied:\n%s", got["component"])
+	}
+	for _, w := range []string{"repo: file://" + f.bare, "ref: v1", "path: base/deploy.yaml", "path: common/svc.yaml", "repo: " + srv.URL + "/repo.git", "ref: " + f.v1} {
+		if !strings.Contains(got["origin"], w) {
+			t.Errorf("origin annotations lack %q:\n%s", w, got["origin"])
+		}
+	}
+	kz := kustomizeBinary(t)
+	for name, dir := range dirs {
+		want, err := exec.Command(kz, "build", dir).Output()
+		if err != nil {
+			t.Fatalf("kustomize build %s: %v", name, err)
+		}
+		if got[name] != string(want) {
+			t.Errorf("%s: kpipe's output differs from kustomize's\n--- kpipe\n%s\n--- kustomize\n%s", name, got[name], want)
 		}
 	}
 }

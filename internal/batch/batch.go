@@ -30,8 +30,8 @@ import (
 	"github.com/kpipe/kpipe/internal/cache"
 	"github.com/kpipe/kpipe/internal/engine"
 	"github.com/kpipe/kpipe/internal/loaders"
-	"github.com/kpipe/kpipe/internal/remote"
 	"github.com/kpipe/kpipe/internal/output"
+	"github.com/kpipe/kpipe/internal/remote"
 )
 
 // Options are the settings of a run.

@@ -153,8 +153,18 @@ func (f *Fetcher) repo(ctx context.Context, spec *GitSpec) (*Checkout, error) {
 		}
 		commit = c
 	}
+	remember := func(commit string) {
+		// What the ref named, for --offline.
+		if IsCommitID(spec.Ref) || f.o.Offline {
+			return
+		}
+		if data, err := os.ReadFile(refFile); err != nil || strings.TrimSpace(string(data)) != commit {
+			_ = writeFileAtomic(refFile, []byte(commit+"\n"))
+		}
+	}
 	if commit != "" {
 		if co, ok := kept(commit); ok {
+			remember(commit)
 			return co, nil
 		}
 	}
@@ -165,10 +175,7 @@ func (f *Fetcher) repo(ctx context.Context, spec *GitSpec) (*Checkout, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !IsCommitID(spec.Ref) {
-		// Remember what the ref named, for --offline.
-		_ = writeFileAtomic(refFile, []byte(got+"\n"))
-	}
+	remember(got)
 	co, ok := kept(got)
 	if !ok {
 		return nil, fmt.Errorf("%s: the checkout of %s disappeared from %s", url, got, dir)
@@ -189,7 +196,9 @@ func refName(ref string) string {
 // the remote has); "" when it has none of them (the fetch then decides).
 func (f *Fetcher) lsRemote(ctx context.Context, spec *GitSpec) (string, error) {
 	ref := refName(spec.Ref)
-	out, err := f.git(ctx, spec, "", "ls-remote", spec.CloneURL(), ref)
+	// A pattern matches refs by their last components; "<ref>^{}" asks
+	// for the commit an annotated tag points to.
+	out, err := f.git(ctx, spec, "", "ls-remote", spec.CloneURL(), ref, ref+"^{}")
 	if err != nil {
 		return "", err
 	}
