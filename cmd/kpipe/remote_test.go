@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
@@ -139,7 +140,8 @@ func gitHTTPServer(t *testing.T, root string) *countingServer {
 	return newCountingServer(t, &cgi.Handler{
 		Path: git,
 		Args: []string{"http-backend"},
-		Env:  []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"},
+		Env:    []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"},
+		Stderr: io.Discard, // "Request not supported" for kustomize's GET of a repository URL
 	})
 }
 
@@ -329,5 +331,58 @@ func TestRemoteComponentAndMetadata(t *testing.T) {
 		if got[name] != string(want) {
 			t.Errorf("%s: kpipe's output differs from kustomize's\n--- kpipe\n%s\n--- kustomize\n%s", name, got[name], want)
 		}
+	}
+}
+
+// TestRemoteFile: an http(s) URL in `resources` is loaded with a GET, as
+// kustomize does: the output equals kustomize's, a status other than 2xx
+// fails naming the URL and the status, and --offline reads the body the
+// last online build kept, asking nothing.
+func TestRemoteFile(t *testing.T) {
+	files := t.TempDir()
+	writeFiles(t, files, map[string]string{"app/deploy.yaml": remoteRepoV1["base/deploy.yaml"]})
+	srv := newCountingServer(t, http.FileServer(http.Dir(files)))
+	url := srv.URL + "/app/deploy.yaml"
+	dir := overlay(t, "resources:\n- "+url+"\nnamePrefix: http-\n")
+	localDir := overlay(t, "resources:\n- deploy.yaml\nnamePrefix: http-\n")
+	writeFiles(t, localDir, map[string]string{"deploy.yaml": remoteRepoV1["base/deploy.yaml"]})
+	want := mustBuild(t, localDir, "--no-cache")
+	cache := t.TempDir()
+	if got := mustBuild(t, dir, "--cache-dir", cache); got != want {
+		t.Errorf("output differs from the local file's:\n%s\nwant:\n%s", got, want)
+	}
+	if n := srv.n.Load(); n != 1 {
+		t.Errorf("%d requests, want 1", n)
+	}
+	srv.n.Store(0)
+	if got := mustBuild(t, dir, "--cache-dir", cache, "--offline"); got != want {
+		t.Errorf("offline output differs:\n%s", got)
+	}
+	if n := srv.n.Load(); n != 0 {
+		t.Errorf("--offline made %d requests", n)
+	}
+	code, _, errOut := kpipe(t, "build", dir, "--cache-dir", t.TempDir(), "--offline")
+	if code == 0 || !strings.Contains(errOut, url) || !strings.Contains(errOut, "--offline") {
+		t.Errorf("offline build with an empty cache: exit %d: %s", code, errOut)
+	}
+
+	missing := overlay(t, "resources:\n- "+srv.URL+"/missing.yaml\n")
+	code, out, errOut := kpipe(t, "build", missing, "--no-cache")
+	wantErr := "accumulating resources from '" + srv.URL + "/missing.yaml': HTTP Error: status code 404 (Not Found)"
+	if code == 0 || out != "" || !strings.Contains(errOut, wantErr) {
+		t.Errorf("404: exit %d, stdout %q, stderr %s", code, out, errOut)
+	}
+
+	kz := kustomizeBinary(t)
+	kout, err := exec.Command(kz, "build", dir).Output()
+	if err != nil {
+		t.Fatalf("kustomize build: %v", err)
+	}
+	if string(kout) != want {
+		t.Errorf("kustomize's output differs:\n%s", kout)
+	}
+	kerr, err := exec.Command(kz, "build", missing).CombinedOutput()
+	if err == nil || strings.TrimSpace(string(kerr)) != strings.TrimSpace(errOut) {
+		t.Errorf("404: kustomize says %q, kpipe %q", kerr, errOut)
 	}
 }
