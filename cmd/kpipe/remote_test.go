@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -138,8 +139,8 @@ func newCountingServer(t *testing.T, h http.Handler) *countingServer {
 func gitHTTPServer(t *testing.T, root string) *countingServer {
 	git := gitBinary(t)
 	return newCountingServer(t, &cgi.Handler{
-		Path: git,
-		Args: []string{"http-backend"},
+		Path:   git,
+		Args:   []string{"http-backend"},
 		Env:    []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"},
 		Stderr: io.Discard, // "Request not supported" for kustomize's GET of a repository URL
 	})
@@ -384,5 +385,126 @@ func TestRemoteFile(t *testing.T) {
 	kerr, err := exec.Command(kz, "build", missing).CombinedOutput()
 	if err == nil || strings.TrimSpace(string(kerr)) != strings.TrimSpace(errOut) {
 		t.Errorf("404: kustomize says %q, kpipe %q", kerr, errOut)
+	}
+}
+
+// helmBinary finds helm v3 (where .ci/run installs it, or on PATH), or
+// skips the test naming how to install it.
+func helmBinary(t *testing.T) string {
+	t.Helper()
+	if home, err := os.UserHomeDir(); err == nil {
+		if p := filepath.Join(home, ".cache", "kpipe-ci", "helm-v3.10.2", "helm"); fileExists(p) {
+			return p
+		}
+	}
+	if p, err := exec.LookPath("helm"); err == nil {
+		return p
+	}
+	t.Skip("helm not installed (.ci/run installs v3.10.2 under ~/.cache/kpipe-ci): chart repository test skipped")
+	return ""
+}
+
+// chartRepo packages a small chart with `helm package`, indexes it with
+// `helm repo index` and serves the directory on loopback.
+func chartRepo(t *testing.T, helm string) (*countingServer, string) {
+	src, repo := t.TempDir(), t.TempDir()
+	writeFiles(t, src, map[string]string{
+		"hello/Chart.yaml":            "apiVersion: v2\nname: hello\nversion: 0.1.0\n",
+		"hello/values.yaml":           "greeting: hi\n",
+		"hello/templates/config.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-hello\ndata:\n  greeting: {{ .Values.greeting }}\n",
+	})
+	for _, args := range [][]string{{"package", filepath.Join(src, "hello"), "--destination", repo}, {"repo", "index", repo}} {
+		if out, err := exec.Command(helm, args...).CombinedOutput(); err != nil {
+			t.Fatalf("helm %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	return newCountingServer(t, http.FileServer(http.Dir(repo))), repo
+}
+
+// TestHelmChartFromRepository: a chart named by repo and version is pulled
+// into kpipe's cache (never into the kustomization's directory) and
+// inflated as kustomize inflates it; a second build asks the repository
+// nothing; --offline fails naming the chart when the cache lacks it; a
+// kept chart whose files changed is pulled again; an archive whose digest
+// is not the index's is refused.
+func TestHelmChartFromRepository(t *testing.T) {
+	helm := helmBinary(t)
+	srv, repoDir := chartRepo(t, helm)
+	k := "helmCharts:\n- name: hello\n  repo: " + srv.URL + "\n  version: 0.1.0\n  releaseName: r\n  valuesInline:\n    greeting: hello\n"
+	dir := overlay(t, k)
+	cache := t.TempDir()
+	flags := []string{"--enable-helm", "--helm-command", helm, "--cache-dir", cache}
+	got := mustBuild(t, append([]string{dir}, flags...)...)
+	if !strings.Contains(got, "name: r-hello") || !strings.Contains(got, "greeting: hello") {
+		t.Fatalf("chart not inflated:\n%s", got)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("kpipe wrote into the kustomization's directory: %v", entries)
+	}
+	srv.n.Store(0)
+	if again := mustBuild(t, append([]string{dir}, flags...)...); again != got {
+		t.Errorf("second build differs:\n%s", again)
+	}
+	if n := srv.n.Load(); n != 0 {
+		t.Errorf("second build made %d requests to the chart repository", n)
+	}
+	// Another kustomization of the same chart, built from the kept chart.
+	other := overlay(t, k+"nameSuffix: -other\n")
+	if out := mustBuild(t, append([]string{other, "--offline"}, flags...)...); !strings.Contains(out, "name: r-hello-other") {
+		t.Errorf("offline build from the kept chart:\n%s", out)
+	}
+	code, _, errOut := kpipe(t, "build", dir, "--enable-helm", "--helm-command", helm, "--cache-dir", t.TempDir(), "--offline")
+	if code == 0 || !strings.Contains(errOut, "hello") || !strings.Contains(errOut, srv.URL) || !strings.Contains(errOut, "--offline") {
+		t.Errorf("offline with an empty cache: exit %d: %s", code, errOut)
+	}
+
+	// A kept chart whose files changed is not used: it is pulled again.
+	kept, _ := filepath.Glob(filepath.Join(cache, "remote", "charts", "*", "chart", "hello-0.1.0", "hello", "values.yaml"))
+	if len(kept) != 1 {
+		t.Fatalf("kept chart not found under %s: %v", cache, kept)
+	}
+	if err := os.WriteFile(kept[0], []byte("greeting: tampered\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv.n.Store(0)
+	if again := mustBuild(t, append([]string{overlay(t, k+"nameSuffix: -x\n")}, flags...)...); strings.Contains(again, "tampered") {
+		t.Errorf("a tampered kept chart was used:\n%s", again)
+	}
+	if n := srv.n.Load(); n == 0 {
+		t.Error("a tampered kept chart was not pulled again")
+	}
+
+	// kustomize pulls into the kustomization's charts/ directory: build a
+	// copy, then check that kpipe uses such a directory as it is.
+	kz := kustomizeBinary(t)
+	kdir := overlay(t, k)
+	want, err := exec.Command(kz, "build", kdir, "--enable-helm", "--helm-command", helm).Output()
+	if err != nil {
+		t.Fatalf("kustomize build: %v", err)
+	}
+	if got != string(want) {
+		t.Errorf("kpipe's output differs from kustomize's\n--- kpipe\n%s\n--- kustomize\n%s", got, want)
+	}
+	values := filepath.Join(kdir, "charts", "hello-0.1.0", "hello", "templates", "config.yaml")
+	if err := os.WriteFile(values, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: local-chart\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out := mustBuild(t, kdir, "--enable-helm", "--helm-command", helm, "--no-cache", "--offline"); !strings.Contains(out, "name: local-chart") {
+		t.Errorf("the kustomization's own charts/ directory was not used:\n%s", out)
+	}
+
+	// An index whose digest is not the archive's: refused.
+	index := filepath.Join(repoDir, "index.yaml")
+	data, err := os.ReadFile(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := regexp.MustCompile(`digest: [0-9a-f]{64}`).ReplaceAll(data, []byte("digest: "+strings.Repeat("0", 64)))
+	if err := os.WriteFile(index, bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = kpipe(t, "build", dir, "--enable-helm", "--helm-command", helm, "--cache-dir", t.TempDir())
+	if code == 0 || !strings.Contains(errOut, "digest") || !strings.Contains(errOut, strings.Repeat("0", 64)) {
+		t.Errorf("a digest mismatch was not refused: exit %d: %s", code, errOut)
 	}
 }

@@ -218,6 +218,9 @@ func (m *memo) computePreKey(n *Node) (cache.Key, bool) {
 		// resolved to (its files are also keyed by content, like any).
 		kb.String("git").String(n.Repo.Spec.CloneURL()).String(n.Repo.Checkout.Commit)
 	}
+	if pullsRangeChart(n) {
+		return cache.Key{}, false // a chart pulled again every run: never cached
+	}
 	if len(n.K.HelmCharts) > 0 && m.helm != nil {
 		h, err := m.helm()
 		if err != nil {

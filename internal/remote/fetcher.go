@@ -38,9 +38,10 @@ type Options struct {
 type Fetcher struct {
 	o Options
 
-	mu    sync.Mutex
-	repos map[string]*once[*Checkout]
-	files map[string]*once[[]byte]
+	mu     sync.Mutex
+	repos  map[string]*once[*Checkout]
+	files  map[string]*once[[]byte]
+	charts map[string]*once[string]
 }
 
 type once[T any] struct {
