@@ -24,7 +24,7 @@ func buildCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "build",
 		Usage:     "build a kustomization target from a directory",
-		ArgsUsage: "[DIR]",
+		ArgsUsage: "[DIR or git URL]",
 		Flags: append(append([]cli.Flag{
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write output to this file, or to this existing directory one file per resource"},
 		}, commonBuildFlags()...),
@@ -48,9 +48,6 @@ func runBuild(c *cli.Context) error {
 	dir := "."
 	if c.NArg() == 1 {
 		dir = c.Args().First()
-	}
-	if strings.Contains(dir, "://") || strings.HasPrefix(dir, "git@") {
-		return fmt.Errorf("remote target %q: not supported yet by kpipe", dir)
 	}
 	restriction, opts, err := buildOptions(c)
 	if err != nil {

@@ -508,3 +508,30 @@ func TestHelmChartFromRepository(t *testing.T) {
 		t.Errorf("a digest mismatch was not refused: exit %d: %s", code, errOut)
 	}
 }
+
+// TestBuildRemoteTarget: `kpipe build <git URL>` builds the kustomization
+// in the repository, as `kustomize build <git URL>` does.
+func TestBuildRemoteTarget(t *testing.T) {
+	f := newRemoteFixture(t)
+	srv := gitHTTPServer(t, f.served)
+	tree := f.checkoutAt(t, f.v1)
+	for _, url := range []string{"file://" + f.bare + "//base?ref=v1", srv.URL + "/repo.git//base?ref=" + f.v1} {
+		want := mustBuild(t, filepath.Join(tree, "base"), "--no-cache")
+		if got := mustBuild(t, url, "--cache-dir", t.TempDir()); got != want {
+			t.Errorf("%s: output differs from the local checkout's:\n%s\nwant:\n%s", url, got, want)
+		}
+	}
+	code, out, errOut := kpipe(t, "build", "file://"+f.bare+"//nodir?ref=v1", "--no-cache")
+	if code == 0 || out != "" || !strings.Contains(errOut, "nodir") {
+		t.Errorf("missing directory: exit %d, stdout %q, stderr %s", code, out, errOut)
+	}
+	kz := kustomizeBinary(t)
+	url := "file://" + f.bare + "//base?ref=v1"
+	want, err := exec.Command(kz, "build", url).Output()
+	if err != nil {
+		t.Fatalf("kustomize build %s: %v", url, err)
+	}
+	if got := mustBuild(t, url, "--no-cache"); got != string(want) {
+		t.Errorf("kpipe's output differs from kustomize's\n--- kpipe\n%s\n--- kustomize\n%s", got, want)
+	}
+}

@@ -229,6 +229,26 @@ func LoadContext(ctx context.Context, roots []string, o LoadOptions) (*Graph, []
 		files: map[[2]string]*fileRead{}}
 	errs := make([]error, len(roots))
 	dirs := make([]string, len(roots))
+	// A root that is a git URL is built in its checkout, as `kustomize
+	// build <url>` builds in its clone.
+	paths := slices.Clone(roots)
+	repos := make([]*RemoteRepo, len(roots))
+	for i, root := range roots {
+		spec, err := remote.ParseGitURL(root)
+		if err != nil || o.Remote == nil {
+			continue
+		}
+		co, err := o.Remote.Repo(ctx, spec)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		paths[i] = filepath.Join(co.Dir, filepath.FromSlash(spec.Path))
+		repos[i] = &RemoteRepo{Spec: spec, Checkout: co}
+		if real, err := filepath.EvalSymlinks(paths[i]); err != nil || !loaders.Within(co.Dir, real) {
+			errs[i] = fmt.Errorf("%s: no directory '%s' in %s at commit %s", root, spec.Path, spec.CloneURL(), co.Commit)
+		}
+	}
 	// The roots' kustomization files, and the files their `resources`
 	// entries name, are read and parsed concurrently (build-all loads every
 	// kustomization of a tree as a root); the walk below, which follows
@@ -237,7 +257,10 @@ func LoadContext(ctx context.Context, roots []string, o LoadOptions) (*Graph, []
 	eg.SetLimit(runtime.NumCPU())
 	parsed := make([]kfile, len(roots))
 	reads := make([]map[string]*fileRead, len(roots))
-	for i, root := range roots {
+	for i, root := range paths {
+		if errs[i] != nil {
+			continue
+		}
 		eg.Go(func() error {
 			dirs[i], errs[i] = loaders.RealDir(root)
 			if errs[i] != nil {
@@ -247,7 +270,11 @@ func LoadContext(ctx context.Context, roots []string, o LoadOptions) (*Graph, []
 			if parsed[i].err != nil {
 				return nil
 			}
-			ldr, err := loaders.New(dirs[i], r)
+			restriction := r
+			if repos[i] != nil {
+				restriction = loaders.RootOnly
+			}
+			ldr, err := loaders.New(dirs[i], restriction)
 			if err != nil {
 				return nil
 			}
@@ -283,7 +310,7 @@ func LoadContext(ctx context.Context, roots []string, o LoadOptions) (*Graph, []
 			g.Roots = append(g.Roots, nil)
 			continue
 		}
-		n, err := g.load(dir, "", nil, nil, nil, nil)
+		n, err := g.load(dir, "", nil, nil, nil, repos[i])
 		if err != nil {
 			errs[i] = err
 		}

@@ -31,6 +31,9 @@ func (b *Builder) Inputs(root *Node) ([]cache.Input, bool) {
 			return true
 		}
 		seen[n] = true
+		if n.Repo != nil {
+			return false // in a remote base: see Entry.Remote below
+		}
 		k := n.K
 		if len(k.Generators)+len(k.Transformers)+len(k.Validators)+len(k.HelmCharts) > 0 {
 			return false

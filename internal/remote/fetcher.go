@@ -372,3 +372,23 @@ func writeFileAtomic(path string, data []byte) error {
 	}
 	return nil
 }
+
+// Clear deletes what Fetchers keep in dir (their Options.Dir): the
+// checkouts, files and charts directories, each created by a Fetcher, and
+// dir itself when nothing else is left in it. It returns how many of
+// those it removed.
+func Clear(dir string) (int, error) {
+	n := 0
+	for _, sub := range []string{"git", "http", "charts"} {
+		p := filepath.Join(dir, sub)
+		if _, err := os.Lstat(p); err != nil {
+			continue
+		}
+		if err := os.RemoveAll(p); err != nil {
+			return n, err
+		}
+		n++
+	}
+	_ = os.Remove(dir) // only when empty
+	return n, nil
+}
