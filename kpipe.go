@@ -46,6 +46,12 @@
 // its cost includes one copy of the tree. Helm (`helmCharts`) and plugins
 // run as separate processes and always read from that disk copy.
 //
+// Remote bases (git URLs in `resources` and `components`, or a git URL
+// given to Build as the directory), http(s) resource files and helm
+// charts from repositories are fetched with the git and helm commands and
+// kept in the Cache's directory by commit (or chart version);
+// Options.Offline builds from what is kept.
+//
 // # Stability
 //
 // This package is kpipe's public API: its exported names follow semantic

@@ -135,7 +135,9 @@ func NewHelmChartInflationGenerator(args HelmChartArgs, h HelmSettings, read Rea
 		if args.Repo == "" {
 			return nil, fmt.Errorf("no repo specified for pull, no chart found at '%s': %w", chartPath, err)
 		}
-		return nil, fmt.Errorf("no chart found at '%s', and pulling charts from a repository (%s) is not supported yet by kpipe: %w", chartPath, args.Repo, err)
+		// The build pulls the charts of `helmCharts` entries before it gets
+		// here; a HelmChartInflationGenerator plugin config is not pulled.
+		return nil, fmt.Errorf("no chart found at '%s', and pulling charts from a repository (%s) is not supported yet by kpipe for HelmChartInflationGenerator plugin configs (a helmCharts entry is pulled): %w", chartPath, args.Repo, err)
 	}
 	s := &helmStage{
 		name: args.Name, chartDir: chartPath, chart: chart,
