@@ -3,6 +3,7 @@ module github.com/kpipe/kpipe
 go 1.26.8
 
 require (
+	github.com/google/go-containerregistry v0.21.5
 	github.com/google/shlex v0.0.0-20191202100458-e7afc7fbc510
 	github.com/hashicorp/go-multierror v1.1.1
 	github.com/schollz/progressbar/v3 v3.19.1

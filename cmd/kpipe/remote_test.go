@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"log"
 	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
@@ -12,6 +13,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/google/go-containerregistry/pkg/registry"
 )
 
 // gitBinary returns the git executable, or skips the test naming how to
@@ -532,6 +535,52 @@ func TestBuildRemoteTarget(t *testing.T) {
 		t.Fatalf("kustomize build %s: %v", url, err)
 	}
 	if got := mustBuild(t, url, "--no-cache"); got != string(want) {
+		t.Errorf("kpipe's output differs from kustomize's\n--- kpipe\n%s\n--- kustomize\n%s", got, want)
+	}
+}
+
+// TestHelmChartFromOCIRegistry: a chart pushed with `helm push` to an OCI
+// registry on loopback (go-containerregistry's registry) is pulled into
+// kpipe's cache and inflated as kustomize inflates it; a second build asks
+// the registry nothing.
+func TestHelmChartFromOCIRegistry(t *testing.T) {
+	helm := helmBinary(t)
+	reg := newCountingServer(t, registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	_, repoDir := chartRepo(t, helm)
+	host := strings.TrimPrefix(reg.URL, "http://")
+	home := t.TempDir()
+	push := exec.Command(helm, "push", filepath.Join(repoDir, "hello-0.1.0.tgz"), "oci://"+host+"/charts")
+	push.Env = append(os.Environ(), "HELM_CONFIG_HOME="+home, "HELM_CACHE_HOME="+home+"/cache", "HELM_DATA_HOME="+home+"/data")
+	if out, err := push.CombinedOutput(); err != nil {
+		t.Fatalf("helm push: %v\n%s", err, out)
+	}
+	k := "helmCharts:\n- name: hello\n  repo: oci://" + host + "/charts\n  version: 0.1.0\n  releaseName: r\n"
+	dir := overlay(t, k)
+	cache := t.TempDir()
+	flags := []string{"--enable-helm", "--helm-command", helm, "--cache-dir", cache}
+	reg.n.Store(0)
+	got := mustBuild(t, append([]string{dir}, flags...)...)
+	if !strings.Contains(got, "name: r-hello") || reg.n.Load() == 0 {
+		t.Fatalf("chart not pulled (%d requests):\n%s", reg.n.Load(), got)
+	}
+	reg.n.Store(0)
+	if again := mustBuild(t, append([]string{overlay(t, k+"nameSuffix: -x\n")}, flags...)...); !strings.Contains(again, "name: r-hello-x") {
+		t.Errorf("second build:\n%s", again)
+	}
+	if n := reg.n.Load(); n != 0 {
+		t.Errorf("second build made %d requests to the registry", n)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("kpipe wrote into the kustomization's directory: %v", entries)
+	}
+	kz := kustomizeBinary(t)
+	kdir := overlay(t, k)
+	cmd := exec.Command(kz, "build", kdir, "--enable-helm", "--helm-command", helm)
+	want, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("kustomize build: %v", err)
+	}
+	if got != string(want) {
 		t.Errorf("kpipe's output differs from kustomize's\n--- kpipe\n%s\n--- kustomize\n%s", got, want)
 	}
 }
