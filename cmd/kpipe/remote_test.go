@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -582,5 +583,34 @@ func TestHelmChartFromOCIRegistry(t *testing.T) {
 	}
 	if got != string(want) {
 		t.Errorf("kpipe's output differs from kustomize's\n--- kpipe\n%s\n--- kustomize\n%s", got, want)
+	}
+}
+
+// TestRemoteBaseOverSSHForms: the ssh:// and scp-like forms reach git's
+// ssh transport (an ssh stand-in, GIT_SSH_COMMAND, that runs the remote
+// command locally, as sshd would), and build as the local checkout does.
+func TestRemoteBaseOverSSHForms(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the ssh stand-in is a shell script")
+	}
+	f := newRemoteFixture(t)
+	fakeSSH := filepath.Join(t.TempDir(), "ssh")
+	// git runs: ssh [-o ...] [-p port] host 'git-upload-pack '\''/path'\'''
+	script := "#!/bin/sh\nfor a; do last=$a; done\nexec sh -c \"$last\"\n"
+	if err := os.WriteFile(fakeSSH, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GIT_SSH_COMMAND", fakeSSH)
+	t.Setenv("GIT_SSH_VARIANT", "ssh")
+	want := mustBuild(t, filepath.Join(f.checkoutAt(t, f.v1), "base"), "--no-cache")
+	for _, url := range []string{
+		"ssh://git@localhost" + f.bare + "//base?ref=v1",
+		"ssh://git@localhost:2222" + f.bare + "/base?ref=v1",
+		"git@localhost:" + f.bare + "/base?ref=v1",
+	} {
+		dir := overlay(t, "resources:\n- "+url+"\n")
+		if got := mustBuild(t, dir, "--cache-dir", t.TempDir()); got != want {
+			t.Errorf("%s: output differs from the local checkout's:\n%s\nwant:\n%s", url, got, want)
+		}
 	}
 }
