@@ -147,6 +147,8 @@ func (f *Fetcher) repo(ctx context.Context, spec *GitSpec) (*Checkout, error) {
 			return nil, fmt.Errorf("%s: ref %s was never fetched into kpipe's cache (%s), and --offline forbids fetching it", url, refName(spec.Ref), f.o.Dir)
 		}
 		commit = strings.TrimSpace(string(data))
+	case !exists(dir):
+		// Nothing of this URL is kept: fetch without asking first.
 	default:
 		c, err := f.lsRemote(ctx, spec)
 		if err != nil {
@@ -391,4 +393,9 @@ func Clear(dir string) (int, error) {
 	}
 	_ = os.Remove(dir) // only when empty
 	return n, nil
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
