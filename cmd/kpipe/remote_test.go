@@ -614,3 +614,44 @@ func TestRemoteBaseOverSSHForms(t *testing.T) {
 		}
 	}
 }
+
+// TestRemoteBaseSubmodules: submodules (with a URL relative to the
+// repository's, kustomize#5131) are checked out unless ?submodules=false.
+func TestRemoteBaseSubmodules(t *testing.T) {
+	f := newRemoteFixture(t)
+	sub := filepath.Join(t.TempDir(), "sub")
+	writeFiles(t, sub, map[string]string{"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-submodule\n"})
+	runGit(t, sub, "init", "--quiet", "-b", "main")
+	runGit(t, sub, "add", ".")
+	runGit(t, sub, "commit", "--quiet", "-m", "sub")
+	runGit(t, filepath.Dir(sub), "clone", "--quiet", "--bare", sub, filepath.Join(f.served, "sub.git"))
+	// The parent: a kustomization whose resource lies in the submodule,
+	// mounted below it.
+	parent := filepath.Join(t.TempDir(), "parent")
+	writeFiles(t, parent, map[string]string{"app/kustomization.yaml": "resources:\n- vendor/cm.yaml\n"})
+	runGit(t, parent, "init", "--quiet", "-b", "main")
+	runGit(t, parent, "-c", "protocol.file.allow=always", "submodule", "add", "--quiet", filepath.Join(f.served, "sub.git"), "app/vendor")
+	runGit(t, parent, "config", "-f", ".gitmodules", "submodule.app/vendor.url", "../sub.git")
+	runGit(t, parent, "add", ".")
+	runGit(t, parent, "commit", "--quiet", "-m", "parent")
+	runGit(t, filepath.Dir(parent), "clone", "--quiet", "--bare", parent, filepath.Join(f.served, "parent.git"))
+	srv := gitHTTPServer(t, f.served)
+
+	url := srv.URL + "/parent.git//app?ref=main"
+	got := mustBuild(t, overlay(t, "resources:\n- "+url+"\n"), "--cache-dir", t.TempDir())
+	if !strings.Contains(got, "name: from-submodule") {
+		t.Errorf("the submodule's file was not read:\n%s", got)
+	}
+	code, out, errOut := kpipe(t, "build", overlay(t, "resources:\n- "+url+"&submodules=false\n"), "--cache-dir", t.TempDir())
+	if code == 0 || out != "" || !strings.Contains(errOut, "vendor/cm.yaml") {
+		t.Errorf("?submodules=false: exit %d, stdout %q, stderr %s", code, out, errOut)
+	}
+	kz := kustomizeBinary(t)
+	want, err := exec.Command(kz, "build", overlay(t, "resources:\n- "+url+"\n")).Output()
+	if err != nil {
+		t.Fatalf("kustomize build: %v", err)
+	}
+	if got != string(want) {
+		t.Errorf("kpipe's output differs from kustomize's\n--- kpipe\n%s\n--- kustomize\n%s", got, want)
+	}
+}

@@ -181,7 +181,7 @@ type Graph struct {
 	Warnings []string
 
 	restriction loaders.Restriction
-	ctx         context.Context
+	ctx         context.Context // while loading: for the fetches of remote bases
 	remote      *remote.Fetcher
 	warned      map[string]bool
 	kfiles      map[string]kfile // parsed kustomization files by directory
@@ -227,6 +227,7 @@ func LoadContext(ctx context.Context, roots []string, o LoadOptions) (*Graph, []
 	r := o.Restriction
 	g := &Graph{Nodes: map[string]*Node{}, DAG: dag.New(), restriction: r, ctx: ctx, remote: o.Remote, warned: map[string]bool{}, kfiles: map[string]kfile{},
 		files: map[[2]string]*fileRead{}}
+	defer func() { g.ctx = nil }() // only loading fetches remote bases
 	errs := make([]error, len(roots))
 	dirs := make([]string, len(roots))
 	// A root that is a git URL is built in its checkout, as `kustomize
