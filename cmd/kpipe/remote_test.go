@@ -655,3 +655,41 @@ func TestRemoteBaseSubmodules(t *testing.T) {
 		t.Errorf("kpipe's output differs from kustomize's\n--- kpipe\n%s\n--- kustomize\n%s", got, want)
 	}
 }
+
+// TestBuildAllRemoteBase: build-all over overlays of one remote base
+// fetches it once, writes what `kpipe build` prints for each root, and a
+// second run asks the server nothing (the commit is pinned).
+func TestBuildAllRemoteBase(t *testing.T) {
+	f := newRemoteFixture(t)
+	srv := gitHTTPServer(t, f.served)
+	url := srv.URL + "/repo.git//base?ref=" + f.v1
+	tree := t.TempDir()
+	writeFiles(t, tree, map[string]string{
+		"a/kustomization.yaml": "resources:\n- " + url + "\nnameSuffix: -a\n",
+		"b/kustomization.yaml": "resources:\n- " + url + "\nnameSuffix: -b\n",
+	})
+	cache, out := t.TempDir(), t.TempDir()
+	code, rep, stderr := buildAll(t, tree, cache, out)
+	if code != 0 {
+		t.Fatalf("build-all: exit %d: %s", code, stderr)
+	}
+	first := srv.n.Load()
+	srv.n.Store(0)
+	single := mustBuild(t, filepath.Join(tree, "a"), "--cache-dir", t.TempDir())
+	if srv.n.Load() != first {
+		t.Errorf("build-all of two roots over one URL made %d requests, one root %d", first, srv.n.Load())
+	}
+	if !strings.Contains(single, "name: remote-web-a") {
+		t.Errorf("root a:\n%s", single)
+	}
+	if data, err := os.ReadFile(outputOf(t, rep, "a")); err != nil || string(data) != single {
+		t.Errorf("build-all's output of a differs from kpipe build's (%v):\n%s\n%s", err, data, single)
+	}
+	srv.n.Store(0)
+	if code, _, stderr := buildAll(t, tree, cache, out); code != 0 {
+		t.Fatalf("second build-all: exit %d: %s", code, stderr)
+	}
+	if n := srv.n.Load(); n != 0 {
+		t.Errorf("second build-all made %d requests", n)
+	}
+}
