@@ -693,3 +693,42 @@ func TestBuildAllRemoteBase(t *testing.T) {
 		t.Errorf("second build-all made %d requests", n)
 	}
 }
+
+// TestRemoteOpenAPISchema: an `openapi: path:` URL is fetched with a GET,
+// as kustomize loads it; the build equals the one with the same schema as
+// a local file, and kustomize's; --offline uses the kept copy.
+func TestRemoteOpenAPISchema(t *testing.T) {
+	schema := `{"definitions": {"example.v1.Widget": {"type": "object",
+  "properties": {"spec": {"type": "object", "properties": {"parts": {
+    "type": "array", "x-kubernetes-patch-strategy": "merge", "x-kubernetes-patch-merge-key": "id"}}}},
+  "x-kubernetes-group-version-kind": [{"group": "example.com", "version": "v1", "kind": "Widget"}]}}}`
+	files := t.TempDir()
+	writeFiles(t, files, map[string]string{"schema.json": schema})
+	srv := newCountingServer(t, http.FileServer(http.Dir(files)))
+	rest := "resources:\n- widget.yaml\npatches:\n- patch: |-\n    apiVersion: example.com/v1\n    kind: Widget\n    metadata:\n      name: w\n    spec:\n      parts:\n      - id: c\n"
+	widget := "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n  parts:\n  - id: a\n  - id: b\n"
+	local := overlay(t, "openapi:\n  path: schema.json\n"+rest)
+	writeFiles(t, local, map[string]string{"widget.yaml": widget, "schema.json": schema})
+	dir := overlay(t, "openapi:\n  path: "+srv.URL+"/schema.json\n"+rest)
+	writeFiles(t, dir, map[string]string{"widget.yaml": widget})
+	want := mustBuild(t, local, "--no-cache")
+	if !strings.Contains(want, "- id: c\n  - id: a\n") {
+		t.Fatalf("fixture: the schema's merge key was not used:\n%s", want)
+	}
+	cache := t.TempDir()
+	if got := mustBuild(t, dir, "--cache-dir", cache); got != want {
+		t.Errorf("output differs from the local schema's:\n%s\nwant:\n%s", got, want)
+	}
+	srv.n.Store(0)
+	if got := mustBuild(t, dir, "--cache-dir", cache, "--offline"); got != want || srv.n.Load() != 0 {
+		t.Errorf("offline (%d requests):\n%s", srv.n.Load(), got)
+	}
+	kz := kustomizeBinary(t)
+	kout, err := exec.Command(kz, "build", dir).Output()
+	if err != nil {
+		t.Fatalf("kustomize build: %v", err)
+	}
+	if string(kout) != want {
+		t.Errorf("kustomize's output differs:\n%s", kout)
+	}
+}

@@ -402,7 +402,7 @@ func (g *Graph) load(dir, helmNS string, inheritedAPI *schemaSource, chain []str
 		return nil, err
 	}
 	n := &Node{Key: key, Dir: dir, File: kf, K: &k, HelmNamespace: helmNS, Loader: ldr, Origin: m.origin, Repo: repo}
-	n.openapi, n.openapiErr = declaredSchema(n, inheritedAPI)
+	n.openapi, n.openapiErr = declaredSchema(n, inheritedAPI, g.fetchFile)
 	if n.openapi != nil && n.openapi.decl == n {
 		if w := n.openapi.scopeWarning(); w != "" {
 			g.Warnings = append(g.Warnings, w)

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 
 	"github.com/kpipe/kpipe/internal/cache"
+	"github.com/kpipe/kpipe/internal/remote"
 )
 
 // Inputs lists everything root's build in this run read, with the digests
@@ -31,8 +32,8 @@ func (b *Builder) Inputs(root *Node) ([]cache.Input, bool) {
 			return true
 		}
 		seen[n] = true
-		if n.Repo != nil {
-			return false // in a remote base: see Entry.Remote below
+		if n.Repo != nil || remote.IsHTTPURL(n.K.OpenAPI["path"]) {
+			return false // in a remote base, or a schema by URL: see Entry.Remote below
 		}
 		k := n.K
 		if len(k.Generators)+len(k.Transformers)+len(k.Validators)+len(k.HelmCharts) > 0 {

@@ -88,3 +88,12 @@ func (g *Graph) loadRemote(n *Node, p string, spec *remote.GitSpec, chain []stri
 	}
 	return g.loadChild(n, p, real, chain, childMeta(n, p), &RemoteRepo{Spec: spec, Checkout: co})
 }
+
+// fetchFile fetches an http(s) file a kustomization names (an `openapi:`
+// schema) with the graph's Fetcher.
+func (g *Graph) fetchFile(url string) ([]byte, error) {
+	if g.remote == nil {
+		return nil, errNoFetcher
+	}
+	return g.remote.File(g.ctx, url)
+}
