@@ -289,6 +289,7 @@ func TestRemoteBaseErrors(t *testing.T) {
 		{"file://" + f.bare + "x//base?ref=v1", nil, []string{"file://" + f.bare + "x", "does not appear to be a git repository"}},
 		{"file://" + f.bare + "//escape?ref=v1", []string{"--load-restrictor", "LoadRestrictionsNone"}, []string{"security; file", "is not in or below"}},
 		{"file://" + f.bare + "//nodir?ref=v1", nil, []string{"nodir", f.v1}},
+		{"file://" + f.bare + "//base?ref=--upload-pack=touch%20pwned", nil, []string{"may start with '-'"}},
 	} {
 		code, out, errOut := kpipe(t, append([]string{"build", overlay(t, "resources:\n- "+tc.entry+"\n"), "--cache-dir", t.TempDir()}, tc.flags...)...)
 		if code == 0 || out != "" {

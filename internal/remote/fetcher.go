@@ -120,6 +120,11 @@ func IsCommitID(ref string) bool {
 
 func (f *Fetcher) repo(ctx context.Context, spec *GitSpec) (*Checkout, error) {
 	url := spec.CloneURL()
+	// git would read either as an option (--upload-pack=... runs a
+	// command).
+	if strings.HasPrefix(url, "-") || strings.HasPrefix(spec.Ref, "-") {
+		return nil, fmt.Errorf("%s: neither the repository URL nor the ref (%q) may start with '-'", spec.Raw, spec.Ref)
+	}
 	dir := f.repoDir(url)
 	checkoutDir := func(commit string) string {
 		if spec.Submodules {
