@@ -145,7 +145,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	index := store.RootIndex(engine.SettingsKey(opts, o.Restriction))
 	checker := cache.NewInputChecker(opts.Cache.Files)
-	roots, all, err := findRoots(ctx, o, index, checker)
+	roots, all, err := findRootsContext(ctx, o, index, checker)
 	if err != nil {
 		return nil, err
 	}
@@ -381,7 +381,13 @@ func writeIfChanged(path string, data []byte) (bool, error) {
 // Discovery walks the trees for kustomization files; when they are the
 // same files, unchanged, as at the last discovery of the same trees, the
 // roots are those found then, and nothing is parsed.
-func findRoots(ctx context.Context, o Options, index *cache.RootIndex, checker *cache.InputChecker) ([]string, *engine.Graph, error) {
+func findRoots(o Options, index *cache.RootIndex, checker *cache.InputChecker) ([]string, *engine.Graph, error) {
+	return findRootsContext(context.Background(), o, index, checker)
+}
+
+// findRootsContext is findRoots with the context remote bases are fetched
+// under (o.Remote).
+func findRootsContext(ctx context.Context, o Options, index *cache.RootIndex, checker *cache.InputChecker) ([]string, *engine.Graph, error) {
 	if f := o.RootsFrom; f != "" {
 		roots, err := readRootsFile(f)
 		return roots, nil, err
