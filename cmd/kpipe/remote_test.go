@@ -387,6 +387,17 @@ func TestRemoteFile(t *testing.T) {
 	if string(kout) != want {
 		t.Errorf("kustomize's output differs:\n%s", kout)
 	}
+	// Origin annotations of files by URL, with kustomize's reading of a
+	// URL with two path segments as a repository.
+	writeFiles(t, files, map[string]string{"top.yaml": remoteRepoV1["common/svc.yaml"]})
+	meta := overlay(t, "buildMetadata: [originAnnotations]\nresources:\n- "+url+"\n- "+srv.URL+"/top.yaml\n")
+	kmeta, err := exec.Command(kz, "build", meta).Output()
+	if err != nil {
+		t.Fatalf("kustomize build: %v", err)
+	}
+	if got := mustBuild(t, meta, "--no-cache"); got != string(kmeta) {
+		t.Errorf("origin annotations differ from kustomize's\n--- kpipe\n%s\n--- kustomize\n%s", got, kmeta)
+	}
 	kerr, err := exec.Command(kz, "build", missing).CombinedOutput()
 	if err == nil || strings.TrimSpace(string(kerr)) != strings.TrimSpace(errOut) {
 		t.Errorf("404: kustomize says %q, kpipe %q", kerr, errOut)
