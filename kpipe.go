@@ -296,6 +296,8 @@ func (c *Cache) Dir() string { return c.dir }
 // the cache after Close; calling Close again does nothing.
 func (c *Cache) Close() error {
 	c.closeOnce.Do(func() {
+		// Remote bases, files and charts no build used for five days.
+		remote.New(remote.Options{Dir: filepath.Join(c.dir, "remote")}).Trim()
 		err := c.files.Save("")
 		if c.store != nil {
 			c.store.RecordRun()

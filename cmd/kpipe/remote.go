@@ -15,7 +15,7 @@ import (
 // for: it keeps what it fetches in <cache dir>/remote, or, with
 // --no-cache, in a directory of its own under the system's temporary
 // directory, created only when something is fetched and removed by the
-// returned function.
+// returned function, which otherwise trims what it keeps (remote.Trim).
 func newFetcher(c *cli.Context) (*remote.Fetcher, func(), error) {
 	dir, err := cacheDir(c)
 	if err != nil {
@@ -30,5 +30,9 @@ func newFetcher(c *cli.Context) (*remote.Fetcher, func(), error) {
 	} else {
 		dir = filepath.Join(dir, "remote")
 	}
-	return remote.New(remote.Options{Dir: dir, Offline: c.Bool("offline")}), done, nil
+	f := remote.New(remote.Options{Dir: dir, Offline: c.Bool("offline")})
+	if !c.Bool("no-cache") {
+		done = f.Trim // at most daily: what no run used for five days
+	}
+	return f, done, nil
 }

@@ -88,6 +88,7 @@ func (f *Fetcher) chart(ctx context.Context, r ChartRequest, dir string) (string
 	}
 	useKept := exactVersion.MatchString(r.Version) || f.o.Offline
 	if useKept && keptOK() {
+		f.markUsed(filepath.Join(dir, "chart"))
 		return filepath.Join(dir, "chart"), nil
 	}
 	if f.o.Offline {

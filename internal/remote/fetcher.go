@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Options are the settings of a Fetcher.
@@ -42,6 +43,8 @@ type Fetcher struct {
 	repos  map[string]*once[*Checkout]
 	files  map[string]*once[[]byte]
 	charts map[string]*once[string]
+
+	clock func() time.Time // nil: time.Now (tests set it)
 }
 
 type once[T any] struct {
@@ -135,6 +138,7 @@ func (f *Fetcher) repo(ctx context.Context, spec *GitSpec) (*Checkout, error) {
 	kept := func(commit string) (*Checkout, bool) {
 		d := checkoutDir(commit)
 		if st, err := os.Stat(d); err == nil && st.IsDir() {
+			f.markUsed(d)
 			if real, err := filepath.EvalSymlinks(d); err == nil {
 				return &Checkout{Dir: real, Commit: commit, Pinned: IsCommitID(spec.Ref)}, true
 			}
@@ -338,6 +342,7 @@ func (f *Fetcher) file(ctx context.Context, url string) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s was never downloaded into kpipe's cache (%s), and --offline forbids fetching it", url, f.o.Dir)
 		}
+		f.markUsed(kept)
 		return data, nil
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
