@@ -744,3 +744,36 @@ func TestRemoteOpenAPISchema(t *testing.T) {
 		t.Errorf("kustomize's output differs:\n%s", kout)
 	}
 }
+
+// TestHelmChartPluginConfigFromRepository: a HelmChartInflationGenerator
+// plugin config under `generators:` with a repo pulls its chart too, and
+// builds as kustomize does.
+func TestHelmChartPluginConfigFromRepository(t *testing.T) {
+	helm := helmBinary(t)
+	srv, _ := chartRepo(t, helm)
+	files := map[string]string{
+		"kustomization.yaml": "generators:\n- helm.yaml\n",
+		"helm.yaml": "apiVersion: builtin\nkind: HelmChartInflationGenerator\nmetadata:\n  name: hello\nname: hello\nrepo: " + srv.URL +
+			"\nversion: 0.1.0\nreleaseName: g\n",
+	}
+	dir, kdir := t.TempDir(), t.TempDir()
+	writeFiles(t, dir, files)
+	writeFiles(t, kdir, files)
+	cache := t.TempDir()
+	got := mustBuild(t, dir, "--enable-helm", "--helm-command", helm, "--cache-dir", cache)
+	if !strings.Contains(got, "name: g-hello") {
+		t.Fatalf("chart not inflated:\n%s", got)
+	}
+	srv.n.Store(0)
+	if again := mustBuild(t, dir, "--enable-helm", "--helm-command", helm, "--cache-dir", cache, "--offline"); again != got || srv.n.Load() != 0 {
+		t.Errorf("offline build (%d requests):\n%s", srv.n.Load(), again)
+	}
+	kz := kustomizeBinary(t)
+	want, err := exec.Command(kz, "build", kdir, "--enable-helm", "--helm-command", helm).Output()
+	if err != nil {
+		t.Fatalf("kustomize build: %v", err)
+	}
+	if got != string(want) {
+		t.Errorf("kpipe's output differs from kustomize's\n--- kpipe\n%s\n--- kustomize\n%s", got, want)
+	}
+}
