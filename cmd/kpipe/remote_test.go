@@ -179,6 +179,7 @@ func TestRemoteBaseBuildsLikeLocalCopy(t *testing.T) {
 	if wantV1 == wantMain || !strings.Contains(wantV1, "name: remote-web") {
 		t.Fatalf("fixture: v1 and main should differ:\n%s\n%s", wantV1, wantMain)
 	}
+	var dirs, urls []string
 	for _, tc := range []struct{ url, want string }{
 		{"file://" + f.bare + "//base?ref=v1", wantV1},
 		{"file://" + f.bare + "//base?version=v1", wantV1},
@@ -193,6 +194,7 @@ func TestRemoteBaseBuildsLikeLocalCopy(t *testing.T) {
 	} {
 		cache := t.TempDir()
 		dir := overlay(t, "resources:\n- "+tc.url+"\n")
+		urls = append(urls, tc.url)
 		if got := mustBuild(t, dir, "--cache-dir", cache); got != tc.want {
 			t.Errorf("%s: output differs from the local checkout's:\n%s\nwant:\n%s", tc.url, got, tc.want)
 		}
@@ -202,6 +204,19 @@ func TestRemoteBaseBuildsLikeLocalCopy(t *testing.T) {
 		}
 		if got := mustBuild(t, dir, "--cache-dir", cache, "--offline"); got != tc.want {
 			t.Errorf("%s: offline build differs:\n%s", tc.url, got)
+		}
+		dirs = append(dirs, dir)
+	}
+	// The same URLs with kustomize (which clones each).
+	kz := kustomizeBinary(t)
+	for i, dir := range dirs {
+		want, err := exec.Command(kz, "build", dir).Output()
+		if err != nil {
+			t.Errorf("kustomize build (%s): %v", urls[i], err)
+			continue
+		}
+		if got := mustBuild(t, dir, "--no-cache"); got != string(want) {
+			t.Errorf("%s: kpipe's output differs from kustomize's\n--- kpipe\n%s\n--- kustomize\n%s", urls[i], got, want)
 		}
 	}
 }
@@ -615,6 +630,7 @@ func TestRemoteBaseOverSSHForms(t *testing.T) {
 	t.Setenv("GIT_SSH_COMMAND", fakeSSH)
 	t.Setenv("GIT_SSH_VARIANT", "ssh")
 	want := mustBuild(t, filepath.Join(f.checkoutAt(t, f.v1), "base"), "--no-cache")
+	var dirs []string
 	for _, url := range []string{
 		"ssh://git@localhost" + f.bare + "//base?ref=v1",
 		"ssh://git@localhost:2222" + f.bare + "/base?ref=v1",
@@ -623,6 +639,13 @@ func TestRemoteBaseOverSSHForms(t *testing.T) {
 		dir := overlay(t, "resources:\n- "+url+"\n")
 		if got := mustBuild(t, dir, "--cache-dir", t.TempDir()); got != want {
 			t.Errorf("%s: output differs from the local checkout's:\n%s\nwant:\n%s", url, got, want)
+		}
+		dirs = append(dirs, dir)
+	}
+	kz := kustomizeBinary(t)
+	for _, dir := range dirs {
+		if kout, err := exec.Command(kz, "build", dir).Output(); err != nil || string(kout) != want {
+			t.Errorf("kustomize build %s: %v\n%s", dir, err, kout)
 		}
 	}
 }
