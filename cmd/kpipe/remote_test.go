@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"log"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -798,5 +800,43 @@ func TestHelmChartPluginConfigFromRepository(t *testing.T) {
 	}
 	if got != string(want) {
 		t.Errorf("kpipe's output differs from kustomize's\n--- kpipe\n%s\n--- kustomize\n%s", got, want)
+	}
+}
+
+// TestRemoteBaseConcurrentBuilds: kpipe processes sharing one cache
+// directory fetch the same remote base at once; each gets the whole
+// checkout.
+func TestRemoteBaseConcurrentBuilds(t *testing.T) {
+	f := newRemoteFixture(t)
+	cache := t.TempDir()
+	url := "file://" + f.bare + "//base?ref=v1"
+	want := mustBuild(t, overlay(t, "resources:\n- "+url+"\n"), "--no-cache")
+	var wg sync.WaitGroup
+	errs := make(chan string, 6)
+	for i := 0; i < 6; i++ {
+		dir := overlay(t, "resources:\n- "+url+"\n")
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Separate processes, as concurrent runs are (the CLI
+			// library is not safe for concurrent use in one process).
+			cmd := exec.Command(os.Args[0], "--", "build", dir, "--cache-dir", cache)
+			cmd.Env = append(os.Environ(), "KPIPE_TEST_AS_KPIPE=1")
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			if err != nil || string(out) != want {
+				errs <- fmt.Sprintf("%v: %s%s", err, stderr.String(), out)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	left, _ := filepath.Glob(filepath.Join(cache, "remote", "git", "*", ".tmp-*"))
+	if len(left) != 0 {
+		t.Errorf("temporary checkouts left: %v", left)
 	}
 }
