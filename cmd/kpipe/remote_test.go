@@ -840,3 +840,40 @@ func TestRemoteBaseConcurrentBuilds(t *testing.T) {
 		t.Errorf("temporary checkouts left: %v", left)
 	}
 }
+
+// TestRemoteBaseBehindWebPage: an http(s) URL without a repository marker
+// whose GET answers a web page (as a forge does for a repository's URL)
+// is tried as a repository, as kustomize does.
+func TestRemoteBaseBehindWebPage(t *testing.T) {
+	f := newRemoteFixture(t)
+	root := t.TempDir()
+	runGit(t, root, "clone", "--quiet", "--bare", f.bare, filepath.Join(root, "org", "repo"))
+	git := gitHTTPServer(t, root)
+	srv := newCountingServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/base") {
+			w.Header().Set("Content-Type", "text/html")
+			_, _ = io.WriteString(w, "<!DOCTYPE html>\n<html><body>a: [repository page</body></html>\n")
+			return
+		}
+		git.Config.Handler.ServeHTTP(w, r)
+	}))
+	dir := overlay(t, "resources:\n- "+srv.URL+"/org/repo/base?ref=v1\n")
+	got := mustBuild(t, dir, "--cache-dir", t.TempDir())
+	if want := mustBuild(t, filepath.Join(f.checkoutAt(t, f.v1), "base"), "--no-cache"); got != want {
+		t.Errorf("output differs from the local checkout's:\n%s\nwant:\n%s", got, want)
+	}
+	// No repository there: the page's error alone, as kustomize says it.
+	none := overlay(t, "resources:\n- "+srv.URL+"/org/none/base?ref=v1\n")
+	code, _, errOut := kpipe(t, "build", none, "--cache-dir", t.TempDir())
+	if code == 0 || !strings.Contains(errOut, "MalformedYAMLError") || strings.Contains(errOut, "git") {
+		t.Errorf("a page that is no repository: exit %d: %s", code, errOut)
+	}
+	kz := kustomizeBinary(t)
+	if kout, err := exec.Command(kz, "build", dir).Output(); err != nil || string(kout) != got {
+		t.Errorf("kustomize build: %v\n%s", err, kout)
+	}
+	kerr, _ := exec.Command(kz, "build", none).CombinedOutput()
+	if strings.TrimSpace(string(kerr)) != strings.TrimSpace(errOut) {
+		t.Errorf("kustomize says\n%s\nkpipe\n%s", kerr, errOut)
+	}
+}

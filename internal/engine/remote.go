@@ -9,6 +9,7 @@ import (
 
 	"github.com/kpipe/kpipe/internal/loaders"
 	"github.com/kpipe/kpipe/internal/remote"
+	"github.com/kpipe/kpipe/internal/resource"
 )
 
 // errNoFetcher is the error of a remote entry in a graph loaded without a
@@ -35,7 +36,24 @@ func (g *Graph) loadURL(n *Node, e *Entry, chain []string) *Entry {
 		data, err := g.remote.File(g.ctx, p)
 		if err == nil {
 			e.File, e.Data, e.src = p, data, &fileRead{data: data, real: p}
-			return e
+			if gitErr != nil {
+				return e
+			}
+			// kustomize tries a body that is not resources (a web page at
+			// a repository's URL) as a repository, and reports only the
+			// body's syntax error when that fails too.
+			_, derr := resource.Decode(data)
+			if derr == nil {
+				return e
+			}
+			fileErr := decodeError(e, derr)
+			f := &Entry{Path: p, Remote: true}
+			g.resourceDir(n, f, fileErr, chain)
+			var se *resource.SyntaxError
+			if f.Err != nil && errors.As(derr, &se) {
+				f.Err = fileErr
+			}
+			return f
 		}
 		var se *remote.StatusError
 		switch {
