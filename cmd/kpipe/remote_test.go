@@ -862,6 +862,16 @@ func TestRemoteBaseBehindWebPage(t *testing.T) {
 	if want := mustBuild(t, filepath.Join(f.checkoutAt(t, f.v1), "base"), "--no-cache"); got != want {
 		t.Errorf("output differs from the local checkout's:\n%s\nwant:\n%s", got, want)
 	}
+	// Pinned to a commit and kept: a second build asks nothing, not even
+	// the GET.
+	pinned := overlay(t, "resources:\n- "+srv.URL+"/org/repo/base?ref="+f.v1+"\n")
+	cache := t.TempDir()
+	mustBuild(t, pinned, "--cache-dir", cache)
+	srv.n.Store(0)
+	if again := mustBuild(t, pinned, "--cache-dir", cache); again != got || srv.n.Load() != 0 {
+		t.Errorf("second build of a pinned URL (%d requests):\n%s", srv.n.Load(), again)
+	}
+
 	// No repository there: the page's error alone, as kustomize says it.
 	none := overlay(t, "resources:\n- "+srv.URL+"/org/none/base?ref=v1\n")
 	code, _, errOut := kpipe(t, "build", none, "--cache-dir", t.TempDir())

@@ -19,16 +19,17 @@ var errNoFetcher = errors.New("remote resources are not enabled in this build (n
 // loadURL loads the `resources` entry e of n, an http(s) URL, as kustomize
 // does: a GET; a 2xx response is a resource file; any other status fails,
 // unless the URL is also a git URL, which is then loaded as a remote
-// base. A URL whose path marks a repository ("//", "_git/", ".git") is
-// loaded as a remote base without the GET, which can only fail (kpipe's
-// one departure: a build from cache then asks the network nothing).
+// base. A URL whose path marks a repository ("//", "_git/", ".git"), or
+// whose commit-id ref is checked out already, is loaded as a remote base
+// without the GET, which can only fail (kpipe's departure: a build from
+// cache then asks the network nothing).
 func (g *Graph) loadURL(n *Node, e *Entry, chain []string) *Entry {
 	p := e.Path
 	e.Remote = true
 	spec, gitErr := remote.ParseGitURL(p)
 	var fileErr error
 	switch {
-	case gitErr == nil && marksRepo(p, spec):
+	case gitErr == nil && (marksRepo(p, spec) || (g.remote != nil && g.remote.HasPinnedCheckout(spec))):
 		fileErr = errors.New("URL is a git repository")
 	case g.remote == nil:
 		fileErr = errNoFetcher

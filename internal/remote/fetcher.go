@@ -98,6 +98,20 @@ func (f *Fetcher) Repo(ctx context.Context, spec *GitSpec) (*Checkout, error) {
 	return o.v, o.err
 }
 
+// HasPinnedCheckout reports whether spec's ref is a full commit id whose
+// checkout is kept: then the URL is known to be a repository, and using
+// it asks nothing.
+func (f *Fetcher) HasPinnedCheckout(spec *GitSpec) bool {
+	if !IsCommitID(spec.Ref) {
+		return false
+	}
+	name := spec.Ref
+	if !spec.Submodules {
+		name += "-nosubmodules"
+	}
+	return exists(filepath.Join(f.repoDir(spec.CloneURL()), name))
+}
+
 // repoDir is the directory of one repository URL's checkouts and refs.
 func (f *Fetcher) repoDir(url string) string {
 	return filepath.Join(f.o.Dir, "git", hashName(url))
