@@ -168,3 +168,26 @@ func TestOriginPath(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseGitURL: any input parses or fails without panicking; a parsed
+// URL has a host, a repository and a positive timeout. (Whether its
+// directory stays in the checkout is checked after the fetch, on the real
+// path: see engine.loadRemote.)
+func FuzzParseGitURL(f *testing.F) {
+	for _, s := range []string{"github.com/org/repo//a?ref=v1", "git@host:org/repo.git/a/../b", "file:///r.git//x?timeout=3",
+		"https://h/_git/r/x", "ssh://u@h:22/o/r//../x", "git::https://h/o/r"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		spec, err := ParseGitURL(s)
+		if err != nil {
+			return
+		}
+		if spec.Repo == "" || spec.Host == "" {
+			t.Fatalf("%q: empty host or repository: %+v", s, spec)
+		}
+		if spec.Timeout <= 0 {
+			t.Fatalf("%q: bad query values: %+v", s, spec)
+		}
+	})
+}
