@@ -77,7 +77,11 @@ func (f *Fetcher) Trim() {
 		}
 	}
 	for _, chart := range entries(filepath.Join(f.o.Dir, "charts"), hashNamePattern) {
-		if kept := filepath.Join(chart, "chart"); old(kept) {
+		kept := filepath.Join(chart, "chart")
+		if _, err := os.Stat(kept); err != nil {
+			kept = chart // a pull that never completed (killed)
+		}
+		if old(kept) {
 			_ = os.Remove(filepath.Join(chart, chartDigestFile))
 			_ = os.RemoveAll(chart)
 		}
