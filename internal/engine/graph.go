@@ -518,6 +518,7 @@ func (g *Graph) resourceDir(n *Node, e *Entry, fileErr error, chain []string) *E
 		return e
 	}
 	e.Child = child
+	e.Remote = e.Remote || (child.Repo != nil && child.Repo != n.Repo)
 	g.DAG.Connect(n.Key, child.Key)
 	return e
 }
@@ -544,6 +545,7 @@ func (g *Graph) loadComponent(n *Node, p string, chain []string) *Entry {
 		return e
 	}
 	e.Child = child
+	e.Remote = e.Remote || (child.Repo != nil && child.Repo != n.Repo)
 	g.DAG.Connect(n.Key, child.Key)
 	return e
 }
