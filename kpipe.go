@@ -46,6 +46,12 @@
 // its cost includes one copy of the tree. Helm (`helmCharts`) and plugins
 // run as separate processes and always read from that disk copy.
 //
+// Remote bases (git URLs in `resources` and `components`, or a git URL
+// given to Build as the directory), http(s) resource files and helm
+// charts from repositories are fetched with the git and helm commands and
+// kept in the Cache's directory by commit (or chart version);
+// Options.Offline builds from what is kept.
+//
 // # Stability
 //
 // This package is kpipe's public API: its exported names follow semantic
@@ -56,6 +62,8 @@ package kpipe
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -68,6 +76,7 @@ import (
 	"github.com/kpipe/kpipe/internal/engine"
 	"github.com/kpipe/kpipe/internal/loaders"
 	"github.com/kpipe/kpipe/internal/plugins"
+	"github.com/kpipe/kpipe/internal/remote"
 )
 
 // KustomizeVersion is the kustomize release whose `kustomize build` output
@@ -106,8 +115,15 @@ type Options struct {
 	// Jobs bounds how many kustomizations one call builds at once; zero
 	// means the number of CPUs.
 	Jobs int
-	// Cache memoizes builds; nil builds without a cache.
+	// Cache memoizes builds; nil builds without a cache. Remote bases
+	// (git URLs) and http(s) resource files are kept in its directory
+	// (remote/), by the commit their ref resolved to; without a Cache,
+	// each BuildAll fetches them into a temporary directory it removes.
 	Cache *Cache
+	// Offline forbids network requests: remote bases and files come from
+	// the Cache, else the root fails naming the URL (kpipe build
+	// --offline).
+	Offline bool
 	// Warn receives warnings (deprecated fields, a cache that cannot be
 	// used, ...), one line each; nil discards them. It may be called from
 	// several goroutines at once.
@@ -172,7 +188,10 @@ func (r *Renderer) BuildAll(ctx context.Context, dirs []string) []Result {
 		restriction = loaders.None
 	}
 	opts := r.engineOptions()
-	g, loadErrs := engine.Load(dirs, restriction)
+	remoteDir, done := r.remoteDir()
+	defer done()
+	fetcher := remote.New(remote.Options{Dir: remoteDir, Offline: r.opts.Offline})
+	g, loadErrs := engine.LoadContext(ctx, dirs, engine.LoadOptions{Restriction: restriction, Remote: fetcher})
 	for _, w := range g.Warnings {
 		opts.Warn(w)
 	}
@@ -190,6 +209,19 @@ func (r *Renderer) BuildAll(ctx context.Context, dirs []string) []Result {
 		}
 	}
 	return results
+}
+
+// remoteDir is where the fetcher of one BuildAll keeps what it fetches:
+// the cache's remote/ directory, else a temporary directory (created only
+// when something is fetched) that the returned function removes.
+func (r *Renderer) remoteDir() (string, func()) {
+	if c := r.opts.Cache; c != nil {
+		return filepath.Join(c.dir, "remote"), func() {}
+	}
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	dir := filepath.Join(os.TempDir(), "kpipe-remote-"+hex.EncodeToString(b[:]))
+	return dir, func() { _ = os.RemoveAll(dir) }
 }
 
 // engineOptions translates the public options.
@@ -264,6 +296,8 @@ func (c *Cache) Dir() string { return c.dir }
 // the cache after Close; calling Close again does nothing.
 func (c *Cache) Close() error {
 	c.closeOnce.Do(func() {
+		// Remote bases, files and charts no build used for five days.
+		remote.New(remote.Options{Dir: filepath.Join(c.dir, "remote")}).Trim()
 		err := c.files.Save("")
 		if c.store != nil {
 			c.store.RecordRun()

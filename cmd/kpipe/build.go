@@ -25,7 +25,7 @@ func buildCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "build",
 		Usage:     "build a kustomization target from a directory",
-		ArgsUsage: "[DIR]",
+		ArgsUsage: "[DIR or git URL]",
 		Flags: append(append([]cli.Flag{
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write output to this file, or to this existing directory one file per resource"},
 			explainFlag,
@@ -50,9 +50,6 @@ func runBuild(c *cli.Context) error {
 	dir := "."
 	if c.NArg() == 1 {
 		dir = c.Args().First()
-	}
-	if strings.Contains(dir, "://") || strings.HasPrefix(dir, "git@") {
-		return fmt.Errorf("remote target %q: not supported yet by kpipe", dir)
 	}
 	restriction, opts, err := buildOptions(c)
 	if err != nil {
@@ -81,7 +78,12 @@ func runBuild(c *cli.Context) error {
 		fmt.Fprintln(c.App.ErrWriter, "explain: no cache (--no-cache, or it cannot be used): every node is built")
 	}
 	opts.Warn = fast.recordWarnings(opts.Warn)
-	g, loadErrs := engine.Load([]string{dir}, restriction)
+	fetcher, doneFetching, err := newFetcher(c)
+	if err != nil {
+		return err
+	}
+	defer doneFetching()
+	g, loadErrs := engine.LoadContext(c.Context, []string{dir}, engine.LoadOptions{Restriction: restriction, Remote: fetcher})
 	for _, w := range g.Warnings {
 		opts.Warn(w)
 	}

@@ -82,6 +82,12 @@ func runBuildAll(c *cli.Context) error {
 	opts.Explain = c.Bool("explain")
 	defer closeStore(store, &opts)
 
+	fetcher, doneFetching, err := newFetcher(c)
+	if err != nil {
+		return err
+	}
+	defer doneFetching()
+
 	var bar *progressbar.ProgressBar
 	bo := batch.Options{
 		Trees:             c.Args().Slice(),
@@ -90,6 +96,7 @@ func runBuildAll(c *cli.Context) error {
 		OutDir:            c.String("out-dir"),
 		Prune:             c.Bool("prune"),
 		Restriction:       restriction,
+		Remote:            fetcher,
 		Engine:            opts,
 		Version:           Version,
 	}

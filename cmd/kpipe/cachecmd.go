@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/kpipe/kpipe/internal/cache"
+	"github.com/kpipe/kpipe/internal/remote"
 )
 
 // cacheFlags are the flags of every command that uses the cache.
@@ -17,6 +20,7 @@ func cacheFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "cache-dir", Usage: "cache directory (default $XDG_CACHE_HOME/kpipe or ~/.cache/kpipe)"},
 		&cli.BoolFlag{Name: "no-cache", Usage: "neither read nor write the cache"},
+		&cli.BoolFlag{Name: "offline", Usage: "make no network request: remote bases, files and helm charts come from the cache, or the build fails naming the URL"},
 		&cli.StringFlag{Name: "cache-max-size", Value: "2GiB", Usage: "bound the cache directory to this size on disk (as du counts it)"},
 	}
 }
@@ -151,6 +155,13 @@ func cacheCommand() *cli.Command {
 					removed, left, err := cache.Clear(dir)
 					if err != nil {
 						return err
+					}
+					// Remote bases, files and charts (see newFetcher).
+					if n, err := remote.Clear(filepath.Join(dir, "remote")); err != nil {
+						return fmt.Errorf("clearing %s: %w", filepath.Join(dir, "remote"), err)
+					} else if n > 0 {
+						left = slices.DeleteFunc(left, func(name string) bool { return name == "remote" })
+						fmt.Fprintf(c.App.Writer, "removed the remote bases, files and charts kept in %s\n", filepath.Join(dir, "remote"))
 					}
 					fmt.Fprintf(c.App.Writer, "removed %d files from %s\n", removed, dir)
 					if len(left) > 0 {

@@ -123,7 +123,12 @@ func review(c *cli.Context) (*diff.Result, error) {
 	prepareCache(&opts, store)
 	opts.Cache.Store = store
 	defer closeCache(store, &opts)
-	bo := batch.Options{Restriction: restriction, Engine: opts, AllKustomizations: c.Bool("all-kustomizations"), Version: Version}
+	fetcher, doneFetching, err := newFetcher(c)
+	if err != nil {
+		return nil, err
+	}
+	defer doneFetching()
+	bo := batch.Options{Restriction: restriction, Engine: opts, AllKustomizations: c.Bool("all-kustomizations"), Version: Version, Remote: fetcher}
 	do := diff.Options{Context: c.Int("unified"), ShowSecrets: c.Bool("show-secrets")}
 	args := c.Args().Slice()
 	noIndex := c.Bool("no-index")
@@ -208,7 +213,12 @@ func runAffected(c *cli.Context) error {
 	prepareCache(&opts, store)
 	opts.Cache.Store = store
 	defer closeCache(store, &opts)
-	bo := batch.Options{Restriction: restriction, Engine: opts, AllKustomizations: c.Bool("all-kustomizations"), Version: Version}
+	fetcher, doneFetching, err := newFetcher(c)
+	if err != nil {
+		return err
+	}
+	defer doneFetching()
+	bo := batch.Options{Restriction: restriction, Engine: opts, AllKustomizations: c.Bool("all-kustomizations"), Version: Version, Remote: fetcher}
 	var roots []affectedRoot
 	if c.Bool("inputs-only") {
 		if c.IsSet("head") {

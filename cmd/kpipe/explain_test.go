@@ -14,9 +14,9 @@ func TestExplainNamesWhatChanged(t *testing.T) {
 	dir := t.TempDir()
 	cacheDir := t.TempDir()
 	files := map[string]string{
-		"app/kustomization.yaml": "resources:\n- ../base\ntransformers:\n- fn.yaml\n",
-		"app/fn.yaml":            "apiVersion: example.com/v1\nkind: Fn\nmetadata:\n  name: fn\n  annotations:\n    config.kubernetes.io/function: |\n      exec:\n        path: ./fn.sh\n",
-		"app/fn.sh":              "#!/bin/sh\ncat\n",
+		"app/kustomization.yaml":  "resources:\n- ../base\ntransformers:\n- fn.yaml\n",
+		"app/fn.yaml":             "apiVersion: example.com/v1\nkind: Fn\nmetadata:\n  name: fn\n  annotations:\n    config.kubernetes.io/function: |\n      exec:\n        path: ./fn.sh\n",
+		"app/fn.sh":               "#!/bin/sh\ncat\n",
 		"base/kustomization.yaml": "resources:\n- cm.yaml\n",
 		"base/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  k: v1\n",
 	}

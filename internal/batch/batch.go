@@ -31,6 +31,7 @@ import (
 	"github.com/kpipe/kpipe/internal/engine"
 	"github.com/kpipe/kpipe/internal/loaders"
 	"github.com/kpipe/kpipe/internal/output"
+	"github.com/kpipe/kpipe/internal/remote"
 )
 
 // Options are the settings of a run.
@@ -51,6 +52,8 @@ type Options struct {
 	Prune bool
 	// Restriction is the load restrictor.
 	Restriction loaders.Restriction
+	// Remote fetches remote bases and files (nil: they fail).
+	Remote *remote.Fetcher
 	// Engine are the build options; Engine.Cache.Store may be nil.
 	Engine engine.Options
 	// Version is written into the report.
@@ -151,7 +154,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	index := store.RootIndex(engine.SettingsKey(opts, o.Restriction))
 	checker := cache.NewInputChecker(opts.Cache.Files)
-	roots, all, err := findRoots(o, index, checker)
+	roots, all, err := findRootsContext(ctx, o, index, checker)
 	if err != nil {
 		return nil, err
 	}
@@ -299,7 +302,7 @@ func buildRoots(ctx context.Context, o Options, all *engine.Graph, roots []strin
 	if all != nil {
 		g, loadErrs = all.WithRoots(dirs)
 	} else {
-		g, loadErrs = engine.Load(dirs, o.Restriction)
+		g, loadErrs = engine.LoadContext(ctx, dirs, engine.LoadOptions{Restriction: o.Restriction, Remote: o.Remote})
 	}
 	if opts.Warn != nil {
 		for _, w := range g.Warnings {
@@ -429,6 +432,12 @@ func writeIfChanged(path string, data []byte) (bool, error) {
 // same files, unchanged, as at the last discovery of the same trees, the
 // roots are those found then, and nothing is parsed.
 func findRoots(o Options, index *cache.RootIndex, checker *cache.InputChecker) ([]string, *engine.Graph, error) {
+	return findRootsContext(context.Background(), o, index, checker)
+}
+
+// findRootsContext is findRoots with the context remote bases are fetched
+// under (o.Remote).
+func findRootsContext(ctx context.Context, o Options, index *cache.RootIndex, checker *cache.InputChecker) ([]string, *engine.Graph, error) {
 	if f := o.RootsFrom; f != "" {
 		roots, err := readRootsFile(f)
 		return roots, nil, err
@@ -478,7 +487,7 @@ func findRoots(o Options, index *cache.RootIndex, checker *cache.InputChecker) (
 	}
 	// Components are not roots; unless --all-kustomizations, neither is a
 	// kustomization another one refers to.
-	g, _ := engine.Load(all, r)
+	g, _ := engine.LoadContext(ctx, all, engine.LoadOptions{Restriction: r, Remote: o.Remote})
 	referenced := map[string]bool{}
 	for _, n := range g.Nodes {
 		for _, e := range n.Children() {

@@ -243,7 +243,7 @@ func ReviewGit(ctx context.Context, o GitOptions) (*Result, error) {
 		}
 		slices.Sort(oldCands)
 		oldCands = slices.Compact(oldCands)
-		olds = renderRoots(ctx, eo, o.Build.Restriction, baseDir, oldCands, removed)
+		olds = renderRoots(ctx, eo, loadOptions(o.Build), baseDir, oldCands, removed)
 		for _, r := range olds {
 			if r.err != "" {
 				clean = false
@@ -256,7 +256,7 @@ func ReviewGit(ctx context.Context, o GitOptions) (*Result, error) {
 			return nil, err
 		}
 	}
-	news := renderRoots(ctx, eo, o.Build.Restriction, headDir, relRoots, nil)
+	news := renderRoots(ctx, eo, loadOptions(o.Build), headDir, relRoots, nil)
 	compareSides(res, olds, news, baseDir, headDir, o.Diff)
 	res.OldFilesTotal = baseTree.Len()
 	res.OldFiles = res.OldFilesTotal - baseTree.Missing()
@@ -356,7 +356,7 @@ func rootMoves(ctx context.Context, bo batch.Options, baseDir, headDir string, t
 		if len(dirs) == 0 {
 			return out, true
 		}
-		g, loadErrs := engine.Load(under(tree, dirs), bo.Restriction)
+		g, loadErrs := engine.LoadContext(ctx, under(tree, dirs), loadOptions(bo))
 		complete = true
 		for _, e := range loadErrs {
 			if e != nil {
@@ -423,6 +423,11 @@ func headRootsOf(rep *batch.Report, tree string) []string {
 	return out
 }
 
+// loadOptions are the graph loading settings of a build's options.
+func loadOptions(bo batch.Options) engine.LoadOptions {
+	return engine.LoadOptions{Restriction: bo.Restriction, Remote: bo.Remote}
+}
+
 // rendered is one root's output on one side.
 type rendered struct {
 	yaml []byte
@@ -432,13 +437,13 @@ type rendered struct {
 // renderRoots builds the roots rels of tree through the cache. A candidate
 // in maybe (a removed kustomization) is dropped when it is a component or
 // another candidate includes it: it was a base, not a root.
-func renderRoots(ctx context.Context, eo engine.Options, r loaders.Restriction, tree string, rels []string, maybe map[string]bool) map[string]rendered {
+func renderRoots(ctx context.Context, eo engine.Options, lo engine.LoadOptions, tree string, rels []string, maybe map[string]bool) map[string]rendered {
 	out := map[string]rendered{}
 	if len(rels) == 0 {
 		return out
 	}
 	dirs := under(tree, rels)
-	g, loadErrs := engine.Load(dirs, r)
+	g, loadErrs := engine.LoadContext(ctx, dirs, lo)
 	if eo.Warn != nil {
 		eo.Warn = nil // warnings were printed when the new side was found
 	}
@@ -581,7 +586,7 @@ func renderTree(ctx context.Context, bo batch.Options, tree string) (map[string]
 	for i, r := range roots {
 		rels[i] = relPath(tree, r)
 	}
-	return renderRoots(ctx, bo.Engine, bo.Restriction, tree, rels, nil), nil
+	return renderRoots(ctx, bo.Engine, loadOptions(bo), tree, rels, nil), nil
 }
 
 // readOutputs reads the .yaml and .yml files under dir, by relative path.

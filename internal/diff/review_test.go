@@ -94,7 +94,7 @@ func renderAll(t *testing.T, tree string) map[string]rendered {
 	for i, r := range roots {
 		rels[i] = relPath(tree, r)
 	}
-	return renderRoots(context.Background(), bo.Engine, loaders.RootOnly, tree, rels, nil)
+	return renderRoots(context.Background(), bo.Engine, engine.LoadOptions{Restriction: loaders.RootOnly}, tree, rels, nil)
 }
 
 // change is one resource difference as the oracle and the review state

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kpipe/kpipe/internal/loaders"
 	"github.com/kpipe/kpipe/internal/plugins"
+	"github.com/kpipe/kpipe/internal/remote"
 	"github.com/kpipe/kpipe/internal/resource"
 	"github.com/kpipe/kpipe/internal/stages"
 )
@@ -63,7 +64,7 @@ func (b *Builder) runGenerators(ctx context.Context, n *Node, acc *Accumulation)
 		return err
 	}
 	for i, c := range listed {
-		s, err := b.pluginStage(n, entries[i], c, plugins.Generator)
+		s, err := b.pluginStage(ctx, n, entries[i], c, plugins.Generator)
 		if err != nil {
 			return fmt.Errorf("%s: generators: %w", n.File.Path, err)
 		}
@@ -87,7 +88,7 @@ func (b *Builder) runGenerators(ctx context.Context, n *Node, acc *Accumulation)
 // builtinGenerator configures the builtin generator a plugin config names.
 // Other builtin kinds are not generators; configs of external plugins get
 // the errors builtinStage gives them.
-func (b *Builder) builtinGenerator(n *Node, c *resource.Resource) (stages.Stage, error) {
+func (b *Builder) builtinGenerator(ctx context.Context, n *Node, c *resource.Resource) (stages.Stage, error) {
 	id := c.ID()
 	if c.APIVersion() != "builtin" {
 		return b.builtinStage(n, c)
@@ -111,7 +112,23 @@ func (b *Builder) builtinGenerator(n *Node, c *resource.Resource) (stages.Stage,
 			return nil, fmt.Errorf("plugin %s: %w", id, err)
 		}
 		from = func(data []byte, read stages.ReadFile) (stages.Stage, error) {
-			return stages.HelmChartInflationGeneratorFromConfig(data, h, read, readTree(n))
+			args, err := stages.DecodeHelmChartArgs(data)
+			if err != nil {
+				return nil, err
+			}
+			// A chart of a repository is pulled as for helmCharts.
+			home, err := b.pulledChartHome(ctx, n, args, h)
+			if err != nil {
+				return nil, err
+			}
+			if home != "" {
+				args.ChartHome = home
+				read = readPulledChart(home, read)
+				if !remote.IsExactChartVersion(args.Version) && b.memo != nil {
+					b.memo.setVolatile(n) // pulled again every run
+				}
+			}
+			return stages.NewHelmChartInflationGenerator(args, h, read, readTree(n))
 		}
 	default:
 		if _, err := b.builtinStage(n, c); err != nil {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/kpipe/kpipe/internal/dag"
 	"github.com/kpipe/kpipe/internal/loaders"
+	"github.com/kpipe/kpipe/internal/remote"
 	"github.com/kpipe/kpipe/internal/stages"
 )
 
@@ -56,6 +58,12 @@ type Node struct {
 	// helmBelow says the node or a node below it has helm charts (or an
 	// entry that failed to load): only then does HelmNamespace matter.
 	helmBelow bool
+
+	// Repo is the git checkout the node was loaded from (through a remote
+	// base or a base of one), nil for a local node. Such a node reads only
+	// files below its own directory, whatever the load restrictor, and its
+	// bases must lie in the same checkout, as in kustomize.
+	Repo *RemoteRepo
 
 	// Origin is where the node lies relative to the build root, for the
 	// origin and transformer annotations; nil when its root's kustomization
@@ -133,6 +141,14 @@ func (m buildMeta) keySuffix(own []string) string {
 	return s
 }
 
+// RemoteRepo is a remote base's repository as a build uses it.
+type RemoteRepo struct {
+	// Spec is the URL as parsed.
+	Spec *remote.GitSpec
+	// Checkout is where and at which commit it was checked out.
+	Checkout *remote.Checkout
+}
+
 // IsComponent reports whether the node is a Component.
 func (n *Node) IsComponent() bool { return n.K.Kind == loaders.KindComponent }
 
@@ -149,6 +165,9 @@ type Entry struct {
 	// Err is set when the entry could not be loaded; it is reported when
 	// the build reaches the entry, as kustomize would.
 	Err error
+	// Remote says that the entry is a URL: an http(s) file (File is then
+	// the URL) or a remote base (Child.Repo is its checkout).
+	Remote bool
 
 	src *fileRead // shared by the entries that read the same file
 }
@@ -166,6 +185,8 @@ type Graph struct {
 	Warnings []string
 
 	restriction loaders.Restriction
+	ctx         context.Context // while loading: for the fetches of remote bases
+	remote      *remote.Fetcher
 	warned      map[string]bool
 	kfiles      map[string]kfile // parsed kustomization files by directory
 	// helmFree are the canonical keys (see load) of nodes with no helm
@@ -189,15 +210,53 @@ type kfile struct {
 	err error
 }
 
-// Load reads the kustomizations reachable from the given root directories.
+// LoadOptions are the settings of LoadContext.
+type LoadOptions struct {
+	// Restriction is the load restrictor of local kustomizations.
+	Restriction loaders.Restriction
+	// Remote fetches remote bases (git URLs) and http(s) resource files;
+	// nil makes every such entry fail.
+	Remote *remote.Fetcher
+}
+
+// Load reads the kustomizations reachable from the given root
+// directories, without remote entries: LoadContext with only r.
+func Load(roots []string, r loaders.Restriction) (*Graph, []error) {
+	return LoadContext(context.Background(), roots, LoadOptions{Restriction: r})
+}
+
+// LoadContext reads the kustomizations reachable from the given root
+// directories, fetching remote ones with o.Remote under ctx.
 // An error here concerns a root itself (not a directory, no kustomization
 // file); problems below a root are recorded in the entries that lead to
 // them and reported when that root is built.
-func Load(roots []string, r loaders.Restriction) (*Graph, []error) {
-	g := &Graph{Nodes: map[string]*Node{}, DAG: dag.New(), restriction: r, warned: map[string]bool{}, kfiles: map[string]kfile{},
+func LoadContext(ctx context.Context, roots []string, o LoadOptions) (*Graph, []error) {
+	r := o.Restriction
+	g := &Graph{Nodes: map[string]*Node{}, DAG: dag.New(), restriction: r, ctx: ctx, remote: o.Remote, warned: map[string]bool{}, kfiles: map[string]kfile{},
 		files: map[[2]string]*fileRead{}, helmFree: map[string]bool{}}
+	defer func() { g.ctx = nil }() // only loading fetches remote bases
 	errs := make([]error, len(roots))
 	dirs := make([]string, len(roots))
+	// A root that is a git URL is built in its checkout, as `kustomize
+	// build <url>` builds in its clone.
+	paths := slices.Clone(roots)
+	repos := make([]*RemoteRepo, len(roots))
+	for i, root := range roots {
+		spec, err := remote.ParseGitURL(root)
+		if err != nil || o.Remote == nil {
+			continue
+		}
+		co, err := o.Remote.Repo(ctx, spec)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		paths[i] = filepath.Join(co.Dir, filepath.FromSlash(spec.Path))
+		repos[i] = &RemoteRepo{Spec: spec, Checkout: co}
+		if real, err := filepath.EvalSymlinks(paths[i]); err != nil || !loaders.Within(co.Dir, real) {
+			errs[i] = fmt.Errorf("%s: no directory '%s' in %s at commit %s", root, spec.Path, spec.CloneURL(), co.Commit)
+		}
+	}
 	// The roots' kustomization files, and the files their `resources`
 	// entries name, are read and parsed concurrently (build-all loads every
 	// kustomization of a tree as a root); the walk below, which follows
@@ -206,7 +265,10 @@ func Load(roots []string, r loaders.Restriction) (*Graph, []error) {
 	eg.SetLimit(runtime.NumCPU())
 	parsed := make([]kfile, len(roots))
 	reads := make([]map[string]*fileRead, len(roots))
-	for i, root := range roots {
+	for i, root := range paths {
+		if errs[i] != nil {
+			continue
+		}
 		eg.Go(func() error {
 			dirs[i], errs[i] = loaders.RealDir(root)
 			if errs[i] != nil {
@@ -216,12 +278,19 @@ func Load(roots []string, r loaders.Restriction) (*Graph, []error) {
 			if parsed[i].err != nil {
 				return nil
 			}
-			ldr, err := loaders.New(dirs[i], r)
+			restriction := r
+			if repos[i] != nil {
+				restriction = loaders.RootOnly
+			}
+			ldr, err := loaders.New(dirs[i], restriction)
 			if err != nil {
 				return nil
 			}
 			reads[i] = map[string]*fileRead{}
 			for _, p := range parsed[i].kf.K.Resources {
+				if remote.IsHTTPURL(p) {
+					continue // fetched by loadResource
+				}
 				f := &fileRead{}
 				f.data, f.real, f.err = ldr.ReadFile(p)
 				reads[i][p] = f
@@ -249,7 +318,7 @@ func Load(roots []string, r loaders.Restriction) (*Graph, []error) {
 			g.Roots = append(g.Roots, nil)
 			continue
 		}
-		n, err := g.load(dir, "", nil, nil, nil)
+		n, err := g.load(dir, "", nil, nil, nil, repos[i])
 		if err != nil {
 			errs[i] = err
 		}
@@ -286,7 +355,8 @@ func (g *Graph) WithRoots(dirs []string) (*Graph, []error) {
 // meta is the buildMetadata context from the referrer; nil for a root.
 // helmNS and inheritedAPI are the namespace for helm charts and the
 // `openapi` schema the referrers pass down, if any.
-func (g *Graph) load(dir, helmNS string, inheritedAPI *schemaSource, chain []string, meta *buildMeta) (*Node, error) {
+// repo is the checkout dir lies in, nil for a local directory.
+func (g *Graph) load(dir, helmNS string, inheritedAPI *schemaSource, chain []string, meta *buildMeta, repo *RemoteRepo) (*Node, error) {
 	f, ok := g.kfiles[dir]
 	if !ok {
 		// A base shared by many overlays is read and parsed once.
@@ -317,6 +387,11 @@ func (g *Graph) load(dir, helmNS string, inheritedAPI *schemaSource, chain []str
 	if inheritedAPI != nil {
 		rest += "?openapi=" + inheritedAPI.id
 	}
+	if repo != nil {
+		// The same checkout may be named by different URLs (a file:// path
+		// and its http:// twin): origin annotations tell them apart.
+		rest += "?repo=" + repo.Spec.CloneURL()
+	}
 	// canonical is the key without the inherited helm namespace: the key of
 	// a node with no helm chart in it or below it, where that namespace
 	// changes nothing, so that one node serves every referrer.
@@ -334,12 +409,16 @@ func (g *Graph) load(dir, helmNS string, inheritedAPI *schemaSource, chain []str
 		}
 		return n, nil
 	}
-	ldr, err := loaders.New(dir, g.restriction)
+	restriction := g.restriction
+	if repo != nil {
+		restriction = loaders.RootOnly // as kustomize: clones never read outside
+	}
+	ldr, err := loaders.New(dir, restriction)
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{Key: key, Dir: dir, File: kf, K: &k, HelmNamespace: helmNS, Loader: ldr, Origin: m.origin}
-	n.openapi, n.openapiErr = declaredSchema(n, inheritedAPI)
+	n := &Node{Key: key, Dir: dir, File: kf, K: &k, HelmNamespace: helmNS, Loader: ldr, Origin: m.origin, Repo: repo}
+	n.openapi, n.openapiErr = declaredSchema(n, inheritedAPI, g.fetchFile)
 	if n.openapi != nil && n.openapi.decl == n {
 		if w := n.openapi.scopeWarning(); w != "" {
 			g.Warnings = append(g.Warnings, w)
@@ -454,6 +533,9 @@ func (g *Graph) warn(kf *loaders.KustomizationFile) {
 // kustomization directory.
 func (g *Graph) loadResource(n *Node, p string, chain []string) *Entry {
 	e := &Entry{Path: p}
+	if remote.IsHTTPURL(p) {
+		return g.loadURL(n, e, chain)
+	}
 	f, ok := g.files[[2]string{n.Dir, p}]
 	if !ok {
 		f = &fileRead{}
@@ -465,7 +547,13 @@ func (g *Graph) loadResource(n *Node, p string, chain []string) *Entry {
 		e.File, e.Data, e.src = f.real, f.data, f
 		return e
 	}
-	fileErr = fmt.Errorf("accumulating resources from '%s': %w", p, fileErr)
+	return g.resourceDir(n, e, fmt.Errorf("accumulating resources from '%s': %w", p, fileErr), chain)
+}
+
+// resourceDir loads the `resources` entry e, which could not be read as a
+// file (fileErr), as a kustomization directory.
+func (g *Graph) resourceDir(n *Node, e *Entry, fileErr error, chain []string) *Entry {
+	p := e.Path
 	child, err := g.loadDir(n, p, chain)
 	if err != nil {
 		e.Err = fmt.Errorf("accumulation err='%s': %w", fileErr.Error(), err)
@@ -476,6 +564,7 @@ func (g *Graph) loadResource(n *Node, p string, chain []string) *Entry {
 		return e
 	}
 	e.Child = child
+	e.Remote = e.Remote || (child.Repo != nil && child.Repo != n.Repo)
 	return e
 }
 
@@ -501,11 +590,16 @@ func (g *Graph) loadComponent(n *Node, p string, chain []string) *Entry {
 		return e
 	}
 	e.Child = child
+	e.Remote = e.Remote || (child.Repo != nil && child.Repo != n.Repo)
 	return e
 }
 
-// loadDir loads the kustomization directory p named by n.
+// loadDir loads the kustomization directory p named by n: a remote base
+// when p is a git URL (as kustomize, before trying it as a path).
 func (g *Graph) loadDir(n *Node, p string, chain []string) (*Node, error) {
+	if spec, err := remote.ParseGitURL(p); err == nil {
+		return g.loadRemote(n, p, spec, chain)
+	}
 	if ambiguousPath(p) {
 		return nil, &ambiguousPathError{path: p}
 	}
@@ -516,18 +610,26 @@ func (g *Graph) loadDir(n *Node, p string, chain []string) (*Node, error) {
 	if kind != loaders.Dir {
 		return nil, fmt.Errorf("%w: '%s': file is not directory", errNotDir, real)
 	}
+	if n.Repo != nil && !loaders.Within(n.Repo.Checkout.Dir, real) {
+		return nil, fmt.Errorf("security; bases in kustomizations found in cloned git repos must be within the repo, but base '%s' is outside '%s'",
+			real, n.Repo.Checkout.Dir)
+	}
+	return g.loadChild(n, p, real, chain, childMeta(n, p), n.Repo)
+}
+
+// loadChild loads the directory real, named p by n, as n's child.
+func (g *Graph) loadChild(n *Node, p, real string, chain []string, meta buildMeta, repo *RemoteRepo) (*Node, error) {
 	// As kustomize's loaders do, check the innermost referrer first.
 	for i := len(chain) - 1; i >= 0; i-- {
 		if visited := chain[i]; loaders.Within(real, visited) {
 			return nil, &CycleError{Candidate: real, Visited: visited, Chain: append(append([]string(nil), chain...), real)}
 		}
 	}
-	meta := childMeta(n, p)
 	helmNS := n.K.Namespace
 	if helmNS == "" {
 		helmNS = n.HelmNamespace
 	}
-	child, err := g.load(real, helmNS, n.openapi, chain, &meta)
+	child, err := g.load(real, helmNS, n.openapi, chain, &meta, repo)
 	if err != nil {
 		if _, ok := err.(*CycleError); ok {
 			return nil, err

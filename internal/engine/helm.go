@@ -15,6 +15,7 @@ import (
 
 	"github.com/kpipe/kpipe/internal/cache"
 	"github.com/kpipe/kpipe/internal/loaders"
+	"github.com/kpipe/kpipe/internal/remote"
 	"github.com/kpipe/kpipe/internal/stages"
 )
 
@@ -61,7 +62,14 @@ func (b *Builder) runHelmCharts(ctx context.Context, n *Node, acc *Accumulation)
 		if err != nil {
 			return fmt.Errorf("%s: %s: %w", n.File.Path, entry, err)
 		}
-		s, err := stages.NewHelmChartInflationGenerator(args, h, readFile(n), readTree(n))
+		read := readFile(n)
+		if home, err := b.pulledChartHome(ctx, n, args, h); err != nil {
+			return fmt.Errorf("%s: %s: %w", n.File.Path, entry, err)
+		} else if home != "" {
+			args.ChartHome = home
+			read = readPulledChart(home, read)
+		}
+		s, err := stages.NewHelmChartInflationGenerator(args, h, read, readTree(n))
 		if err != nil {
 			return fmt.Errorf("%s: %s: %w", n.File.Path, entry, err)
 		}
@@ -179,4 +187,66 @@ func pluginYAML(v any) string {
 		return ""
 	}
 	return string(y)
+}
+
+// pullsRangeChart reports whether n inflates a chart pulled from a
+// repository by a version range (or none): it is pulled again on every
+// run, so n's output cannot be keyed before it is.
+func pullsRangeChart(n *Node) bool {
+	for _, c := range n.K.HelmCharts {
+		if c.Repo == "" || remote.IsExactChartVersion(c.Version) {
+			continue
+		}
+		home := ""
+		if n.K.HelmGlobals != nil {
+			home = n.K.HelmGlobals.ChartHome
+		}
+		if home == "" {
+			home = "charts"
+		}
+		if c.Version != "" {
+			home = filepath.Join(home, c.Name+"-"+c.Version)
+		}
+		if _, kind, err := n.Loader.Resolve(filepath.Join(home, c.Name)); err != nil || kind != loaders.Dir {
+			return true
+		}
+	}
+	return false
+}
+
+// pulledChartHome returns the chart home to use for a chart of a
+// repository that is not in the kustomization's chart home (kustomize
+// pulls it there, into the user's tree; kpipe pulls it into its cache,
+// see remote.Fetcher.Chart), or "" when the chart is local or names no
+// repository.
+func (b *Builder) pulledChartHome(ctx context.Context, n *Node, args stages.HelmChartArgs, h stages.HelmSettings) (string, error) {
+	if args.Repo == "" || args.Name == "" || strings.HasPrefix(args.Name, "-") {
+		return "", nil // the stage reports what is wrong
+	}
+	home := args.ChartHome
+	if home == "" {
+		home = "charts"
+	}
+	if args.Version != "" {
+		home = filepath.Join(home, args.Name+"-"+args.Version)
+	}
+	if _, kind, err := n.Loader.Resolve(filepath.Join(home, args.Name)); err == nil && kind == loaders.Dir {
+		return "", nil
+	}
+	if b.g.remote == nil {
+		return "", fmt.Errorf("no chart found at '%s', and pulling %s from %s needs a fetcher, which this build has not", filepath.Join(home, args.Name), args.Name, args.Repo)
+	}
+	return b.g.remote.Chart(ctx, remote.ChartRequest{Helm: h.Path, Env: h.Env, Repo: args.Repo, Name: args.Name, Version: args.Version, Devel: args.Devel})
+}
+
+// readPulledChart reads the files of a chart kpipe pulled into its cache
+// (the chart's values.yaml), which kustomize finds in the kustomization's
+// own charts directory, where it pulls; other files through read.
+func readPulledChart(home string, read stages.ReadFile) stages.ReadFile {
+	return func(p string) ([]byte, error) {
+		if filepath.IsAbs(p) && loaders.Within(home, filepath.Clean(p)) {
+			return os.ReadFile(p)
+		}
+		return read(p)
+	}
 }

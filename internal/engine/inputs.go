@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 
 	"github.com/kpipe/kpipe/internal/cache"
+	"github.com/kpipe/kpipe/internal/remote"
 )
 
 // Inputs lists everything root's build in this run read, with the digests
@@ -13,7 +14,8 @@ import (
 // A root whose inputs are all unchanged has an unchanged output (for the
 // same SettingsKey), which lets build-all skip it without loading it.
 //
-// It returns false when the output may depend on something else: a
+// It returns false when the output may depend on something else: a remote
+// base or an http(s) file, a
 // `generators`, `transformers`, `validators` or `helmCharts` entry (a
 // plugin may read anything, and its environment), or a node whose key the
 // cache could not establish. It needs a Builder with a cache.
@@ -30,6 +32,9 @@ func (b *Builder) Inputs(root *Node) ([]cache.Input, bool) {
 			return true
 		}
 		seen[n] = true
+		if n.Repo != nil || remote.IsHTTPURL(n.K.OpenAPI["path"]) {
+			return false // in a remote base, or a schema by URL: see Entry.Remote below
+		}
 		k := n.K
 		if len(k.Generators)+len(k.Transformers)+len(k.Validators)+len(k.HelmCharts) > 0 {
 			return false
@@ -59,6 +64,10 @@ func (b *Builder) Inputs(root *Node) ([]cache.Input, bool) {
 		for _, e := range append(append([]*Entry(nil), n.Resources...), n.Components...) {
 			switch {
 			case e.Err != nil:
+				return false
+			case e.Remote || (e.Child != nil && e.Child.Repo != nil):
+				// A URL: what it names now is known only by asking (or, for
+				// a pinned commit, by the fetcher's cache), not by a stat.
 				return false
 			case e.Child != nil:
 				d, ok := m.dirs[e.Child.Dir]

@@ -213,6 +213,14 @@ func (m *memo) computePreKey(n *Node) (cache.Key, bool) {
 	// (inherited namespace, buildMetadata origin, openapi): keep the
 	// context, drop the directory.
 	kb.String(strings.TrimPrefix(n.Key, n.Dir)).Bytes(k).String(n.schemaID())
+	if n.Repo != nil {
+		// A node of a remote base: its repository and the commit its ref
+		// resolved to (its files are also keyed by content, like any).
+		kb.String("git").String(n.Repo.Spec.CloneURL()).String(n.Repo.Checkout.Commit)
+	}
+	if pullsRangeChart(n) {
+		return cache.Key{}, false // a chart pulled again every run: never cached
+	}
 	if len(n.K.HelmCharts) > 0 && m.helm != nil {
 		h, err := m.helm()
 		if err != nil {

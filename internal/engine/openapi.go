@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/kpipe/kpipe/internal/remote"
 	"github.com/kpipe/kpipe/internal/resource"
 	"github.com/kpipe/kpipe/internal/stages"
 	"github.com/kpipe/kpipe/internal/stages/smp"
@@ -85,17 +86,20 @@ var (
 // in kustomize, a declared custom document is read even when an inherited
 // declaration overrides it, and the checks of the declaration apply only
 // when it is the one in effect.
-func declaredSchema(n *Node, inherited *schemaSource) (*schemaSource, error) {
+// An http(s) path is fetched with fetch, as kustomize loads it with a GET.
+func declaredSchema(n *Node, inherited *schemaSource, fetch func(url string) ([]byte, error)) (*schemaSource, error) {
 	f := n.K.OpenAPI
 	path, hasPath := f["path"]
 	version, hasVersion := f["version"]
 	var data []byte
 	if hasPath {
-		if strings.HasPrefix(path, "http://") || strings.HasPrefix(path, "https://") {
-			return inherited, fmt.Errorf("a remote schema ('%s') is not supported yet by kpipe", path)
-		}
-		d, _, err := n.Loader.ReadFile(path)
-		if err != nil {
+		var d []byte
+		var err error
+		if remote.IsHTTPURL(path) {
+			if d, err = fetch(path); err != nil {
+				return inherited, fmt.Errorf("'%s': %w", path, err)
+			}
+		} else if d, _, err = n.Loader.ReadFile(path); err != nil {
 			return inherited, err
 		}
 		data = d

@@ -147,7 +147,7 @@ func TestOpenAPISchemaErrors(t *testing.T) {
 		{"inherits", "invalid/kustomization.yaml: openapi: invalid schema file 'schema.json'"},
 		{"overrides", ""}, // the base's conflicting declaration is not in effect
 		{"outside", "outside/kustomization.yaml: openapi: "},
-		{"remote", "remote/kustomization.yaml: openapi: a remote schema ('https://example.com/schema.json') is not supported yet by kpipe"},
+		{"remote", "remote/kustomization.yaml: openapi: 'https://example.com/schema.json': remote resources are not enabled in this build"}, // Load has no fetcher
 	} {
 		out := buildOutputs(t, []string{filepath.Join(root, c.dir)})[0]
 		if c.want == "" {

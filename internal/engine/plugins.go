@@ -17,10 +17,10 @@ import (
 // plugin (package plugins). A node that runs an external plugin is not
 // memoized as a whole (see memo.volatile); its plugin stages are, under
 // keys covering the executable and its environment.
-func (b *Builder) pluginStage(n *Node, entry string, c *resource.Resource, role plugins.Role) (stages.Stage, error) {
+func (b *Builder) pluginStage(ctx context.Context, n *Node, entry string, c *resource.Resource, role plugins.Role) (stages.Stage, error) {
 	if plugins.IsBuiltin(c) {
 		if role == plugins.Generator {
-			return b.builtinGenerator(n, c)
+			return b.builtinGenerator(ctx, n, c)
 		}
 		return b.builtinStage(n, c)
 	}
@@ -71,7 +71,7 @@ func (b *Builder) runValidators(ctx context.Context, n *Node, acc *Accumulation)
 			if plugins.IsBuiltin(c) {
 				return fmt.Errorf("%s: validators: builtin %s cannot be a validator", n.File.Path, c.ID())
 			}
-			s, err := b.pluginStage(n, p, c, plugins.Validator)
+			s, err := b.pluginStage(ctx, n, p, c, plugins.Validator)
 			if err != nil {
 				return fmt.Errorf("%s: validators: %w", n.File.Path, err)
 			}

@@ -416,12 +416,7 @@ func (b *Builder) parse(e *Entry) *parsedFile {
 	rs, err := resource.Decode(e.Data)
 	p = &parsedFile{}
 	if err != nil {
-		var se *resource.SyntaxError
-		if errors.As(err, &se) {
-			p.err = fmt.Errorf("accumulating resources from '%s': MalformedYAMLError: yaml: line %d: %s in File: %s", e.Path, se.Line, se.Msg, e.File)
-		} else {
-			p.err = fmt.Errorf("accumulating resources from '%s': %s: %w", e.Path, e.File, err)
-		}
+		p.err = decodeError(e, err)
 	} else {
 		p.list = resource.NewList(rs...)
 		p.list.Freeze()
@@ -430,6 +425,16 @@ func (b *Builder) parse(e *Entry) *parsedFile {
 	b.parsed[e.src] = p
 	b.mu.Unlock()
 	return p
+}
+
+// decodeError is the error of a resource file entry e whose content does
+// not decode (err from resource.Decode), in kustomize's words.
+func decodeError(e *Entry, err error) error {
+	var se *resource.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Errorf("accumulating resources from '%s': MalformedYAMLError: yaml: line %d: %s in File: %s", e.Path, se.Line, se.Msg, e.File)
+	}
+	return fmt.Errorf("accumulating resources from '%s': %s: %w", e.Path, e.File, err)
 }
 
 // child returns the accumulation of a built child node.

@@ -233,7 +233,7 @@ func (b *Builder) listedTransformers(ctx context.Context, n *Node) ([]stages.Sta
 			return nil, err
 		}
 		for _, c := range configs {
-			s, err := b.pluginStage(n, p, c, plugins.Transformer)
+			s, err := b.pluginStage(ctx, n, p, c, plugins.Transformer)
 			if err != nil {
 				return nil, err
 			}

@@ -135,7 +135,9 @@ func NewHelmChartInflationGenerator(args HelmChartArgs, h HelmSettings, read Rea
 		if args.Repo == "" {
 			return nil, fmt.Errorf("no repo specified for pull, no chart found at '%s': %w", chartPath, err)
 		}
-		return nil, fmt.Errorf("no chart found at '%s', and pulling charts from a repository (%s) is not supported yet by kpipe: %w", chartPath, args.Repo, err)
+		// The build pulls a chart of a repository before it gets here (into
+		// its cache, then named by ChartHome).
+		return nil, fmt.Errorf("no chart found at '%s', and it was not pulled from its repository (%s): %w", chartPath, args.Repo, err)
 	}
 	s := &helmStage{
 		name: args.Name, chartDir: chartPath, chart: chart,
@@ -172,11 +174,18 @@ func NewHelmChartInflationGenerator(args HelmChartArgs, h HelmSettings, read Rea
 // HelmChartInflationGeneratorFromConfig configures the generator from its
 // builtin plugin config.
 func HelmChartInflationGeneratorFromConfig(data []byte, h HelmSettings, read ReadFile, readTree ReadTree) (Stage, error) {
-	var args HelmChartArgs
-	if err := decodeLenientConfig(data, &args); err != nil {
+	args, err := DecodeHelmChartArgs(data)
+	if err != nil {
 		return nil, err
 	}
 	return NewHelmChartInflationGenerator(args, h, read, readTree)
+}
+
+// DecodeHelmChartArgs reads a HelmChartInflationGenerator plugin config.
+func DecodeHelmChartArgs(data []byte) (HelmChartArgs, error) {
+	var args HelmChartArgs
+	err := decodeLenientConfig(data, &args)
+	return args, err
 }
 
 // helmValues returns the content of the values file helm is given first:

@@ -181,7 +181,7 @@ func TestHelmConfigErrors(t *testing.T) {
 		{"", "", "", "", "chart name cannot be empty"},
 		{"hello", "mix", "", "", "valuesMerge must be one of [merge override replace]"},
 		{"absent", "", "", "", "no repo specified for pull, no chart found at 'charts/absent'"},
-		{"hello", "", "https://charts.example.com", "1.0.0", "no chart found at 'charts/hello-1.0.0/hello', and pulling charts from a repository (https://charts.example.com) is not supported yet"},
+		{"hello", "", "https://charts.example.com", "1.0.0", "no chart found at 'charts/hello-1.0.0/hello', and it was not pulled from its repository (https://charts.example.com)"},
 	} {
 		args := HelmChartArgs{}
 		args.Name, args.ValuesMerge, args.Repo, args.Version = tc.name, tc.merge, tc.repo, tc.version

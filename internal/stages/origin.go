@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/kpipe/kpipe/internal/remote"
 	"path"
 	"strings"
 
@@ -48,10 +49,19 @@ type OriginRef struct {
 // Append returns a copy of o with p, a path relative to o's directory,
 // joined to its path (cleaned, with forward slashes). A nil o reads as the
 // build root.
+//
+// A git URL (a remote base, or an http(s) file URL that reads as one) is
+// kustomize's exception: the copy names the repository and ref, and its
+// path is the URL's directory in the repository (see
+// remote.GitSpec.OriginPath).
 func (o *Origin) Append(p string) *Origin {
 	var c Origin
 	if o != nil {
 		c = *o
+	}
+	if spec, err := remote.ParseGitURL(p); err == nil {
+		c.Repo, c.Ref, c.Path = spec.CloneURL(), spec.Ref, spec.OriginPath()
+		return &c
 	}
 	c.Path = path.Join(c.Path, strings.ReplaceAll(p, "\\", "/"))
 	return &c

@@ -1,0 +1,12 @@
+// Package remote fetches what a kustomization names by URL: git
+// repositories (`resources` and `components` entries such as
+// github.com/org/repo//dir?ref=v1, read with kustomize's rules by
+// ParseGitURL) with the git command, and files over HTTP(S). Unlike
+// kustomize, which clones on every build, a Fetcher keeps each checkout in
+// kpipe's cache directory under the commit its ref resolved to, resolves a
+// URL and ref once per run, never asks again for a ref that is a full
+// commit id, and can build offline from what it kept.
+//
+// It imports nothing of kpipe; package engine uses it while loading the
+// graph, and package stages for the origin of remote objects.
+package remote
