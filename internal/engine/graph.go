@@ -205,7 +205,7 @@ func Load(roots []string, r loaders.Restriction) (*Graph, []error) {
 			if errs[i] != nil {
 				return nil
 			}
-			parsed[i].kf, parsed[i].err = loaders.FindKustomization(dirs[i])
+			parsed[i].kf, parsed[i].err = loaders.FindKustomization(dirs[i], r)
 			if parsed[i].err != nil {
 				return nil
 			}
@@ -282,7 +282,7 @@ func (g *Graph) load(dir, helmNS string, inheritedAPI *schemaSource, chain []str
 	f, ok := g.kfiles[dir]
 	if !ok {
 		// A base shared by many overlays is read and parsed once.
-		f.kf, f.err = loaders.FindKustomization(dir)
+		f.kf, f.err = loaders.FindKustomization(dir, g.restriction)
 		g.kfiles[dir] = f
 	}
 	kf, err := f.kf, f.err

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kpipe/kpipe/internal/fsread"
 	"github.com/kpipe/kpipe/internal/output"
 	"github.com/kpipe/kpipe/internal/plugins"
 	"github.com/kpipe/kpipe/internal/resource"
@@ -98,7 +99,7 @@ func Run(ctx context.Context, dir string, o Options) (*Result, error) {
 			Dir:    filepath.Join(abs, filepath.FromSlash(path.Dir(fe.path))),
 			Source: filepath.Join(dir, filepath.FromSlash(fe.path)),
 			Read: func(p string) ([]byte, error) {
-				return os.ReadFile(filepath.Join(abs, filepath.FromSlash(path.Dir(fe.path)), p))
+				return fsread.File(filepath.Join(abs, filepath.FromSlash(path.Dir(fe.path)), p))
 			},
 		}, o.Plugins)
 		if err != nil {
@@ -164,7 +165,7 @@ func readDir(root string) ([]file, error) {
 		if d.IsDir() || !(strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) {
 			return nil
 		}
-		data, err := os.ReadFile(p)
+		data, err := fsread.File(p)
 		if err != nil {
 			return err
 		}

@@ -39,27 +39,19 @@ func File(path string) ([]byte, error) { return read(path, true, MaxFileSize) }
 func Own(path string, limit int64) ([]byte, error) { return read(path, false, limit) }
 
 func read(path string, follow bool, limit int64) ([]byte, error) {
-	var st os.FileInfo
-	var err error
-	if follow {
-		st, err = os.Stat(path)
-	} else {
-		st, err = os.Lstat(path)
+	if !follow {
+		if st, err := os.Lstat(path); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+			return nil, regular(path, st)
+		}
 	}
-	if err != nil {
-		return nil, err
-	}
-	if err := regular(path, st); err != nil {
-		return nil, err
-	}
+	// Opened first, so that a missing file gives os.ReadFile's error; on
+	// unix the open does not block on a FIFO (open_unix.go).
 	f, err := open(path, follow)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	// The file may have been swapped between the stat and the open: what
-	// was opened is what counts.
-	st, err = f.Stat()
+	st, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}

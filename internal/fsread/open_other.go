@@ -4,6 +4,6 @@ package fsread
 
 import "os"
 
-// open opens path for reading. The stat before it and the one after it
-// refuse what is not a regular file.
+// open opens path for reading. The stat of what was opened refuses what
+// is not a regular file before anything is read.
 func open(path string, follow bool) (*os.File, error) { return os.Open(path) }

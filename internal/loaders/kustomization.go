@@ -46,18 +46,19 @@ type KustomizationFile struct {
 }
 
 // FindKustomization looks for the kustomization file in dir (absolute and
-// symlink-free) and parses it.
-func FindKustomization(dir string) (*KustomizationFile, error) {
+// symlink-free) and parses it. Like any file a kustomization reads, the
+// kustomization file itself must be a regular file no larger than
+// fsread.MaxFileSize and, under RootOnly, must resolve to a path in or below
+// dir: a kustomization.yaml that is a symlink to a file elsewhere is refused
+// as kustomize refuses it.
+func FindKustomization(dir string, r Restriction) (*KustomizationFile, error) {
 	var found []string
-	var data []byte
 	for _, name := range FileNames {
 		p := filepath.Join(dir, name)
-		b, err := os.ReadFile(p)
-		if err != nil {
+		if st, err := os.Stat(p); err != nil || st.IsDir() {
 			continue
 		}
 		found = append(found, p)
-		data = b
 	}
 	switch len(found) {
 	case 0:
@@ -65,6 +66,11 @@ func FindKustomization(dir string) (*KustomizationFile, error) {
 	case 1:
 	default:
 		return nil, fmt.Errorf("Found multiple kustomization files under: %s\n(%s)", dir, strings.Join(found, ", "))
+	}
+	ldr := &Loader{root: dir, restriction: r}
+	data, _, err := ldr.ReadFile(filepath.Base(found[0]))
+	if err != nil {
+		return nil, err
 	}
 	k, warnings, err := ParseKustomization(data)
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/kpipe/kpipe/internal/fsread"
 )
 
 // Restriction says which files a kustomization may read.
@@ -179,7 +181,7 @@ func (l *Loader) ReadFile(path string) ([]byte, string, error) {
 	if err := l.Check(real); err != nil {
 		return nil, real, err
 	}
-	data, err := os.ReadFile(real)
+	data, err := fsread.File(real)
 	if err == nil && l.onRead != nil {
 		l.onRead(path, real, data)
 	}
@@ -216,7 +218,7 @@ func (l *Loader) ReadTree(path string) ([]TreeFile, string, error) {
 	}
 	files := make([]TreeFile, 0, len(rels))
 	for _, rel := range rels {
-		data, err := os.ReadFile(filepath.Join(real, filepath.FromSlash(rel)))
+		data, err := fsread.File(filepath.Join(real, filepath.FromSlash(rel)))
 		if err != nil {
 			return nil, real, err
 		}

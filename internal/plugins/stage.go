@@ -7,13 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/kpipe/kpipe/internal/fsread"
 	"github.com/kpipe/kpipe/internal/output"
 	"github.com/kpipe/kpipe/internal/resource"
 	"github.com/kpipe/kpipe/internal/stages"
@@ -143,7 +143,7 @@ func dirDigest(dir string) []byte {
 		if err != nil {
 			return err
 		}
-		data, err := os.ReadFile(path)
+		data, err := fsread.File(path)
 		if err != nil {
 			if d.Type()&fs.ModeSymlink != 0 {
 				data = []byte("dangling symlink")
