@@ -178,6 +178,12 @@ func firstLines(what string, b []byte) string {
 		more = fmt.Sprintf("\n  ... (%d more lines)", len(lines)-max)
 		lines = lines[:max]
 	}
+	const maxLine = 1000
+	for i, l := range lines {
+		if len(l) > maxLine {
+			lines[i] = fmt.Sprintf("%s... (%d more bytes on this line)", l[:maxLine], len(l)-maxLine)
+		}
+	}
 	if what != "" {
 		what = "\n" + what + ":"
 	}
