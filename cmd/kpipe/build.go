@@ -203,6 +203,10 @@ func closeStore(store *cache.Store, opts *engine.Options) {
 // writeOutput writes the build's output to stdout, a file, or a directory,
 // rendering everything before writing anything.
 func writeOutput(c *cli.Context, res engine.Result) error {
+	if err := c.Context.Err(); err != nil {
+		// Stopped by a signal after the build: nothing is written.
+		return err
+	}
 	out := c.String("output")
 	if out == "" {
 		_, err := c.App.Writer.Write(res.YAML)
