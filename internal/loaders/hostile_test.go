@@ -3,6 +3,7 @@ package loaders
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -65,5 +66,57 @@ func TestResourceOverTheSizeCapIsRefused(t *testing.T) {
 	_, _, err = l.ReadFile("big.yaml")
 	if err == nil || !strings.Contains(err.Error(), filepath.Join(root, "big.yaml")) || !strings.Contains(err.Error(), "256 MiB") {
 		t.Fatalf("ReadFile = %v, want the file and the 256 MiB cap named", err)
+	}
+}
+
+// dagTree makes a chart whose directories d0..d<depth> each hold a file and
+// two symlinks to the next: 2^depth paths to the deepest file.
+func dagTree(t *testing.T, depth int) string {
+	t.Helper()
+	root := t.TempDir()
+	for i := 0; i <= depth; i++ {
+		d := filepath.Join(root, "d"+strconv.Itoa(i))
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "f.yaml"), []byte("level: "+strconv.Itoa(i)+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if i > 0 {
+			prev := filepath.Join(root, "d"+strconv.Itoa(i-1))
+			for _, l := range []string{"a", "b"} {
+				if err := os.Symlink(d, filepath.Join(prev, l)); err != nil {
+					t.Skip("no symlinks:", err)
+				}
+			}
+		}
+	}
+	return root
+}
+
+// A chart whose symlinks form a DAG is read by every path, as helm reads
+// it, up to MaxTreeEntries; past that, an error naming the tree instead of
+// exponential time.
+func TestReadTreeOfASymlinkDAG(t *testing.T) {
+	root := dagTree(t, 3)
+	l, err := New(root, RootOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, _, err := l.ReadTree("d0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 1+2+4+8 || files[len(files)-1].Rel != "f.yaml" || string(files[0].Data) != "level: 3\n" {
+		t.Errorf("got %d files, first %q %q", len(files), files[0].Rel, files[0].Data)
+	}
+
+	root = dagTree(t, 16)
+	if l, err = New(root, RootOnly); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = l.ReadTree("d0")
+	if err == nil || !strings.Contains(err.Error(), "more than 20000 files and directories") || !strings.Contains(err.Error(), filepath.Join(root, "d0")) {
+		t.Fatalf("ReadTree = %v, want the entry cap named with the tree", err)
 	}
 }
