@@ -10,6 +10,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -19,6 +20,8 @@ import (
 	"sync/atomic"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/kpipe/kpipe/internal/loaders"
 )
 
 // Version is kpipe's version; release builds set it with -ldflags.
@@ -80,6 +83,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
 				err = cause
 			}
+		}
+		// A plain line for a person first (file:line, what is wrong, a
+		// hint), where kpipe has one; then kustomize's wording, which
+		// scripts grep for.
+		var h *loaders.Hinted
+		if errors.As(err, &h) {
+			fmt.Fprintf(stderr, "Error: %s\n", h.Hint)
 		}
 		fmt.Fprintf(stderr, "Error: %v\n", err)
 		return 1

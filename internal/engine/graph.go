@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -423,6 +424,11 @@ func (g *Graph) loadResource(n *Node, p string, chain []string) *Entry {
 	child, err := g.loadDir(n, p, chain)
 	if err != nil {
 		e.Err = fmt.Errorf("accumulation err='%s': %w", fileErr.Error(), err)
+		if errors.Is(f.err, fs.ErrNotExist) && errors.Is(err, fs.ErrNotExist) {
+			// Neither a file nor a directory: say where and what was
+			// probably meant, before kustomize's wording.
+			e.Err = &loaders.Hinted{Hint: loaders.MissingEntryHint(n.File.Path, n.File.Data, "resources", n.Dir, p), Err: e.Err}
+		}
 		return e
 	}
 	if child.IsComponent() {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -25,6 +26,8 @@ const (
 // FileNames are the names a kustomization file may have, in the order
 // kustomize looks for them.
 var FileNames = []string{"kustomization.yaml", "kustomization.yml", "Kustomization"}
+
+var unknownField = regexp.MustCompile(`json: unknown field "([^"]+)"$`)
 
 // MissingKustomizationError says a directory has no kustomization file.
 type MissingKustomizationError struct{ Dir string }
@@ -74,7 +77,11 @@ func FindKustomization(dir string, r Restriction) (*KustomizationFile, error) {
 	}
 	k, warnings, err := ParseKustomization(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", found[0], err)
+		err = fmt.Errorf("%s: %w", found[0], err)
+		if m := unknownField.FindStringSubmatch(err.Error()); m != nil {
+			err = &Hinted{Hint: UnknownFieldHint(found[0], data, m[1]), Err: err}
+		}
+		return nil, err
 	}
 	if errs := k.enforceFields(); len(errs) > 0 {
 		return nil, fmt.Errorf("Failed to read kustomization file under %s:\n%s", dir, strings.Join(errs, "\n"))
