@@ -27,7 +27,14 @@ func Prepare(cmd *exec.Cmd) {
 }
 
 // Reap kills what is left of cmd's process group after cmd has exited
-// (its orphaned children); it does nothing where groups are not used.
+// (its orphaned children); it does nothing where groups are not used. The
+// group keeps the leader's id while any member lives, so the id cannot be
+// reused for another process then; once the group is empty the kill finds
+// nothing (or, should the id have been reused within the moment between
+// Wait and Reap by a process that made itself a group leader, hits that
+// group: a race kpipe accepts, as there is no way to kill a group before
+// its leader is reaped with os/exec). A child that started its own session
+// (a daemon such as gpg-agent) is not in the group and is left alone.
 func Reap(cmd *exec.Cmd) { reap(cmd) }
 
 // Signaled reports the signal that ended a process, if one did and the
