@@ -19,13 +19,16 @@ func TestErrorsLeadWithAPlainLine(t *testing.T) {
 		{"misspelt file", "namePrefix: p-\nresources:\n- cm.yml\n",
 			"kustomization.yaml:3: resources entry 'cm.yml' is neither a file nor a directory; did you mean 'cm.yaml'?",
 			"accumulating resources from 'cm.yml'"},
+		{"misspelt patch", "resources:\n- cm.yaml\npatches:\n- path: cm-patch.yml\n",
+			"kustomization.yaml:4: patches entry 'cm-patch.yml' does not exist; did you mean 'cm-patch.yaml'?",
+			"failed to get the patch file from path(cm-patch.yml)"},
 		{"unknown field", "resorces:\n- cm.yaml\n",
 			"kustomization.yaml:1: unknown field 'resorces'; did you mean 'resources'?",
 			`invalid Kustomization: json: unknown field "resorces"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
-			writeFiles(t, dir, map[string]string{"kustomization.yaml": c.kust, "cm.yaml": cm, "x.yaml": cm})
+			writeFiles(t, dir, map[string]string{"kustomization.yaml": c.kust, "cm.yaml": cm, "x.yaml": cm, "cm-patch.yaml": cm})
 			code, _, errOut := kpipe(t, "build", dir)
 			lines := strings.Split(strings.TrimSpace(errOut), "\n")
 			if code == 0 || len(lines) != 2 {

@@ -24,9 +24,9 @@ func (h *Hinted) Error() string { return h.Err.Error() }
 // Unwrap returns the wrapped error.
 func (h *Hinted) Unwrap() error { return h.Err }
 
-// LineOf returns the 1-based line of data on which the list item or key
-// text first appears (a line that, trimmed, starts with "- "+text,
-// "-"+text or text+":"), or 0. Only the first word of text is looked for,
+// LineOf returns the 1-based line of data on which the list item, key or
+// value text first appears (a line that, trimmed, starts with "- "+text or
+// text, or whose value after a "key:" does), or 0. Only the first word of text is looked for,
 // so that an item that swallowed the next line is found by its start.
 func LineOf(data []byte, text string) int {
 	f := strings.Fields(text)
@@ -40,6 +40,9 @@ func LineOf(data []byte, text string) int {
 		t = strings.Trim(strings.TrimSpace(t), `"'`)
 		if strings.HasPrefix(t, word) {
 			return i + 1
+		}
+		if _, v, ok := strings.Cut(t, ":"); ok && strings.HasPrefix(strings.Trim(strings.TrimSpace(v), `"'`), word) {
+			return i + 1 // `- path: p.yaml`
 		}
 	}
 	return 0
@@ -64,7 +67,11 @@ func MissingEntryHint(kfile string, data []byte, field, dir, entry string) strin
 		first, _, _ := strings.Cut(entry, " - ")
 		return fmt.Sprintf("%s: %s entry '%s' does not exist: it looks like two list items run together; the line after '- %s' is indented further than it, so YAML reads it as part of that item: indent every '- ' of the list alike", at, field, entry, first)
 	}
-	msg := fmt.Sprintf("%s: %s entry '%s' is neither a file nor a directory", at, field, entry)
+	what := "does not exist"
+	if field == "resources" {
+		what = "is neither a file nor a directory"
+	}
+	msg := fmt.Sprintf("%s: %s entry '%s' %s", at, field, entry, what)
 	if near := nearestName(filepath.Join(dir, filepath.FromSlash(entry))); near != "" {
 		if d := path.Dir(filepath.ToSlash(entry)); d != "." {
 			near = path.Join(d, near)
