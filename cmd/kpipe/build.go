@@ -143,7 +143,7 @@ func commonBuildFlags() []cli.Flag {
 		&cli.StringFlag{Name: "load-restrictor", Value: "LoadRestrictionsRootOnly", Usage: "LoadRestrictionsRootOnly or LoadRestrictionsNone"},
 		&cli.StringFlag{Name: "reorder", Usage: "legacy or none (deprecated: use sortOptions in kustomization.yaml)"},
 		&cli.BoolFlag{Name: "enable-alpha-plugins", Usage: "enable plugins other than the builtins"},
-		&cli.BoolFlag{Name: "enable-exec", Usage: "enable KRM functions that run executables"},
+		&cli.BoolFlag{Name: "enable-exec", Usage: "enable KRM functions that run executables, and KEP-993 plugins found on PATH"},
 		&cli.BoolFlag{Name: "enable-helm", Usage: "enable helm chart inflation (helmCharts)"},
 		&cli.StringFlag{Name: "helm-command", Value: "helm", Usage: "the helm executable to run"},
 		&cli.StringSliceFlag{Name: "helm-api-versions", Usage: "Kubernetes api versions helm template passes to .Capabilities.APIVersions (for charts that set none)"},
@@ -251,6 +251,10 @@ func closeStore(store *cache.Store, opts *engine.Options) {
 // writeOutput writes the build's output to stdout, a file, or a directory,
 // rendering everything before writing anything.
 func writeOutput(c *cli.Context, res engine.Result) error {
+	if err := c.Context.Err(); err != nil {
+		// Stopped by a signal after the build: nothing is written.
+		return err
+	}
 	out := c.String("output")
 	if out == "" {
 		_, err := c.App.Writer.Write(res.YAML)

@@ -19,15 +19,18 @@ import (
 	"os/signal"
 	"runtime/pprof"
 	"strings"
+	"sync/atomic"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/kpipe/kpipe/internal/loaders"
 )
 
 // Version is kpipe's version; release builds set it with -ldflags.
 var Version = "v0.1.0-dev"
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stopped := stopOnSignal()
 	// KPIPE_CPUPROFILE=FILE writes a CPU profile of the run, for performance
 	// work (see benchmarks/).
 	if p := os.Getenv("KPIPE_CPUPROFILE"); p != "" {
@@ -36,19 +39,60 @@ func main() {
 			code := run(ctx, os.Args, os.Stdout, os.Stderr)
 			pprof.StopCPUProfile()
 			f.Close()
-			stop()
-			os.Exit(code)
+			os.Exit(stopped(code))
 		}
 	}
 	code := run(ctx, os.Args, os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
+	os.Exit(stopped(code))
+}
+
+// stopOnSignal returns a context cancelled by the first of stopSignals
+// (SIGINT, SIGTERM, SIGHUP on unix), whose cause names the signal, and a
+// function that turns run's exit code into the one to exit with: 128 plus
+// the signal's number when one came (130, 143, 129), as a shell reports a
+// process a signal ended. Cancellation kills the plugins' and helm's
+// process groups, and run returns only once their temporary files are
+// removed; so kpipe exits after cleaning up, having written no partial
+// output. A second signal ends kpipe at once.
+func stopOnSignal() (context.Context, func(code int) int) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, stopSignals()...)
+	var got atomic.Value
+	go func() {
+		s := <-sigs
+		got.Store(s)
+		cancel(fmt.Errorf("stopped by signal %s", signalName(s)))
+		s = <-sigs
+		os.Exit(signalExitCode(s))
+	}()
+	return ctx, func(code int) int {
+		signal.Stop(sigs)
+		if s, ok := got.Load().(os.Signal); ok {
+			return signalExitCode(s)
+		}
+		return code
+	}
 }
 
 // run executes kpipe with the given arguments and returns the exit code.
+// An error that comes of ctx's cancellation is reported by its cause (the
+// signal that stopped kpipe).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	app := newApp(stdout, stderr)
 	if err := app.RunContext(ctx, intersperse(app, args)); err != nil {
+		if ctx.Err() != nil {
+			if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
+				err = cause
+			}
+		}
+		// A plain line for a person first (file:line, what is wrong, a
+		// hint), where kpipe has one; then kustomize's wording, which
+		// scripts grep for.
+		var h *loaders.Hinted
+		if errors.As(err, &h) {
+			fmt.Fprintf(stderr, "Error: %s\n", h.Hint)
+		}
 		code := 1
 		var ee *exitError
 		if errors.As(err, &ee) {

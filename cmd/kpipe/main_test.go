@@ -169,7 +169,8 @@ func TestMain(m *testing.M) {
 		if len(args) > 1 && args[1] == "--" {
 			args = append([]string{"kpipe"}, args[2:]...)
 		}
-		os.Exit(run(context.Background(), args, os.Stdout, os.Stderr))
+		ctx, stopped := stopOnSignal()
+		os.Exit(stopped(run(ctx, args, os.Stdout, os.Stderr)))
 	}
 	dir, err := os.MkdirTemp("", "kpipe-test-cache-")
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/kpipe/kpipe/internal/fsread"
 	"github.com/kpipe/kpipe/internal/loaders"
 	"github.com/kpipe/kpipe/internal/output"
 )
@@ -41,7 +42,8 @@ func readManifest(dir string) *manifest {
 	if dir == "" {
 		return m
 	}
-	data, err := os.ReadFile(filepath.Join(dir, ManifestName))
+	// kpipe's own state file: a symlink, FIFO or device there is ignored.
+	data, err := fsread.Own(filepath.Join(dir, ManifestName), fsread.MaxFileSize)
 	if err != nil {
 		return m
 	}
@@ -146,7 +148,7 @@ func removeIfDigest(path, digest string) removal {
 	if err != nil || !st.Mode().IsRegular() {
 		return gone
 	}
-	data, err := os.ReadFile(path)
+	data, err := fsread.Own(path, fsread.MaxFileSize)
 	if err != nil {
 		return modified
 	}

@@ -75,7 +75,7 @@ func (s *Store) Info() (Info, error) {
 			info.Blobs++
 		}
 	}
-	if b, err := os.ReadFile(filepath.Join(s.dir, layoutDir, lastRun)); err == nil {
+	if b, err := s.read(filepath.Join(s.dir, layoutDir, lastRun)); err == nil {
 		var r RunStats
 		if json.Unmarshal(b, &r) == nil {
 			info.LastRun = &r
@@ -399,7 +399,7 @@ func (s *Store) Verify() (VerifyResult, error) {
 			r.Good++
 			continue
 		}
-		line, err := os.ReadFile(f.path)
+		line, err := s.read(f.path)
 		if err != nil || len(line) < entrySize {
 			r.Incomplete++
 			continue
@@ -445,7 +445,7 @@ func (s *Store) Uploadable(includeSensitive bool) ([]string, error) {
 		if _, err := hex.Decode(k[:], []byte(strings.TrimSuffix(name, sufAction))); err != nil {
 			continue
 		}
-		line, err := os.ReadFile(f.path)
+		line, err := s.read(f.path)
 		if err != nil {
 			continue
 		}

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/kpipe/kpipe/internal/fsread"
 	"sync"
 	"sync/atomic"
 )
@@ -149,8 +151,11 @@ func (d *disk) name(hexName, suf string) string {
 	return filepath.Join(d.dir, layoutDir, hexName[:2], hexName+suf)
 }
 
-// read reads an entry file; any error is a miss.
-func (d *disk) read(path string) ([]byte, error) { return os.ReadFile(path) }
+// read reads an entry file; any error is a miss. Only a regular file that
+// is not a symlink is read, and at most fsread.MaxFileSize of it: kpipe
+// writes none other, so a FIFO, a device or a symlink planted in the cache
+// (say, a stat record linked to /dev/zero) is a miss, never a hang.
+func (d *disk) read(path string) ([]byte, error) { return fsread.Own(path, fsread.MaxFileSize) }
 
 // write writes an entry file in place, as the Go build cache does (a
 // temporary file and a rename cost eight times as much on ext4): every

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -209,22 +208,16 @@ func (s *Store) Has(key Key) bool {
 	if s == nil {
 		return false
 	}
-	f, err := os.Open(s.name(hex.EncodeToString(key[:]), sufAction))
-	if err != nil {
+	line, err := s.read(s.name(hex.EncodeToString(key[:]), sufAction))
+	if err != nil || len(line) < entrySize {
 		return false
 	}
-	defer f.Close()
-	line := make([]byte, entrySize)
-	if _, err := io.ReadFull(f, line); err != nil {
-		return false
-	}
-	e, ok := parseEntry(key, line)
+	e, ok := parseEntry(key, line[:entrySize])
 	if !ok {
 		return false
 	}
 	if e.size <= inlineMax {
-		fi, err := f.Stat()
-		return err == nil && fi.Size() == entrySize+e.size
+		return int64(len(line)) == entrySize+e.size
 	}
 	fi, err := os.Stat(s.name(hex.EncodeToString(e.digest[:]), sufData))
 	return err == nil && fi.Size() == e.size

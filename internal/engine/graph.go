@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -274,7 +275,7 @@ func LoadContext(ctx context.Context, roots []string, o LoadOptions) (*Graph, []
 			if errs[i] != nil {
 				return nil
 			}
-			parsed[i].kf, parsed[i].err = loaders.FindKustomization(dirs[i])
+			parsed[i].kf, parsed[i].err = loaders.FindKustomization(dirs[i], r)
 			if parsed[i].err != nil {
 				return nil
 			}
@@ -360,7 +361,7 @@ func (g *Graph) load(dir, helmNS string, inheritedAPI *schemaSource, chain []str
 	f, ok := g.kfiles[dir]
 	if !ok {
 		// A base shared by many overlays is read and parsed once.
-		f.kf, f.err = loaders.FindKustomization(dir)
+		f.kf, f.err = loaders.FindKustomization(dir, g.restriction)
 		g.kfiles[dir] = f
 	}
 	kf, err := f.kf, f.err
@@ -557,6 +558,11 @@ func (g *Graph) resourceDir(n *Node, e *Entry, fileErr error, chain []string) *E
 	child, err := g.loadDir(n, p, chain)
 	if err != nil {
 		e.Err = fmt.Errorf("accumulation err='%s': %w", fileErr.Error(), err)
+		if errors.Is(fileErr, fs.ErrNotExist) && errors.Is(err, fs.ErrNotExist) {
+			// Neither a file nor a directory: say where and what was
+			// probably meant, before kustomize's wording.
+			e.Err = &loaders.Hinted{Hint: loaders.MissingEntryHint(n.File.Path, n.File.Data, "resources", n.Dir, p), Err: e.Err}
+		}
 		return e
 	}
 	if child.IsComponent() {

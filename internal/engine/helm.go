@@ -14,6 +14,7 @@ import (
 	yaml2 "go.yaml.in/yaml/v2"
 
 	"github.com/kpipe/kpipe/internal/cache"
+	"github.com/kpipe/kpipe/internal/fsread"
 	"github.com/kpipe/kpipe/internal/loaders"
 	"github.com/kpipe/kpipe/internal/remote"
 	"github.com/kpipe/kpipe/internal/stages"
@@ -155,7 +156,7 @@ func helmEnv(environ []string) (env, fingerprint []string) {
 		kubeconfigs = []string{filepath.Join(get["HOME"], ".kube", "config")}
 	}
 	for _, p := range kubeconfigs {
-		if data, err := os.ReadFile(p); err == nil {
+		if data, err := fsread.File(p); err == nil {
 			d := cache.Digest(data)
 			fingerprint = append(fingerprint, "kubeconfig "+p+" "+hex.EncodeToString(d[:]))
 		}

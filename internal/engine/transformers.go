@@ -3,7 +3,9 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/kpipe/kpipe/internal/loaders"
 	"github.com/kpipe/kpipe/internal/plugins"
@@ -62,6 +64,11 @@ func (b *Builder) fieldTransformers(n *Node, tc *fieldspec.Config) ([]stages.Sta
 	}
 	for _, p := range k.Patches {
 		if err := add(stages.NewPatch(stages.PatchConfig{Path: p.Path, Patch: p.Patch, Target: selector(p.Target), Options: patchOptions(p.Options)}, read)); err != nil {
+			if p.Path != "" && errors.Is(err, fs.ErrNotExist) {
+				// Say where and what was probably meant, before
+				// kustomize's wording.
+				err = &loaders.Hinted{Hint: loaders.MissingEntryHint(n.File.Path, n.File.Data, "patches", n.Dir, p.Path), Err: err}
+			}
 			return nil, err
 		}
 	}

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kpipe/kpipe/internal/fsread"
+	"github.com/kpipe/kpipe/internal/loaders"
 	"github.com/kpipe/kpipe/internal/output"
 	"github.com/kpipe/kpipe/internal/plugins"
 	"github.com/kpipe/kpipe/internal/resource"
@@ -98,7 +100,7 @@ func Run(ctx context.Context, dir string, o Options) (*Result, error) {
 			Dir:    filepath.Join(abs, filepath.FromSlash(path.Dir(fe.path))),
 			Source: filepath.Join(dir, filepath.FromSlash(fe.path)),
 			Read: func(p string) ([]byte, error) {
-				return os.ReadFile(filepath.Join(abs, filepath.FromSlash(path.Dir(fe.path)), p))
+				return fsread.File(filepath.Join(abs, filepath.FromSlash(path.Dir(fe.path)), p))
 			},
 		}, o.Plugins)
 		if err != nil {
@@ -126,7 +128,7 @@ func Run(ctx context.Context, dir string, o Options) (*Result, error) {
 			return res, nil
 		}
 	}
-	byFile, order, err := groupByFile(dir, objs)
+	byFile, order, err := groupByFile(dir, abs, objs)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +166,7 @@ func readDir(root string) ([]file, error) {
 		if d.IsDir() || !(strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) {
 			return nil
 		}
-		data, err := os.ReadFile(p)
+		data, err := fsread.File(p)
 		if err != nil {
 			return err
 		}
@@ -249,8 +251,14 @@ func sortFunctions(fns []fnEntry) {
 }
 
 // groupByFile maps each object to its file, checking that every path stays
-// inside the directory; order lists the files in order of first object.
-func groupByFile(dir string, objs []*resource.Resource) (map[string][]*resource.Resource, []string, error) {
+// inside the directory (abs is its absolute form), symlinks resolved: a
+// path through a symlinked subdirectory that points elsewhere leaves it as
+// much as `../` does. order lists the files in order of first object.
+func groupByFile(dir, abs string, objs []*resource.Resource) (map[string][]*resource.Resource, []string, error) {
+	realRoot, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, nil, fmt.Errorf("fn run: %w", err)
+	}
 	byFile := map[string][]*resource.Resource{}
 	var order []string
 	for _, r := range objs {
@@ -265,12 +273,41 @@ func groupByFile(dir string, objs []*resource.Resource) (map[string][]*resource.
 		if path.IsAbs(clean) || filepath.IsAbs(p) || clean == ".." || strings.HasPrefix(clean, "../") || clean == "." {
 			return nil, nil, fmt.Errorf("object %s: its path annotation %q leaves the directory %s; refusing to write there", r.ID(), p, dir)
 		}
+		if real, ok := resolvedWithin(realRoot, filepath.Join(realRoot, filepath.FromSlash(clean))); !ok {
+			return nil, nil, fmt.Errorf("object %s: its path annotation %q leaves the directory %s through a symlink (to %s); refusing to write there", r.ID(), p, dir, real)
+		}
 		if _, ok := byFile[clean]; !ok {
 			order = append(order, clean)
 		}
 		byFile[clean] = append(byFile[clean], r)
 	}
 	return byFile, order, nil
+}
+
+// resolvedWithin reports whether the file full, once the symlinks of its
+// directory (the part of it that exists) are resolved, lies below
+// realRoot (absolute and symlink-free); it returns the resolved directory.
+// The file itself may be a symlink: it is replaced by a rename, not written
+// through.
+func resolvedWithin(realRoot, full string) (string, bool) {
+	dir, rest := filepath.Dir(full), ""
+	for {
+		if _, err := os.Lstat(dir); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return dir, false
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+		dir = parent
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return dir, false
+	}
+	real = filepath.Join(real, rest)
+	return real, loaders.Within(realRoot, real)
 }
 
 // stripped is an object's content as written: without the runner's

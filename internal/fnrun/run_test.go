@@ -173,3 +173,44 @@ func TestRunFailuresAndDryRun(t *testing.T) {
 		t.Errorf("a file that is not objects: error = %v", err)
 	}
 }
+
+// A path annotation through a symlinked subdirectory that points outside
+// the directory leaves it as much as `../` does: refused, nothing written,
+// resolved before the containment check.
+func TestRunRefusesWritesThroughSymlinkedDirectories(t *testing.T) {
+	dir := t.TempDir()
+	outside := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"fn.yaml": fnConfig("f", "./f.sh"),
+		"f.sh":    "#!/bin/sh\ncat >/dev/null; cat <<END\napiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: example.com/v1\n  kind: Fn\n  metadata:\n    name: f\n    annotations:\n      config.kubernetes.io/path: fn.yaml\n      config.kubernetes.io/function: |\n        exec:\n          path: ./f.sh\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: new\n    annotations:\n      config.kubernetes.io/path: $TARGET\nEND\n",
+	})
+	if err := os.Symlink(outside, filepath.Join(dir, "link")); err != nil {
+		t.Skip("no symlinks:", err)
+	}
+	for _, target := range []string{"link/x.yaml", "link/deeper/x.yaml"} {
+		o := opts
+		o.Plugins.Env = []string{"TARGET=" + target}
+		_, err := Run(context.Background(), dir, o)
+		if err == nil || !strings.Contains(err.Error(), "leaves the directory") || !strings.Contains(err.Error(), "through a symlink") {
+			t.Errorf("%s: error = %v", target, err)
+		}
+		if entries, _ := os.ReadDir(outside); len(entries) != 0 {
+			t.Fatalf("%s: wrote outside the directory: %v", target, entries)
+		}
+	}
+	// A symlink to a directory inside is fine.
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("sub", filepath.Join(dir, "inner")); err != nil {
+		t.Fatal(err)
+	}
+	o := opts
+	o.Plugins.Env = []string{"TARGET=inner/x.yaml"}
+	if _, err := Run(context.Background(), dir, o); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "sub", "x.yaml")); err != nil {
+		t.Error("a write through a symlink inside the directory did not happen")
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/kpipe/kpipe/internal/output"
+	"github.com/kpipe/kpipe/internal/procgroup"
 	"github.com/kpipe/kpipe/internal/resource"
 	"github.com/kpipe/kpipe/internal/stages/smp"
 )
@@ -77,7 +78,10 @@ func Wrap(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	cmd.Stderr = stderr
-	if err := cmd.Run(); err != nil {
+	procgroup.Prepare(cmd)
+	err = cmd.Run()
+	procgroup.Reap(cmd)
+	if err != nil {
 		return fmt.Errorf("fn wrap: %s: %w", strings.Join(argv, " "), err)
 	}
 	printed, err := readObjects(out.Bytes())

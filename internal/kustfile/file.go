@@ -22,6 +22,8 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v2"
+
+	"github.com/kpipe/kpipe/internal/fsread"
 )
 
 // FileNames are the kustomization file names, in kustomize's order.
@@ -99,7 +101,7 @@ func Open(dir string) (*File, *Kustomization, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	data, err := os.ReadFile(path)
+	data, err := fsread.File(path)
 	if err != nil {
 		return nil, nil, err
 	}

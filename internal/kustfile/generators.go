@@ -4,11 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/kpipe/kpipe/internal/fsread"
 )
 
 // GeneratorFlags are the flags of `edit add|set configmap|secret`.
@@ -280,7 +281,7 @@ func checkSources(a *GeneratorArgs, dir string) error {
 		return nil
 	}
 	for _, p := range a.EnvSources {
-		data, err := os.ReadFile(filepath.Join(dir, p))
+		data, err := fsread.File(filepath.Join(dir, p))
 		if err != nil {
 			return fmt.Errorf("env source files: [%s]: %w", p, err)
 		}
@@ -316,7 +317,7 @@ func checkSources(a *GeneratorArgs, dir string) error {
 			}
 			key, path = k, p
 		}
-		if _, err := os.ReadFile(filepath.Join(dir, path)); err != nil {
+		if _, err := fsread.File(filepath.Join(dir, path)); err != nil {
 			return fmt.Errorf("file sources: [%s]: %w", s, err)
 		}
 		if err := add(key); err != nil {

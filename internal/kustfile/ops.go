@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/kpipe/kpipe/internal/fsread"
 )
 
 // ParseImage parses a `set image` argument (NAME[=NEWNAME][:TAG][@DIGEST])
@@ -364,7 +366,7 @@ func Fix(k *Kustomization, dir string) error {
 	k.PatchesJson6902 = nil
 	if k.PatchesStrategicMerge != nil {
 		for _, p := range k.PatchesStrategicMerge {
-			if _, err := os.ReadFile(filepath.Join(dir, p)); err == nil {
+			if _, err := fsread.File(filepath.Join(dir, p)); err == nil {
 				k.Patches = append(k.Patches, Patch{Path: p})
 			} else {
 				k.Patches = append(k.Patches, Patch{Patch: p})

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -25,6 +26,8 @@ const (
 // FileNames are the names a kustomization file may have, in the order
 // kustomize looks for them.
 var FileNames = []string{"kustomization.yaml", "kustomization.yml", "Kustomization"}
+
+var unknownField = regexp.MustCompile(`json: unknown field "([^"]+)"$`)
 
 // MissingKustomizationError says a directory has no kustomization file.
 type MissingKustomizationError struct{ Dir string }
@@ -46,18 +49,19 @@ type KustomizationFile struct {
 }
 
 // FindKustomization looks for the kustomization file in dir (absolute and
-// symlink-free) and parses it.
-func FindKustomization(dir string) (*KustomizationFile, error) {
+// symlink-free) and parses it. Like any file a kustomization reads, the
+// kustomization file itself must be a regular file no larger than
+// fsread.MaxFileSize and, under RootOnly, must resolve to a path in or below
+// dir: a kustomization.yaml that is a symlink to a file elsewhere is refused
+// as kustomize refuses it.
+func FindKustomization(dir string, r Restriction) (*KustomizationFile, error) {
 	var found []string
-	var data []byte
 	for _, name := range FileNames {
 		p := filepath.Join(dir, name)
-		b, err := os.ReadFile(p)
-		if err != nil {
+		if st, err := os.Stat(p); err != nil || st.IsDir() {
 			continue
 		}
 		found = append(found, p)
-		data = b
 	}
 	switch len(found) {
 	case 0:
@@ -66,9 +70,18 @@ func FindKustomization(dir string) (*KustomizationFile, error) {
 	default:
 		return nil, fmt.Errorf("Found multiple kustomization files under: %s\n(%s)", dir, strings.Join(found, ", "))
 	}
+	ldr := &Loader{root: dir, restriction: r}
+	data, _, err := ldr.ReadFile(filepath.Base(found[0]))
+	if err != nil {
+		return nil, err
+	}
 	k, warnings, err := ParseKustomization(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", found[0], err)
+		err = fmt.Errorf("%s: %w", found[0], err)
+		if m := unknownField.FindStringSubmatch(err.Error()); m != nil {
+			err = &Hinted{Hint: UnknownFieldHint(found[0], data, m[1]), Err: err}
+		}
+		return nil, err
 	}
 	if errs := k.enforceFields(); len(errs) > 0 {
 		return nil, fmt.Errorf("Failed to read kustomization file under %s:\n%s", dir, strings.Join(errs, "\n"))

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/kpipe/kpipe/internal/fsread"
 )
 
 // Restriction says which files a kustomization may read.
@@ -179,7 +181,7 @@ func (l *Loader) ReadFile(path string) ([]byte, string, error) {
 	if err := l.Check(real); err != nil {
 		return nil, real, err
 	}
-	data, err := os.ReadFile(real)
+	data, err := fsread.File(real)
 	if err == nil && l.onRead != nil {
 		l.onRead(path, real, data)
 	}
@@ -210,28 +212,33 @@ func (l *Loader) ReadTree(path string) ([]TreeFile, string, error) {
 	if kind != Dir {
 		return nil, real, fmt.Errorf("'%s': %w", real, ErrNotDirectory)
 	}
-	rels, err := walkTree(real)
+	tree, err := walkTree(real)
 	if err != nil {
 		return nil, real, err
 	}
-	files := make([]TreeFile, 0, len(rels))
-	for _, rel := range rels {
-		data, err := os.ReadFile(filepath.Join(real, filepath.FromSlash(rel)))
-		if err != nil {
-			return nil, real, err
-		}
-		if l.onRead != nil {
-			p := filepath.Join(path, filepath.FromSlash(rel))
-			fr, _, err := l.Resolve(p)
-			if err != nil {
+	files := make([]TreeFile, 0, len(tree))
+	// A file reached through several symlinked paths (a chart whose
+	// symlinks form a DAG) is read once.
+	read := map[string][]byte{}
+	var total int64
+	for _, e := range tree {
+		data, ok := read[e.real]
+		if !ok {
+			if data, err = fsread.File(e.real); err != nil {
 				return nil, real, err
 			}
-			l.onRead(p, fr, data)
+			read[e.real] = data
 		}
-		files = append(files, TreeFile{Rel: rel, Data: data})
+		if total += int64(len(data)); total > MaxTreeBytes {
+			return nil, real, fmt.Errorf("'%s': its files come to more than %d MiB (symlinks that repeat directories count each time), the most kpipe reads from one tree", real, MaxTreeBytes>>20)
+		}
+		if l.onRead != nil {
+			l.onRead(filepath.Join(path, filepath.FromSlash(e.rel)), e.real, data)
+		}
+		files = append(files, TreeFile{Rel: e.rel, Data: data})
 	}
 	if l.onReadTree != nil {
-		l.onReadTree(path, real, listing(rels))
+		l.onReadTree(path, real, listing(tree))
 	}
 	return files, real, nil
 }
@@ -239,55 +246,85 @@ func (l *Loader) ReadTree(path string) ([]TreeFile, string, error) {
 // TreeListing returns the listing of the directory real (absolute): the
 // relative paths of the regular files ReadTree would read, one a line.
 func TreeListing(real string) ([]byte, error) {
-	rels, err := walkTree(real)
+	tree, err := walkTree(real)
 	if err != nil {
 		return nil, err
 	}
-	return listing(rels), nil
+	return listing(tree), nil
 }
 
-func listing(rels []string) []byte {
+func listing(tree []treeEntry) []byte {
 	var b strings.Builder
-	for _, r := range rels {
-		b.WriteString(r)
+	for _, e := range tree {
+		b.WriteString(e.rel)
 		b.WriteByte('\n')
 	}
 	return []byte(b.String())
 }
 
-// walkTree lists the regular files below dir, following symlinks to files
-// and directories; a symlink back to a directory being walked is an error.
-func walkTree(dir string) ([]string, error) {
-	var out []string
-	var walk func(abs, rel string, seen map[string]bool) error
-	walk = func(abs, rel string, seen map[string]bool) error {
-		real, err := filepath.EvalSymlinks(abs)
-		if err != nil {
-			return err
-		}
+// MaxTreeEntries and MaxTreeBytes bound a tree ReadTree reads (a helm
+// chart): its files and directories, counted once per path they are reached
+// by, and the bytes of its files, likewise. Symlinks that form a DAG (each
+// level linking twice to the next) multiply paths exponentially; helm
+// follows them all, kpipe stops with an error.
+const (
+	MaxTreeEntries = 20000
+	MaxTreeBytes   = 1 << 30
+)
+
+// treeEntry is a regular file of a tree: its path relative to the tree's
+// root (slashes) and its real path.
+type treeEntry struct{ rel, real string }
+
+// walkTree lists the regular files below dir (absolute and symlink-free),
+// following symlinks to files and directories, in lexical order of their
+// relative paths; a symlink back to a directory being walked is an error,
+// and so is a tree of more than MaxTreeEntries files and directories. Real
+// paths are resolved one symlink at a time as the walk descends, so a deep
+// path costs no more than a shallow one.
+func walkTree(dir string) ([]treeEntry, error) {
+	var out []treeEntry
+	entries := 0
+	var walk func(real, rel string, seen map[string]bool) error
+	walk = func(real, rel string, seen map[string]bool) error {
 		if seen[real] {
-			return fmt.Errorf("symlink cycle at '%s'", abs)
+			return fmt.Errorf("symlink cycle at '%s'", filepath.Join(dir, filepath.FromSlash(rel)))
 		}
 		seen[real] = true
 		defer delete(seen, real)
-		entries, err := os.ReadDir(abs)
+		list, err := os.ReadDir(real)
 		if err != nil {
 			return err
 		}
-		for _, e := range entries {
-			childAbs := filepath.Join(abs, e.Name())
+		for _, e := range list {
+			if entries++; entries > MaxTreeEntries {
+				return fmt.Errorf("'%s': more than %d files and directories (symlinks that repeat directories count each time), the most kpipe reads from one tree", dir, MaxTreeEntries)
+			}
+			childReal := filepath.Join(real, e.Name())
 			childRel := path.Join(rel, e.Name())
-			st, err := os.Stat(childAbs)
+			if e.Type()&fs.ModeSymlink != 0 {
+				target, err := os.Readlink(childReal)
+				if err != nil {
+					return err
+				}
+				if !filepath.IsAbs(target) {
+					target = filepath.Join(real, target)
+				}
+				if childReal, err = filepath.EvalSymlinks(target); err != nil {
+					return err
+				}
+			}
+			st, err := os.Stat(childReal)
 			if err != nil {
 				return err
 			}
 			switch {
 			case st.IsDir():
-				if err := walk(childAbs, childRel, seen); err != nil {
+				if err := walk(childReal, childRel, seen); err != nil {
 					return err
 				}
 			case st.Mode().IsRegular():
-				out = append(out, childRel)
+				out = append(out, treeEntry{rel: childRel, real: childReal})
 			}
 		}
 		return nil
@@ -295,6 +332,6 @@ func walkTree(dir string) ([]string, error) {
 	if err := walk(dir, "", map[string]bool{}); err != nil {
 		return nil, err
 	}
-	sort.Strings(out)
+	sort.Slice(out, func(i, j int) bool { return out[i].rel < out[j].rel })
 	return out, nil
 }

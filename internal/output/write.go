@@ -86,11 +86,31 @@ func fileName(r *resource.Resource) string {
 	return strings.ToLower(strings.Join(parts, "_")) + "_" + strings.ToLower(r.Name()) + ".yaml"
 }
 
+// plainName fails unless name is a plain file name: no path separator
+// (either slash, on every platform), no NUL, not absolute, no volume.
+// Written straight into the directory, such a name cannot leave it nor pass
+// through a symlinked directory inside it (and a rename replaces a
+// symlinked file rather than writing through it).
+func plainName(name string) error {
+	if strings.ContainsAny(name, "/\\\x00") || filepath.IsAbs(name) || filepath.VolumeName(name) != "" || name == "." || name == ".." {
+		return fmt.Errorf("is not a plain file name")
+	}
+	return nil
+}
+
 // WriteDir writes one file per resource into dir (which must exist). All
 // files are rendered before the first is written, so an encoding error
-// leaves the directory untouched.
+// leaves the directory untouched. A resource whose file name would not be a
+// plain name in dir (a name, kind or namespace with '/', '\\' or a NUL:
+// `name: ../../etc/x`) is an error naming the resource, before anything is
+// written; kustomize writes such a file outside the directory.
 func WriteDir(dir string, list []*resource.Resource) error {
 	names, files := IndividualFiles(list)
+	for _, n := range names {
+		if err := plainName(n); err != nil {
+			return fmt.Errorf("-o %s: resource %s would be written to '%s', which %v: kpipe writes only directly into the directory it is given", dir, files[n].ID(), n, err)
+		}
+	}
 	rendered := make(map[string][]byte, len(names))
 	for _, n := range names {
 		b, err := MarshalOne(files[n])

@@ -54,7 +54,13 @@
 //     (`team.example.com` for `apiVersion: team.example.com/v1`), looked
 //     for first in $XDG_CONFIG_HOME/kustomize/plugins ($HOME/.config when
 //     XDG_CONFIG_HOME is unset; the directory KEP-993 names), then in each
-//     directory of PATH. A generator runs `<exe> generate` with the config on
+//     directory of PATH, which needs --enable-exec (Options.EnableExec): a
+//     repository must not be able to run whatever PATH holds with only
+//     --enable-alpha-plugins. Only a group that can be a named API group (a
+//     DNS subdomain with a dot) is looked for, so `apiVersion: sh/v1` never
+//     runs `sh generate`. A config whose group, version or kind contains a
+//     path separator or is "." or ".." never selects any plugin (kustomize
+//     joins them into the plugin path unchecked). A generator runs `<exe> generate` with the config on
 //     stdin; a transformer or validator runs `<exe> transform` with the
 //     config, then `---` and the objects (annotated with their IDs, as for
 //     exec plugins), on stdin. Both print objects on stdout; a transformer's

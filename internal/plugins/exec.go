@@ -19,11 +19,27 @@ import (
 // passes; longer ones are left out.
 const maxEnvString = 131071
 
+// pathSafe fails when the config's group, version or kind could lead the
+// plugin path out of the plugin home: a path separator, a NUL, or a whole
+// component of "." or "..". (kustomize joins them unchecked, so that
+// `kind: ../../../../bin/sh` selects /bin/sh; kpipe refuses.)
+func pathSafe(group, version, kind string) error {
+	for _, c := range []struct{ field, v string }{{"group", group}, {"version", version}, {"kind", kind}} {
+		if strings.ContainsAny(c.v, "/\\\x00") || c.v == "." || c.v == ".." {
+			return fmt.Errorf("the config's %s %q cannot name a plugin: it must be one path component, without '/', '\\' or '..'", c.field, c.v)
+		}
+	}
+	return nil
+}
+
 // configureExec finds a legacy exec plugin for c and prepares its run.
 func (p *plugin) configureExec(c Config, o Options) error {
 	g := c.Object.GVK()
 	if c.Object.APIVersion() == "" {
 		return p.fail("the config has no apiVersion: kpipe needs it to find the plugin (<plugin home>/<group>/<version>/<lowercase kind>/<kind>) or a KRM function annotation")
+	}
+	if err := pathSafe(g.Group, g.Version, g.Kind); err != nil {
+		return p.fail("%v", err)
 	}
 	path := filepath.Join(pluginHome(o.Environ), g.Group, g.Version, strings.ToLower(g.Kind), g.Kind)
 	p.mode, p.path = modeExec, path
@@ -161,6 +177,12 @@ func firstLines(what string, b []byte) string {
 	if len(lines) > max {
 		more = fmt.Sprintf("\n  ... (%d more lines)", len(lines)-max)
 		lines = lines[:max]
+	}
+	const maxLine = 1000
+	for i, l := range lines {
+		if len(l) > maxLine {
+			lines[i] = fmt.Sprintf("%s... (%d more bytes on this line)", l[:maxLine], len(l)-maxLine)
+		}
 	}
 	if what != "" {
 		what = "\n" + what + ":"

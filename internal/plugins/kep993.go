@@ -43,10 +43,21 @@ func kepDirs(environ []string) []string {
 	return []string{filepath.Join(base, "kustomize", "plugins")}
 }
 
+// kepWhereDir names the KEP-993 plugin directory for the error messages.
+func kepWhereDir(environ []string) string {
+	if d := kepDirs(environ); len(d) > 0 {
+		return d[0]
+	}
+	return "$XDG_CONFIG_HOME/kustomize/plugins"
+}
+
 // kepWhere says where a KEP-993 plugin for group was looked for.
 func kepWhere(group string, environ []string) string {
 	if group == "" {
 		return "(the config's apiVersion has no group to name one)"
+	}
+	if !isAPIGroup(group) {
+		return "(the config's group '" + group + "' is not an API group with a dot, so none is looked for)"
 	}
 	where := "on PATH"
 	if d := kepDirs(environ); len(d) > 0 {
@@ -55,11 +66,34 @@ func kepWhere(group string, environ []string) string {
 	return "named '" + group + "' " + where
 }
 
+// isAPIGroup reports whether group can be a named API group: a DNS
+// subdomain (lowercase letters, digits, '-' and '.') with at least one dot,
+// as every API group but the core one is. Only such a name is looked for as
+// a KEP-993 plugin, so that `apiVersion: sh/v1` or `python3/v1` never
+// selects a shell or an interpreter found on PATH.
+func isAPIGroup(group string) bool {
+	if len(group) > 253 || !strings.Contains(group, ".") {
+		return false
+	}
+	for _, label := range strings.Split(group, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, r := range label {
+			if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // configureKEP looks for a KEP-993 plugin for c; found is false when there
-// is none.
+// is none. One found on PATH (rather than in the KEP-993 plugin directory,
+// which the user fills) runs only with --enable-exec.
 func (p *plugin) configureKEP(c Config, o Options) (found bool, err error) {
 	group := c.Object.GVK().Group
-	if group == "" || strings.ContainsAny(group, "/\\") {
+	if !isAPIGroup(group) {
 		return false, nil
 	}
 	path := ""
@@ -73,6 +107,9 @@ func (p *plugin) configureKEP(c Config, o Options) (found bool, err error) {
 		lp, ok := lookPath(group, o.Environ)
 		if !ok {
 			return false, nil
+		}
+		if !o.EnableExec {
+			return true, p.fail("the KEP-993 plugin '%s' was found on PATH; running an executable found on PATH needs --enable-exec (or put it in %s)", lp, kepWhereDir(o.Environ))
 		}
 		path = lp
 	}

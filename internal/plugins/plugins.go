@@ -46,7 +46,8 @@ const DefaultTimeout = 5 * time.Minute
 type Options struct {
 	// EnableAlpha allows external plugins (--enable-alpha-plugins).
 	EnableAlpha bool
-	// EnableExec allows KRM exec functions (--enable-exec).
+	// EnableExec allows KRM exec functions and KEP-993 plugins found on PATH
+	// (--enable-exec).
 	EnableExec bool
 	// Timeout bounds each plugin run (--plugin-timeout; zero: DefaultTimeout).
 	Timeout time.Duration

@@ -7,13 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/kpipe/kpipe/internal/fsread"
 	"github.com/kpipe/kpipe/internal/output"
 	"github.com/kpipe/kpipe/internal/resource"
 	"github.com/kpipe/kpipe/internal/stages"
@@ -68,6 +68,7 @@ type plugin struct {
 	origin   string      // generators: the origin annotation given to objects without one
 	configID resource.ID // of the config (KEP-993 plugins)
 	noIDs    bool        // functions: no ID annotations on items (kpipe fn run)
+	maxOut   int         // cap on standard output (0: maxStdout); tests lower it
 }
 
 // Kind names the stage kind in statistics.
@@ -143,7 +144,7 @@ func dirDigest(dir string) []byte {
 		if err != nil {
 			return err
 		}
-		data, err := os.ReadFile(path)
+		data, err := fsread.File(path)
 		if err != nil {
 			if d.Type()&fs.ModeSymlink != 0 {
 				data = []byte("dangling symlink")

@@ -92,20 +92,86 @@ func decodeOne(d document) (any, error) {
 		return nil, nil
 	}
 	var v any
+	node := &n
 	if err == nil {
 		err = n.Decode(&v)
+		if err != nil && strings.Contains(err.Error(), "excessive aliasing") {
+			// yaml.v3 judges aliases by their count against the nodes
+			// decoded, which refuses legitimate documents kustomize renders
+			// (a 9^5 expansion, 913 KB). Judge by what they expand to
+			// instead: under the cap, decode the expanded tree.
+			if size := expandedSize(&n, maxExpanded, map[*yaml.Node]int64{}, map[*yaml.Node]bool{}); size <= maxExpanded {
+				v = nil
+				node = expandAliases(&n)
+				err = node.Decode(&v)
+			} else {
+				err = fmt.Errorf("yaml: document contains excessive aliasing: it expands to more than %d MiB", maxExpanded>>20)
+			}
+		}
 	}
 	if err != nil {
 		return nil, syntaxError(err, d.firstLine-1)
 	}
 	v = normalize(v)
-	if needsFix(&n) {
-		v = fixNodes(&n, v, false)
+	if needsFix(node) {
+		v = fixNodes(node, v, false)
 	}
 	if _, ok := v.(EmptyNull); ok {
 		return nil, nil
 	}
 	return v, nil
+}
+
+// maxExpanded bounds the size of a document with its aliases expanded (the
+// text of its scalars and keys, and a byte per node): 64 MiB, far above
+// what a real document expands to, far below what an alias bomb does.
+const maxExpanded = 64 << 20
+
+// expandedSize returns the size of n with its aliases expanded, or a value
+// above limit as soon as it passes limit (or when an alias contains
+// itself). memo holds the sizes of the nodes measured, so that shared
+// anchors are measured once; open the nodes being measured.
+func expandedSize(n *yaml.Node, limit int64, memo map[*yaml.Node]int64, open map[*yaml.Node]bool) int64 {
+	if s, ok := memo[n]; ok {
+		return s
+	}
+	if open[n] {
+		return limit + 1
+	}
+	open[n] = true
+	defer delete(open, n)
+	size := int64(1 + len(n.Value))
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		size = expandedSize(n.Alias, limit, memo, open)
+	}
+	for _, c := range n.Content {
+		size += expandedSize(c, limit, memo, open)
+		if size > limit {
+			break
+		}
+	}
+	if size > limit {
+		size = limit + 1
+	}
+	memo[n] = size
+	return size
+}
+
+// expandAliases returns a copy of n in which every alias is replaced by a
+// copy of the node it names, and no node has an anchor.
+func expandAliases(n *yaml.Node) *yaml.Node {
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		return expandAliases(n.Alias)
+	}
+	c := *n
+	c.Anchor = ""
+	if n.Content != nil {
+		c.Content = make([]*yaml.Node, len(n.Content))
+		for i, e := range n.Content {
+			c.Content[i] = expandAliases(e)
+		}
+	}
+	return &c
 }
 
 // syntaxError turns a yaml.v3 error into a SyntaxError whose line numbers
@@ -246,21 +312,23 @@ func validateMeta(m map[string]any) error {
 			return fmt.Errorf("metadata must be a map, found %s in object %s", KindOf(md), describe(m))
 		}
 	}
+	// A number or a boolean is read as its text, as kustomize reads it
+	// (`kind: 5`, `name: 123`); a map or a list is an error.
 	for _, f := range []string{"apiVersion", "kind"} {
 		if v, ok := m[f]; ok && !IsNull(v) {
-			if _, ok := v.(string); !ok {
+			if _, ok := ScalarString(v); !ok {
 				return fmt.Errorf("%s must be a string in object %s", f, describe(m))
 			}
 		}
 	}
-	kind, _ := m["kind"].(string)
+	kind := lookupScalar(m, "kind")
 	if kind == "" {
 		return fmt.Errorf("missing kind in object %s", describe(m))
 	}
 	if strings.HasSuffix(kind, "List") {
 		return nil
 	}
-	if LookupString(m, "metadata", "name") == "" {
+	if lookupScalar(m, "metadata", "name") == "" {
 		return fmt.Errorf("missing metadata.name in object %s", describe(m))
 	}
 	return nil
@@ -269,8 +337,8 @@ func validateMeta(m map[string]any) error {
 // describe summarises an object for error messages.
 func describe(m map[string]any) string {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "{apiVersion: %q, kind: %q", LookupString(m, "apiVersion"), LookupString(m, "kind"))
-	if n := LookupString(m, "metadata", "name"); n != "" {
+	fmt.Fprintf(&b, "{apiVersion: %q, kind: %q", lookupScalar(m, "apiVersion"), lookupScalar(m, "kind"))
+	if n := lookupScalar(m, "metadata", "name"); n != "" {
 		fmt.Fprintf(&b, ", name: %q", n)
 	}
 	b.WriteString("}")

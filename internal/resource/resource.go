@@ -128,16 +128,28 @@ func (r *Resource) SetObject(obj map[string]any) {
 }
 
 // APIVersion returns the apiVersion field.
-func (r *Resource) APIVersion() string { return LookupString(r.obj, "apiVersion") }
+func (r *Resource) APIVersion() string { return lookupScalar(r.obj, "apiVersion") }
 
 // Kind returns the kind field.
-func (r *Resource) Kind() string { return LookupString(r.obj, "kind") }
+func (r *Resource) Kind() string { return lookupScalar(r.obj, "kind") }
 
 // Name returns metadata.name.
-func (r *Resource) Name() string { return LookupString(r.obj, "metadata", "name") }
+func (r *Resource) Name() string { return lookupScalar(r.obj, "metadata", "name") }
 
 // Namespace returns metadata.namespace.
-func (r *Resource) Namespace() string { return LookupString(r.obj, "metadata", "namespace") }
+func (r *Resource) Namespace() string { return lookupScalar(r.obj, "metadata", "namespace") }
+
+// lookupScalar returns the text of the scalar at path: a string as it is,
+// a number or a boolean as kustomize reads it (`name: 123` is the name
+// "123", `kind: 5` the kind "5"); "" for anything else.
+func lookupScalar(obj map[string]any, path ...string) string {
+	v, _ := Lookup(obj, path...)
+	if s, ok := v.(string); ok {
+		return s
+	}
+	s, _ := ScalarString(v)
+	return s
+}
 
 // GVK returns the object's group, version and kind.
 func (r *Resource) GVK() GVK { return NewGVK(r.APIVersion(), r.Kind()) }

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/kpipe/kpipe/internal/loaders"
+	"github.com/kpipe/kpipe/internal/procgroup"
 	"github.com/kpipe/kpipe/internal/resource"
 )
 
@@ -387,20 +388,40 @@ func (s *helmStage) Run(ctx context.Context, rs *resource.List) error {
 	return nil
 }
 
+// maxHelmOutput and maxHelmStderr bound what kpipe takes from one run of
+// helm: its standard output (past the cap helm is stopped and the build
+// fails) and its standard error (the rest is dropped, and the error says so).
+const (
+	maxHelmOutput = 256 << 20
+	maxHelmStderr = 64 << 10
+)
+
 // runHelm runs helm with args and returns its standard output; a failure
 // names the command (shown) and carries helm's standard error.
 func (s *helmStage) runHelm(ctx context.Context, env []string, shown string, args []string) ([]byte, error) {
-	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, s.helm.Path, args...)
+	hctx, stop := context.WithCancel(ctx)
+	defer stop()
+	stdout := &procgroup.Capped{Max: maxHelmOutput, OnOverflow: stop}
+	stderr := &procgroup.Capped{Max: maxHelmStderr}
+	cmd := exec.CommandContext(hctx, s.helm.Path, args...)
 	cmd.Env = env
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	procgroup.Prepare(cmd)
+	err := cmd.Run()
+	procgroup.Reap(cmd)
+	if stdout.Overflowed() && ctx.Err() == nil {
+		return nil, fmt.Errorf("chart %s: the output of '%s' passed %d MiB, the most kpipe takes from helm; it was stopped", s.chartDir, shown, maxHelmOutput>>20)
+	}
+	if err != nil {
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("chart %s: unable to run '%s' (is '%s' installed?): %w", s.chartDir, shown, s.helm.Command, err)
 		}
-		msg := strings.TrimSpace(stderr.String())
+		msg := strings.TrimSpace(string(stderr.Bytes()))
 		if msg != "" {
 			msg = "; helm said:\n" + msg
+			if t := stderr.Truncation(); t != "" {
+				msg += "\n" + t
+			}
 		}
 		return nil, fmt.Errorf("chart %s: '%s' failed: %w%s", s.chartDir, shown, err, msg)
 	}

@@ -1,0 +1,108 @@
+// Package fsread reads the files kpipe takes as input, and the state files
+// of its cache, defensively: only a regular file is read (a FIFO, a device
+// such as /dev/zero or a socket is refused before anything blocks on it),
+// and never more than a cap, so that a hostile tree cannot make kpipe hang
+// or read until memory runs out.
+//
+// Where a path is allowed to point is the caller's business (the load
+// restrictor in internal/loaders); this package only decides what kind of
+// file may be read and how much of it.
+package fsread
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+)
+
+// MaxFileSize is the most kpipe reads from one file: 256 MiB, far above
+// any real kustomization input (the largest CRD bundles are a few MiB),
+// far below what would exhaust a CI runner's memory.
+const MaxFileSize int64 = 256 << 20
+
+// ErrTooLarge is wrapped by the error of a read past the cap.
+var ErrTooLarge = errors.New("file is larger than the limit")
+
+// ErrNotRegular is wrapped by the error of a read of something that is not
+// a regular file (a FIFO, a device, a socket, a directory).
+var ErrNotRegular = errors.New("not a regular file")
+
+// File reads the regular file at path, following symlinks, refusing
+// anything else and anything larger than MaxFileSize.
+func File(path string) ([]byte, error) { return read(path, true, MaxFileSize) }
+
+// Own reads a file kpipe itself wrote (a cache state file): a symlink there
+// is refused rather than followed, as are non-regular files and files
+// larger than limit.
+func Own(path string, limit int64) ([]byte, error) { return read(path, false, limit) }
+
+func read(path string, follow bool, limit int64) ([]byte, error) {
+	if !follow {
+		if st, err := os.Lstat(path); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+			return nil, regular(path, st)
+		}
+	}
+	// Opened first, so that a missing file gives os.ReadFile's error; on
+	// unix the open does not block on a FIFO (open_unix.go).
+	f, err := open(path, follow)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if err := regular(path, st); err != nil {
+		return nil, err
+	}
+	if st.Size() > limit {
+		return nil, tooLarge(path, limit)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, tooLarge(path, limit)
+	}
+	return data, nil
+}
+
+func regular(path string, st os.FileInfo) error {
+	if st.Mode().IsRegular() {
+		return nil
+	}
+	return &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w (%s)", ErrNotRegular, describe(st.Mode()))}
+}
+
+func describe(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeSymlink != 0:
+		return "a symlink"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "mode " + m.String()
+}
+
+func tooLarge(path string, limit int64) error {
+	return &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w of %s on one file", ErrTooLarge, size(limit))}
+}
+
+func size(n int64) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
