@@ -49,7 +49,8 @@ func DefaultDir() (string, error) {
 // and any number of processes may use one directory at once.
 type Store struct {
 	disk
-	opts Options
+	opts   Options
+	remote *remoteLayer // nil without a remote cache (SetRemote)
 
 	hits, misses, puts atomic.Int64
 }
@@ -163,6 +164,9 @@ func (s *Store) Get(key Key) ([]byte, bool) {
 		return nil, false
 	}
 	v, ok := s.get(key)
+	if !ok && s.remote != nil {
+		v, ok = s.fetchRemote(key)
+	}
 	if ok {
 		s.hits.Add(1)
 	} else {
@@ -203,12 +207,35 @@ func (s *Store) get(key Key) ([]byte, bool) {
 	return value, true
 }
 
+// fetchRemote reads key's entry from the remote cache, verified, and
+// writes it to the directory.
+func (s *Store) fetchRemote(key Key) ([]byte, bool) {
+	v, sensitive, ok := s.remote.fetch(key)
+	if ok {
+		s.put(key, v, sensitive, false)
+	}
+	return v, ok
+}
+
 // Has reports whether an entry exists for key, with content of the right
-// size, without reading the content (Get reads and verifies it).
+// size, without reading the content (Get reads and verifies it). With a
+// remote cache, an entry only the remote holds is fetched (and verified)
+// into the directory first.
 func (s *Store) Has(key Key) bool {
 	if s == nil {
 		return false
 	}
+	if s.has(key) {
+		return true
+	}
+	if s.remote != nil {
+		_, ok := s.fetchRemote(key)
+		return ok
+	}
+	return false
+}
+
+func (s *Store) has(key Key) bool {
 	f, err := os.Open(s.name(hex.EncodeToString(key[:]), sufAction))
 	if err != nil {
 		return false
@@ -250,19 +277,27 @@ func (s *Store) markUsed(path string) {
 
 // Put stores value under key. Errors are reported as one warning: a cache
 // write never fails a build.
-func (s *Store) Put(key Key, value []byte) { s.put(key, value, false) }
+func (s *Store) Put(key Key, value []byte) { s.put(key, value, false, true) }
 
 // PutSensitive stores value under key like Put, marked sensitive: it holds
 // a Secret's data or a plugin's output. Sensitive entries are never sent
 // to a remote cache unless the user allows it, and no message prints them.
-func (s *Store) PutSensitive(key Key, value []byte) { s.put(key, value, true) }
+func (s *Store) PutSensitive(key Key, value []byte) { s.put(key, value, true, true) }
 
-func (s *Store) put(key Key, value []byte, sensitive bool) {
-	if s == nil || s.broken.Load() {
+// put writes an entry to the directory and, when send is set, hands it to
+// the remote cache (which uploads it if its options allow).
+func (s *Store) put(key Key, value []byte, sensitive, send bool) {
+	if s == nil {
 		return
 	}
 	digest := sha256.Sum256(value)
 	line := formatEntry(key, digest, int64(len(value)), s.opts.Now().UnixNano(), sensitive)
+	if send && s.remote != nil {
+		s.remote.send(key, line, value, digest, sensitive)
+	}
+	if s.broken.Load() {
+		return
+	}
 	ap := s.name(hex.EncodeToString(key[:]), sufAction)
 	if len(value) <= inlineMax {
 		s.write(ap, append(line, value...))
@@ -303,6 +338,9 @@ func (s *Store) Counts() (hits, misses, puts int64) {
 func (s *Store) Close() error {
 	if s == nil {
 		return nil
+	}
+	if s.remote != nil {
+		s.remote.close()
 	}
 	s.trimIfNeeded()
 	return nil
