@@ -156,4 +156,12 @@ func printStats(c *cli.Context, rep *batch.Report) {
 	}
 	fmt.Fprintf(w, "roots up to date (not loaded): %d; nodes: %d built, %d from cache; roots from cache: %d; files hashed: %d, from index: %d\n",
 		rep.Summary.UpToDate, rep.Summary.NodesBuilt, rep.Summary.NodesCached, rep.Summary.RootsCached, rep.Summary.FilesHashed, rep.Summary.FilesStat)
+	if r := rep.Summary.Remote; r != nil {
+		failed := ""
+		if r.Failed {
+			failed = " (failed: the run went on without it)"
+		}
+		fmt.Fprintf(w, "remote cache %s: %d hits, %d misses, %d refused, %d uploads; %.1f KiB down, %.1f KiB up; %.3fs in requests%s\n",
+			r.URL, r.Hits, r.Misses, r.Refused, r.Uploads, float64(r.BytesDown)/1024, float64(r.BytesUp)/1024, r.Seconds, failed)
+	}
 }

@@ -102,6 +102,9 @@ type Report struct {
 		Stages      map[string]engine.StageStats `json:"stages"`
 		FilesHashed int                          `json:"filesHashed"`
 		FilesStat   int                          `json:"filesFromIndex"`
+		// Remote counts the use of the remote cache, when there is one
+		// (its uploads finished before the report was made).
+		Remote *cache.RemoteStats `json:"remote,omitempty"`
 	} `json:"summary"`
 }
 
@@ -220,6 +223,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	rep.Summary.NodesBuilt, rep.Summary.NodesCached, rep.Summary.RootsCached = st.NodesBuilt, st.NodesCached, st.RootsCached
 	rep.Summary.Stages = st.Stages
 	rep.Summary.FilesHashed, rep.Summary.FilesStat = opts.Cache.Files.Counts()
+	if rs := store.RemoteStats(); rs.URL != "" {
+		store.Flush()
+		rs = store.RemoteStats()
+		rep.Summary.Remote = &rs
+	}
 	for _, rr := range rep.Roots {
 		switch {
 		case rr.Status == "error":

@@ -38,7 +38,7 @@ type RemoteStats struct {
 	// URL is the remote's address, without credentials.
 	URL string `json:"url"`
 	// Hits are entries found there (and verified); Misses entries it did
-	// not hold; Refused entries that failed verification.
+	// not hold, or held but failed verification (Refused counts those).
 	Hits    int64 `json:"hits"`
 	Misses  int64 `json:"misses"`
 	Refused int64 `json:"refused"`
@@ -69,6 +69,7 @@ type remoteLayer struct {
 	refusedShown atomic.Int64
 	queue        chan upload
 	workers      sync.WaitGroup
+	pending      sync.WaitGroup // uploads queued and not yet done
 	startOnce    sync.Once
 }
 
@@ -211,6 +212,7 @@ func (r *remoteLayer) send(key Key, record, value []byte, digest [sha256.Size]by
 				defer r.workers.Done()
 				for u := range r.queue {
 					r.upload(u)
+					r.pending.Done()
 				}
 			}()
 		}
@@ -223,9 +225,11 @@ func (r *remoteLayer) send(key Key, record, value []byte, digest [sha256.Size]by
 		u.record = append([]byte(nil), record...)
 		u.content = append([]byte(nil), value...)
 	}
+	r.pending.Add(1)
 	select {
 	case r.queue <- u:
 	case <-r.ctx.Done():
+		r.pending.Done()
 	}
 }
 
@@ -259,6 +263,9 @@ func (r *remoteLayer) upload(u upload) {
 	r.up.Add(int64(len(u.record)))
 	r.uploads.Add(1)
 }
+
+// flush waits for the uploads queued so far.
+func (r *remoteLayer) flush() { r.pending.Wait() }
 
 // close waits for the queued uploads.
 func (r *remoteLayer) close() {

@@ -321,8 +321,13 @@ func (s *Store) put(key Key, value []byte, sensitive, send bool) {
 	}
 }
 
-// Flush is a no-op kept for callers: every Put is on disk when it returns.
-func (s *Store) Flush() {}
+// Flush waits for the uploads to the remote cache queued so far (every
+// Put is on disk when it returns).
+func (s *Store) Flush() {
+	if s != nil && s.remote != nil {
+		s.remote.flush()
+	}
+}
 
 // Counts returns the hits, misses and writes of this process so far.
 func (s *Store) Counts() (hits, misses, puts int64) {

@@ -7,14 +7,17 @@
 package remotetest
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -29,7 +32,12 @@ type Server struct {
 	// URL is the remote cache URL kpipe is given.
 	URL string
 	// Dir is the server's temporary directory.
-	Dir  string
+	Dir string
+	// list returns the objects the server holds.
+	list func() (map[string][]byte, error)
+	// requests counts the requests served so far (nginx only).
+	requests func() int
+
 	cmd  *exec.Cmd
 	once sync.Once
 	done chan struct{}
@@ -48,6 +56,26 @@ func (s *Server) Stop() {
 			<-s.done
 		}
 	})
+}
+
+// Objects returns every object the server holds, by name ("ac/<hex>",
+// "cas/<hex>"), read from the server's own storage.
+func (s *Server) Objects(t testing.TB) map[string][]byte {
+	t.Helper()
+	m, err := s.list()
+	if err != nil {
+		t.Fatalf("listing the server's objects: %v", err)
+	}
+	return m
+}
+
+// Requests returns the number of requests the server has answered, from
+// its access log; -1 when the server keeps no such log (MinIO).
+func (s *Server) Requests() int {
+	if s.requests == nil {
+		return -1
+	}
+	return s.requests()
 }
 
 // freePort returns a TCP port on 127.0.0.1 that was free a moment ago.
@@ -133,7 +161,7 @@ pid %[2]s/nginx.pid;
 error_log %[2]s/error.log;
 events { worker_connections 256; }
 http {
-  access_log off;
+  access_log %[2]s/access.log;
   client_body_temp_path %[2]s/tmp/body;
   proxy_temp_path %[2]s/tmp/proxy;
   fastcgi_temp_path %[2]s/tmp/fastcgi;
@@ -159,6 +187,28 @@ http {
 	url := fmt.Sprintf("http://127.0.0.1:%d/cache", port)
 	s := start(t, "nginx", cmd, dir, func() bool { return httpReady(url + "/") })
 	s.URL = url
+	data := filepath.Join(dir, "data", "cache")
+	s.list = func() (map[string][]byte, error) {
+		m := map[string][]byte{}
+		for _, kind := range []string{"ac", "cas"} {
+			entries, err := os.ReadDir(filepath.Join(data, kind))
+			if err != nil && !os.IsNotExist(err) {
+				return nil, err
+			}
+			for _, e := range entries {
+				b, err := os.ReadFile(filepath.Join(data, kind, e.Name()))
+				if err != nil {
+					return nil, err
+				}
+				m[kind+"/"+e.Name()] = b
+			}
+		}
+		return m, nil
+	}
+	s.requests = func() int {
+		b, _ := os.ReadFile(filepath.Join(dir, "access.log"))
+		return bytes.Count(b, []byte("\n"))
+	}
 	return s
 }
 
@@ -221,6 +271,27 @@ func StartMinIO(t testing.TB) *Server {
 	t.Setenv("AWS_ENDPOINT_URL", "")
 	t.Setenv("AWS_ENDPOINT_URL_S3", "")
 	s.URL = fmt.Sprintf("s3://%s/ci?endpoint=http://%s", Bucket, endpoint)
+	s.list = func() (map[string][]byte, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		m := map[string][]byte{}
+		for o := range c.ListObjects(ctx, Bucket, minio.ListObjectsOptions{Prefix: "ci/", Recursive: true}) {
+			if o.Err != nil {
+				return nil, o.Err
+			}
+			obj, err := c.GetObject(ctx, Bucket, o.Key, minio.GetObjectOptions{})
+			if err != nil {
+				return nil, err
+			}
+			b, err := io.ReadAll(obj)
+			obj.Close()
+			if err != nil {
+				return nil, err
+			}
+			m[strings.TrimPrefix(o.Key, "ci/")] = b
+		}
+		return m, nil
+	}
 	return s
 }
 
