@@ -90,7 +90,9 @@ func newS3(u *url.URL, o Options) (*s3Backend, error) {
 
 func (b *s3Backend) String() string { return b.shown }
 
-func (b *s3Backend) object(kind Kind, name string) string { return b.prefix + string(kind) + "/" + name }
+func (b *s3Backend) object(kind Kind, name string) string {
+	return b.prefix + string(kind) + "/" + name
+}
 
 // s3Error words err for a message, and tells a missing object.
 func (b *s3Backend) s3Error(op string, kind Kind, name string, err error) error {

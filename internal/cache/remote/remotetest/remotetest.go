@@ -314,4 +314,3 @@ func lookPath(name, fallback string) string {
 	}
 	return ""
 }
-
