@@ -64,6 +64,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			buildCommand(),
 			buildAllCommand(),
 			cacheCommand(),
+			reportCommand(),
 			fnCommand(),
 			editCommand(),
 			versionCommand(),

@@ -55,6 +55,9 @@ type Options struct {
 	Engine engine.Options
 	// Version is written into the report.
 	Version string
+	// Shard, when its Count is above one, builds only the roots of that
+	// shard (see ShardOf); pruning still counts every root as live.
+	Shard Shard
 	// Progress, when set, is called once the work is known, with the
 	// number of steps (nodes and roots), and returns the function called
 	// after each step.
@@ -83,8 +86,11 @@ type RootReport struct {
 
 // Report is the outcome of a run (the --report file).
 type Report struct {
-	Version string       `json:"version"`
-	Roots   []RootReport `json:"roots"`
+	Version string `json:"version"`
+	// Shard is "i/n" for a run with --shard i/n (MergeReports joins the
+	// shards' reports).
+	Shard string       `json:"shard,omitempty"`
+	Roots []RootReport `json:"roots"`
 	// Pruned are the outputs deleted because their roots no longer
 	// exist; Kept are outputs of removed roots left in place because
 	// their content is no longer what kpipe wrote.
@@ -152,6 +158,20 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if len(roots) == 0 {
 		return nil, ErrNoRoots
 	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	live := roots // every root, for pruning
+	if o.Shard.Count > 1 {
+		var mine []string
+		for _, r := range roots {
+			if o.Shard.has(cwd, r) {
+				mine = append(mine, r)
+			}
+		}
+		roots = mine
+	}
 	outDir := ""
 	if o.OutDir != "" {
 		if outDir, err = filepath.Abs(o.OutDir); err != nil {
@@ -160,11 +180,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	outputOf := func(string) string { return "" }
 	if outDir != "" {
-		cwd, err := os.Getwd()
-		if err != nil {
-			return nil, err
-		}
-		names, err := outputNames(cwd, roots)
+		// Named over every root, so that every shard refuses the same
+		// clash.
+		names, err := outputNames(cwd, live)
 		if err != nil {
 			return nil, err
 		}
@@ -172,7 +190,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	man := readManifest(outDir)
 
-	rep := &Report{Version: o.Version, Roots: make([]RootReport, len(roots))}
+	rep := &Report{Version: o.Version, Shard: o.Shard.String(), Roots: make([]RootReport, len(roots))}
 	var check errgroup.Group
 	jobs := opts.Jobs
 	if jobs < 1 {
@@ -212,7 +230,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			}
 		}
 		if o.Prune {
-			rep.Pruned, rep.Kept = man.prune(roots)
+			rep.Pruned, rep.Kept = man.prune(live)
 		}
 		if err := man.write(); err != nil {
 			return rep, err
