@@ -17,7 +17,7 @@ import (
 // writing to out and to a report file it returns with the parsed report.
 func shardRun(t *testing.T, cacheDir, out string, extra ...string) (batch.Report, string) {
 	t.Helper()
-	rep := filepath.Join(out+"-report.json")
+	rep := filepath.Join(out + "-report.json")
 	code, _, stderr := kpipe(t, append([]string{"build-all", ".", "--out-dir", out, "--report", rep, "--cache-dir", cacheDir}, extra...)...)
 	if code != 0 {
 		t.Fatalf("%v: exit %d\n%s", extra, code, stderr)

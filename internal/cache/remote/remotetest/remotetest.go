@@ -212,18 +212,15 @@ http {
 	return s
 }
 
-// MinIOBin is where .ci/run builds MinIO (under $HOME/.cache/kpipe-ci).
+// MinIOBin is where .ci/run builds MinIO, $HOME/.cache/kpipe-ci/minio,
+// looked in when minio is not on PATH (.ci/run puts it there).
 func MinIOBin() string {
-	if d := os.Getenv("KPIPE_CI_TOOLS"); d != "" {
-		return filepath.Join(d, "minio", "minio")
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return ""
 	}
-	base := os.Getenv("XDG_CACHE_HOME")
-	if home, err := os.UserHomeDir(); err == nil {
-		// Tests point XDG_CACHE_HOME at a temporary directory; the tools
-		// stay in the user's.
-		base = filepath.Join(home, ".cache")
-	}
-	return filepath.Join(base, "kpipe-ci", "minio", "minio")
+	// Not XDG_CACHE_HOME: tests point it at a temporary directory.
+	return filepath.Join(home, ".cache", "kpipe-ci", "minio", "minio")
 }
 
 // Credentials of the MinIO servers the tests start.
