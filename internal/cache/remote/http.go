@@ -27,7 +27,11 @@ func newHTTP(u *url.URL, o Options) (*httpBackend, error) {
 	if u.RawQuery != "" || u.Fragment != "" {
 		return nil, fmt.Errorf("remote cache URL %q: a query or fragment has no meaning here", u.Redacted())
 	}
-	b := &httpBackend{user: u.User, client: &http.Client{Timeout: o.Timeout}}
+	// Connections are kept for the next request: a build makes thousands
+	// of small ones, concurrently (uploads and --jobs lookups).
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 32
+	b := &httpBackend{user: u.User, client: &http.Client{Timeout: o.Timeout, Transport: tr}}
 	c := *u
 	c.User = nil
 	b.base = strings.TrimSuffix(c.String(), "/")
@@ -65,6 +69,14 @@ func (b *httpBackend) request(ctx context.Context, method string, kind Kind, nam
 	return resp, nil
 }
 
+// closeBody reads what is left of a (short) body and closes it, so that
+// the connection serves the next request: a body closed unread closes
+// the connection.
+func closeBody(resp *http.Response) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+	resp.Body.Close()
+}
+
 // stripURL drops the method and URL *url.Error puts before the cause.
 func stripURL(err error) string {
 	if ue, ok := err.(*url.Error); ok {
@@ -83,7 +95,7 @@ func (b *httpBackend) Get(ctx context.Context, kind Kind, name string) ([]byte, 
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
+	defer closeBody(resp)
 	switch {
 	case resp.StatusCode == http.StatusNotFound:
 		return nil, ErrNotFound
@@ -109,7 +121,7 @@ func (b *httpBackend) Has(ctx context.Context, kind Kind, name string) (bool, er
 	if err != nil {
 		return false, err
 	}
-	resp.Body.Close()
+	closeBody(resp)
 	switch {
 	case resp.StatusCode == http.StatusNotFound:
 		return false, nil
@@ -128,8 +140,7 @@ func (b *httpBackend) Put(ctx context.Context, kind Kind, name string, data []by
 	if err != nil {
 		return err
 	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
-	resp.Body.Close()
+	closeBody(resp)
 	if resp.StatusCode/100 != 2 {
 		return statusError("PUT", kind, name, resp)
 	}
