@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -22,8 +23,10 @@ type Options struct {
 	// bytes; Close trims the least recently used files when the cache grew
 	// past it. Zero means DefaultMaxSize.
 	MaxSize int64
-	// Warn receives warnings; nil discards them. A process gets at most
-	// one: the cache cannot be used, or cannot be written to.
+	// Warn receives warnings, one call at a time; nil discards them. A
+	// process gets at most one about the directory (it cannot be used, or
+	// cannot be written to) and, with a remote cache, one about the remote
+	// failing and a few about objects it refused.
 	Warn func(msg string)
 	// Now is the clock (nil: time.Now); tests move it.
 	Now func() time.Time
@@ -63,6 +66,11 @@ type Store struct {
 func Open(ctx context.Context, opts Options) *Store {
 	if opts.Warn == nil {
 		opts.Warn = func(string) {}
+	} else {
+		// Warnings come from concurrent lookups and writes: one at a time.
+		var mu sync.Mutex
+		warn := opts.Warn
+		opts.Warn = func(msg string) { mu.Lock(); defer mu.Unlock(); warn(msg) }
 	}
 	if opts.MaxSize == 0 {
 		opts.MaxSize = DefaultMaxSize
