@@ -290,3 +290,36 @@ func rendered(t *testing.T, dir string) map[string]string {
 	delete(m, batch.ManifestName)
 	return m
 }
+
+// kpipe build shares through the remote cache too: a second runner with an
+// empty cache prints the same bytes, and its cache then holds the entries
+// it fetched (a third build with the server gone still hits them).
+func TestRemoteCacheBuild(t *testing.T) {
+	srv := remotetest.StartNginx(t, remotetest.NginxOptions{})
+	first, second := checkout(t, remoteSpec), checkout(t, remoteSpec)
+	code, out1, stderr := kpipe(t, "build", filepath.Join(first, "apps/app002/prod"), "--cache-dir", t.TempDir(),
+		"--remote-cache", srv.URL, "--remote-cache-write")
+	if code != 0 {
+		t.Fatalf("first: exit %d\n%s", code, stderr)
+	}
+	objects := len(srv.Objects(t))
+	if objects == 0 {
+		t.Fatal("kpipe build --remote-cache-write uploaded nothing")
+	}
+	before := srv.Requests()
+	cacheDir := t.TempDir()
+	code, out2, stderr := kpipe(t, "build", filepath.Join(second, "apps/app002/prod"), "--cache-dir", cacheDir, "--remote-cache", srv.URL)
+	if code != 0 || out2 != out1 || len(remoteWarnings(stderr)) != 0 {
+		t.Fatalf("second: exit %d, same output %v\n%s", code, out2 == out1, stderr)
+	}
+	if srv.Requests() == before {
+		t.Error("the second runner asked the server nothing")
+	}
+	srv.Stop()
+	// The server is gone; what was fetched is local now, so the build asks
+	// the server nothing (no warning).
+	code, out3, stderr := kpipe(t, "build", filepath.Join(second, "apps/app002/prod"), "--cache-dir", cacheDir, "--remote-cache", srv.URL)
+	if code != 0 || out3 != out1 || len(remoteWarnings(stderr)) != 0 {
+		t.Errorf("third, server stopped: exit %d, same output %v, warnings %q", code, out3 == out1, remoteWarnings(stderr))
+	}
+}
