@@ -5,11 +5,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/kpipe/kpipe/internal/cache/remote"
 	"github.com/kpipe/kpipe/internal/cache/remote/remotetest"
@@ -231,5 +233,56 @@ func TestRemoteForbiddenIsOneWarning(t *testing.T) {
 	s.Close()
 	if msgs := w.list(); len(msgs) != 1 || !strings.Contains(msgs[0], "403") {
 		t.Errorf("warnings %q, want one naming 403", msgs)
+	}
+}
+
+// A server that accepts connections and never answers (hung) is one
+// warning after the request timeout; the store goes on locally.
+func TestRemoteHungServerIsOneWarning(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var held []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c) // read nothing, answer nothing
+			mu.Unlock()
+		}
+	}()
+	defer func() {
+		mu.Lock()
+		for _, c := range held {
+			c.Close()
+		}
+		mu.Unlock()
+	}()
+	b, err := remote.Open("http://"+l.Addr().String()+"/cache", remote.Options{Timeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w warnings
+	s := Open(context.Background(), Options{Dir: t.TempDir(), Warn: w.add})
+	s.SetRemote(context.Background(), RemoteOptions{Backend: b, Write: true})
+	for i := range 10 {
+		k := key(string(rune('a' + i)))
+		if _, ok := s.Get(k); ok {
+			t.Fatal("hit from a hung server")
+		}
+		s.Put(k, []byte("v"))
+	}
+	s.Close()
+	if msgs := w.list(); len(msgs) != 1 || !strings.Contains(msgs[0], "going on without it") {
+		t.Errorf("warnings %q, want one", msgs)
+	}
+	if v, ok := s.Get(key("a")); !ok || string(v) != "v" {
+		t.Errorf("local cache: %q, %v", v, ok)
 	}
 }
