@@ -98,6 +98,7 @@ func start(t testing.TB, name string, cmd *exec.Cmd, dir string, ready func() bo
 		t.Fatal(err)
 	}
 	cmd.Stdout, cmd.Stderr = logf, logf
+	dieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting %s: %v", name, err)
 	}
