@@ -90,6 +90,7 @@ func runBuildAll(c *cli.Context) error {
 	}
 	prepareCache(&opts, store)
 	opts.Cache.Store = store
+	remoteJobs(c, &opts, store)
 	defer closeStore(store, &opts)
 
 	var bar *progressbar.ProgressBar

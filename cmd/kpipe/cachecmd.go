@@ -12,6 +12,7 @@ import (
 
 	"github.com/kpipe/kpipe/internal/cache"
 	"github.com/kpipe/kpipe/internal/cache/remote"
+	"github.com/kpipe/kpipe/internal/engine"
 )
 
 // cacheFlags are the flags of every command that uses the cache.
@@ -24,6 +25,18 @@ func cacheFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "remote-cache-write", Usage: "upload what this run builds to --remote-cache (for trusted runs only, e.g. CI on the main branch)"},
 		&cli.BoolFlag{Name: "remote-cache-sensitive", Usage: "with --remote-cache-write, upload sensitive entries too (Secrets' data, plugin and function output)"},
 		&cli.DurationFlag{Name: "remote-cache-timeout", Value: remote.DefaultTimeout, Usage: "give up on the remote cache when a request takes longer than this"},
+	}
+}
+
+// remoteMinJobs is the least --jobs with a remote cache when --jobs is not
+// given: a lookup waits on the network more than on the CPU.
+const remoteMinJobs = 8
+
+// remoteJobs raises the default --jobs to remoteMinJobs when store has a
+// remote cache.
+func remoteJobs(c *cli.Context, opts *engine.Options, store *cache.Store) {
+	if store.RemoteStats().URL != "" && !c.IsSet("jobs") && opts.Jobs < remoteMinJobs {
+		opts.Jobs = remoteMinJobs
 	}
 }
 
