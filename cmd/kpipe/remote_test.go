@@ -177,41 +177,55 @@ func TestRemoteCachePoisonedObjects(t *testing.T) {
 }
 
 // The server stopped in the middle of a run changes nothing but the time:
-// the outputs are byte-identical, and there is one warning line.
+// the outputs are byte-identical, and there is one warning line. The
+// server is stopped once the second runner has written a few fetched
+// entries to its own cache.
 func TestRemoteCacheServerStoppedMidRun(t *testing.T) {
-	srv := remotetest.StartNginx(t, remotetest.NginxOptions{})
-	spec := genrepo.Spec{Apps: 20, Envs: 3, ResourcesPerApp: 3}
-	first := checkout(t, spec)
-	if code, _, stderr := runnerBuild(t, first, t.TempDir(), "--remote-cache", srv.URL, "--remote-cache-write"); code != 0 {
-		t.Fatalf("first runner: exit %d\n%s", code, stderr)
-	}
-	before := srv.Requests()
-	second := checkout(t, spec)
-	stopped := make(chan int)
-	go func() {
-		// Stop the server once the second runner has made a few requests.
-		deadline := time.Now().Add(time.Minute)
-		for srv.Requests() < before+10 && time.Now().Before(deadline) {
-			time.Sleep(time.Millisecond)
+	remoteServers(t, func(t *testing.T, srv *remotetest.Server) {
+		spec := genrepo.Spec{Apps: 20, Envs: 3, ResourcesPerApp: 3}
+		first := checkout(t, spec)
+		if code, _, stderr := runnerBuild(t, first, t.TempDir(), "--remote-cache", srv.URL, "--remote-cache-write"); code != 0 {
+			t.Fatalf("first runner: exit %d\n%s", code, stderr)
 		}
-		srv.Stop()
-		stopped <- srv.Requests() - before
-	}()
-	code, r2, stderr := runnerBuild(t, second, t.TempDir(), "--remote-cache", srv.URL, "--remote-cache-write")
-	served := <-stopped
-	if code != 0 {
-		t.Fatalf("second runner: exit %d\n%s", code, stderr)
-	}
-	rs := r2.Summary.Remote
-	if rs == nil || !rs.Failed || rs.Hits == 0 {
-		t.Fatalf("the server was not stopped mid-run (it served %d requests): remote stats %+v", served, rs)
-	}
-	if w := remoteWarnings(stderr); len(w) != 1 {
-		t.Errorf("want one warning line about the remote cache, got %q", w)
-	}
-	if !equalMaps(rendered(t, filepath.Join(first, "out")), rendered(t, filepath.Join(second, "out"))) {
-		t.Error("outputs differ from the first runner's")
-	}
+		second, cacheDir := checkout(t, spec), t.TempDir()
+		stopped := make(chan int)
+		go func() {
+			deadline := time.Now().Add(time.Minute)
+			n := 0
+			for ; n < 20 && time.Now().Before(deadline); n = entries(cacheDir) {
+				time.Sleep(time.Millisecond)
+			}
+			srv.Stop()
+			stopped <- n
+		}()
+		code, r2, stderr := runnerBuild(t, second, cacheDir, "--remote-cache", srv.URL, "--remote-cache-write")
+		fetched := <-stopped
+		if code != 0 {
+			t.Fatalf("second runner: exit %d\n%s", code, stderr)
+		}
+		rs := r2.Summary.Remote
+		if rs == nil || !rs.Failed || rs.Hits == 0 {
+			t.Fatalf("the server was not stopped mid-run (stopped after %d entries): remote stats %+v", fetched, rs)
+		}
+		if w := remoteWarnings(stderr); len(w) != 1 {
+			t.Errorf("want one warning line about the remote cache, got %q", w)
+		}
+		if !equalMaps(rendered(t, filepath.Join(first, "out")), rendered(t, filepath.Join(second, "out"))) {
+			t.Error("outputs differ from the first runner's")
+		}
+	})
+}
+
+// entries counts the entry files in a cache directory.
+func entries(dir string) int {
+	n := 0
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, "-a") {
+			n++
+		}
+		return nil
+	})
+	return n
 }
 
 // Secrets stay on the runner by default: a secretGenerator literal never
