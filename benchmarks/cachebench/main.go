@@ -11,6 +11,11 @@
 //     the work directory), beside kustomize on the same roots: the
 //     median of the first and last 50 runs (open cost must not grow with
 //     history), the totals, and the loop again with nothing changed.
+//   - tree: the loop over every kustomization of a real tree given with
+//     -tree (fetched for the measurement, never committed): kustomize once
+//     per kustomization, then `kpipe build` once per kustomization with an
+//     empty cache and again with nothing changed; kustomizations kustomize
+//     fails on are left out, every other output compared.
 //   - memory: `build-all` with an empty cache over -small and -big roots:
 //     peak RSS (flat: the same bound at both), and its time against
 //     --no-cache (the cost of filling the cache).
@@ -51,8 +56,10 @@ func main() {
 	only := flag.String("only", "loop,memory,parallel,stress", "scenarios to run")
 	work := flag.String("work", "", "work directory (default: a new temporary directory)")
 	results := flag.String("results", "", "append the results as Markdown to this file")
+	tree := flag.String("tree", "", "a real tree for the tree scenario (run with -only tree)")
+	treeFlags := flag.String("tree-flags", "", "extra build flags for the tree scenario, space-separated (for example --load-restrictor LoadRestrictionsNone)")
 	flag.Parse()
-	b := &bench{procs: *procs}
+	b := &bench{procs: *procs, tree: *tree, treeFlags: strings.Fields(*treeFlags)}
 	if err := b.run(*work, *only, *loop, *small, *big, *results); err != nil {
 		fmt.Fprintln(os.Stderr, "cachebench:", err)
 		os.Exit(1)
@@ -61,6 +68,8 @@ func main() {
 
 type bench struct {
 	work, kpipe, kustomize string
+	tree                   string
+	treeFlags              []string
 	procs                  int
 	table                  strings.Builder
 	failures               []string
@@ -89,6 +98,8 @@ func (b *bench) run(work, only string, loop, small, big int, results string) err
 			err = b.loop(loop)
 		case "memory":
 			err = b.memory(small, big)
+		case "tree":
+			err = b.realTree()
 		case "parallel":
 			err = b.parallel()
 		case "stress":
@@ -203,6 +214,82 @@ func (b *bench) loop(n int) error {
 	}
 	if kzTotal > 0 && kzTotal.Seconds() < 1.5*warmTotal.Seconds() {
 		b.fail("loop: kpipe unchanged (%s) not 1.5x faster than kustomize (%s)", warmTotal, kzTotal)
+	}
+	return nil
+}
+
+// realTree: the loop over every kustomization of a real tree.
+func (b *bench) realTree() error {
+	if b.tree == "" {
+		return fmt.Errorf("the tree scenario needs -tree DIR")
+	}
+	if b.kustomize == "" {
+		return fmt.Errorf("the tree scenario needs kustomize")
+	}
+	var roots []string
+	err := filepath.WalkDir(b.tree, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && strings.HasPrefix(d.Name(), ".") && p != b.tree {
+			return filepath.SkipDir
+		}
+		if d.Name() == "kustomization.yaml" || d.Name() == "kustomization.yml" || d.Name() == "Kustomization" {
+			roots = append(roots, filepath.Dir(p))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	sort.Strings(roots)
+	var kzTotal time.Duration
+	kzOut := map[string][]byte{}
+	var ok []string
+	for _, r := range roots {
+		out, d, err := run(b.tree, nil, b.kustomize, append([]string{"build", r}, b.treeFlags...)...)
+		kzTotal += d
+		if err == nil {
+			kzOut[r] = out
+			ok = append(ok, r)
+		}
+	}
+	env := append(os.Environ(), "XDG_CACHE_HOME="+filepath.Join(b.work, "xdg-tree"))
+	os.RemoveAll(filepath.Join(b.work, "xdg-tree"))
+	pass := func() (time.Duration, error) {
+		var total time.Duration
+		for _, r := range roots {
+			out, d, err := run(b.tree, env, b.kpipe, append([]string{"build", r}, b.treeFlags...)...)
+			total += d
+			want, built := kzOut[r]
+			switch {
+			case built && err != nil:
+				b.fail("tree: %s: kpipe failed where kustomize did not: %v", r, err)
+			case built && !bytes.Equal(out, want):
+				b.fail("tree: %s differs from kustomize's output", r)
+			case !built && err == nil:
+				b.fail("tree: %s: kpipe succeeded where kustomize failed", r)
+			}
+		}
+		return total, nil
+	}
+	cold, err := pass()
+	if err != nil {
+		return err
+	}
+	warm, err := pass()
+	if err != nil {
+		return err
+	}
+	name := filepath.Base(b.tree)
+	b.row(fmt.Sprintf("%s: %d kustomizations, one `kpipe build` each, empty cache", name, len(roots)), kzTotal, cold,
+		fmt.Sprintf("%d built by both (outputs compared), %d fail in both", len(ok), len(roots)-len(ok)))
+	b.row(fmt.Sprintf("%s: the same again, nothing changed", name), kzTotal, warm, "")
+	if cold.Seconds()*2 > kzTotal.Seconds() {
+		b.fail("tree: kpipe with an empty cache (%s) not 2x faster than kustomize (%s)", cold, kzTotal)
+	}
+	if warm.Seconds()*10 > kzTotal.Seconds() {
+		b.fail("tree: kpipe unchanged (%s) not 10x faster than kustomize (%s)", warm, kzTotal)
 	}
 	return nil
 }

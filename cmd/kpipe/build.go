@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -27,6 +28,7 @@ func buildCommand() *cli.Command {
 		ArgsUsage: "[DIR]",
 		Flags: append(append([]cli.Flag{
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write output to this file, or to this existing directory one file per resource"},
+			explainFlag,
 		}, commonBuildFlags()...),
 			// Flags of kustomize build whose features kpipe does not have yet.
 			&cli.StringSliceFlag{Name: "mount", Usage: "not supported yet"},
@@ -70,7 +72,14 @@ func runBuild(c *cli.Context) error {
 		for _, w := range warnings {
 			opts.Warn(w)
 		}
+		if c.Bool("explain") {
+			fmt.Fprintf(c.App.ErrWriter, "explain: %s: up to date: every input its last build read is unchanged; output from the cache\n", dir)
+		}
 		return writeOutput(c, engine.Result{YAML: y, Cached: true})
+	}
+	opts.Explain = c.Bool("explain")
+	if opts.Explain && store == nil {
+		fmt.Fprintln(c.App.ErrWriter, "explain: no cache (--no-cache, or it cannot be used): every node is built")
 	}
 	opts.Warn = fast.recordWarnings(opts.Warn)
 	g, loadErrs := engine.Load([]string{dir}, restriction)
@@ -80,6 +89,9 @@ func runBuild(c *cli.Context) error {
 	opts.Cache.Store = store
 	b := engine.NewBuilder(g, opts)
 	res := b.Run(c.Context, loadErrs)[0]
+	if opts.Explain {
+		printExplain(c.App.ErrWriter, b.Explain())
+	}
 	if res.Err != nil {
 		return res.Err
 	}
@@ -88,6 +100,40 @@ func runBuild(c *cli.Context) error {
 	}
 	fast.record(b, g.Roots[0], res)
 	return nil
+}
+
+// explainFlag is --explain of build and build-all.
+var explainFlag = &cli.BoolFlag{Name: "explain", Usage: "say for each node whether it came from the cache and, if not, which inputs changed since its last build"}
+
+// printExplain prints --explain's lines: one per node, then one per
+// cached stage of it, with the inputs that changed.
+func printExplain(w io.Writer, list []engine.NodeExplain) {
+	cwd, _ := os.Getwd()
+	name := func(p string) string {
+		if rel, err := filepath.Rel(cwd, p); err == nil && !strings.HasPrefix(rel, "..") {
+			return rel
+		}
+		return p
+	}
+	why := func(changed []engine.InputChange, first bool) string {
+		switch {
+		case first:
+			return ": no earlier build recorded"
+		case len(changed) == 0:
+			return ""
+		}
+		parts := make([]string, len(changed))
+		for i, c := range changed {
+			parts[i] = c.String()
+		}
+		return ": " + strings.Join(parts, ", ")
+	}
+	for _, e := range list {
+		fmt.Fprintf(w, "explain: %s: %s%s\n", name(e.Node), e.Status, why(e.Changed, e.NoEarlierRecord))
+		for _, s := range e.Stages {
+			fmt.Fprintf(w, "explain: %s: stage %s: %s%s\n", name(e.Node), s.Stage, s.Status, why(s.Changed, s.NoEarlierRecord))
+		}
+	}
 }
 
 // commonBuildFlags are the flags of build and build-all.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"time"
@@ -63,6 +64,7 @@ repository root) on every runner. Give each shard its own --out-dir and
 			&cli.BoolFlag{Name: "progress", Value: true, Usage: "show a progress bar when stderr is a terminal"},
 			&cli.BoolFlag{Name: "prune", Usage: "delete outputs under --out-dir of roots that no longer exist (only files kpipe wrote)"},
 			&cli.StringFlag{Name: "shard", Usage: "build only part I of N of the roots (I/N, 1 <= I <= N), by a hash of each root's path; join the shards' reports with kpipe report merge"},
+			explainFlag,
 		),
 		Action: withProfile(runBuildAll),
 	}
@@ -75,6 +77,7 @@ func runBuildAll(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	softMemoryLimit()
 	if c.Bool("prune") && c.String("out-dir") == "" {
 		return errors.New("--prune needs --out-dir")
 	}
@@ -91,6 +94,7 @@ func runBuildAll(c *cli.Context) error {
 	prepareCache(&opts, store)
 	opts.Cache.Store = store
 	remoteJobs(c, &opts, store)
+	opts.Explain = c.Bool("explain")
 	defer closeStore(store, &opts)
 
 	var bar *progressbar.ProgressBar
@@ -136,6 +140,9 @@ func runBuildAll(c *cli.Context) error {
 	if c.Bool("stats") {
 		printStats(c, rep)
 	}
+	if opts.Explain {
+		printExplain(c.App.ErrWriter, rep.Explain)
+	}
 	for _, p := range rep.Pruned {
 		fmt.Fprintf(c.App.ErrWriter, "pruned %s\n", p)
 	}
@@ -158,6 +165,23 @@ func runBuildAll(c *cli.Context) error {
 		return errs
 	}
 	return nil
+}
+
+// defaultMemoryLimit is build-all's soft memory limit unless GOMEMLIMIT
+// says otherwise: the Go runtime collects garbage harder as the heap nears
+// it, instead of letting the heap grow to twice what is live (the Go
+// default). What a build-all keeps live grows slowly with the number of
+// roots (about 22 MB per 1,000 roots of the synthetic monorepo, see
+// benchmarks/RESULTS.md), so the limit bites only past about 15,000 such
+// roots; there the runtime caps the collector at half the CPU rather than
+// fail. Set GOMEMLIMIT (for example 2GiB) to choose another bound.
+const defaultMemoryLimit = 448 << 20
+
+// softMemoryLimit sets defaultMemoryLimit when GOMEMLIMIT is not set.
+func softMemoryLimit() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(defaultMemoryLimit)
+	}
 }
 
 // printStats prints the per-stage table of --stats.

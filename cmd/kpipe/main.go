@@ -4,12 +4,15 @@
 //	kpipe build DIR [-o FILE|DIR] [--load-restrictor ...] [--reorder legacy|none]
 //	kpipe fn run DIR [--enable-exec] [--dry-run]
 //	kpipe fn wrap -- CMD [ARGS...]
+//	kpipe diff [--base REV] [--head REV] [PATH...] | --no-index DIR_A DIR_B
+//	kpipe affected --since REV [PATH...]
 //	kpipe edit set|add|remove ...|fix
 //	kpipe version [--short] [-o json|yaml]
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -46,8 +49,16 @@ func main() {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	app := newApp(stdout, stderr)
 	if err := app.RunContext(ctx, intersperse(app, args)); err != nil {
+		code := 1
+		var ee *exitError
+		if errors.As(err, &ee) {
+			code = ee.code
+			if ee.err == nil {
+				return code
+			}
+		}
 		fmt.Fprintf(stderr, "Error: %v\n", err)
-		return 1
+		return code
 	}
 	return 0
 }
@@ -63,6 +74,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Commands: []*cli.Command{
 			buildCommand(),
 			buildAllCommand(),
+			diffCommand(),
+			affectedCommand(),
 			cacheCommand(),
 			reportCommand(),
 			fnCommand(),

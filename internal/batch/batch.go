@@ -62,6 +62,9 @@ type Options struct {
 	// number of steps (nodes and roots), and returns the function called
 	// after each step.
 	Progress func(total int) (step func())
+	// Reads fills each RootReport's Reads: what the root's build depends
+	// on (package affected matches changed paths against it).
+	Reads bool
 }
 
 // RootReport is one root's entry in the report.
@@ -82,6 +85,8 @@ type RootReport struct {
 	// RemovedOutput says a failing root's previous output file (one a
 	// run wrote) was deleted, so that no stale output stays behind.
 	RemovedOutput bool `json:"removedOutput,omitempty"`
+	// Reads is what the root's output depends on (Options.Reads).
+	Reads *engine.ReadSet `json:"-"`
 }
 
 // Report is the outcome of a run (the --report file).
@@ -94,8 +99,12 @@ type Report struct {
 	// Pruned are the outputs deleted because their roots no longer
 	// exist; Kept are outputs of removed roots left in place because
 	// their content is no longer what kpipe wrote.
-	Pruned  []string `json:"pruned,omitempty"`
-	Kept    []string `json:"keptModified,omitempty"`
+	Pruned []string `json:"pruned,omitempty"`
+	Kept   []string `json:"keptModified,omitempty"`
+	// Explain are the nodes built or taken from the cache, and why each
+	// was built (Engine.Explain); roots up to date are not loaded and have
+	// none (their report entry says upToDate).
+	Explain []engine.NodeExplain `json:"explain,omitempty"`
 	Summary struct {
 		Roots       int                          `json:"roots"`
 		Failed      int                          `json:"failed"`
@@ -203,6 +212,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			if ok && !opts.VerifyCache && rec.Output == outputOf(root) && checker.Unchanged(rec.Inputs) && outputIntact(opts.Cache.Files, rec) {
 				rep.Roots[i] = RootReport{Path: root, Output: rec.Output, Status: "ok", Digest: hex.EncodeToString(rec.OutputDigest[:]),
 					Cached: true, UpToDate: true}
+				if o.Reads {
+					rep.Roots[i].Reads = readsOfInputs(rec.Inputs)
+				}
 			}
 			return nil
 		})
@@ -258,6 +270,34 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	rep.Summary.Seconds = time.Since(start).Seconds()
 	return rep, nil
+}
+
+// readsOfInputs turns a root record's inputs into a ReadSet: a recorded
+// root runs no plugin (engine.Builder.Inputs refuses those), so its inputs
+// are files and kustomization directories (not told apart, to spare a
+// stat each).
+func readsOfInputs(inputs []cache.Input) *engine.ReadSet {
+	var rs engine.ReadSet
+	for _, in := range inputs {
+		rs.Either = append(rs.Either, in.Path)
+		if in.Real != "" && in.Real != in.Path {
+			rs.Either = append(rs.Either, in.Real)
+		}
+	}
+	return &rs
+}
+
+// Discover returns the roots build-all would build for o, without building
+// them (in a stable order).
+func Discover(o Options) ([]string, error) {
+	opts := o.Engine
+	files := opts.Cache.Files
+	if files == nil {
+		files = opts.Cache.Store.FileIndex()
+	}
+	index := opts.Cache.Store.RootIndex(engine.SettingsKey(opts, o.Restriction))
+	roots, _, err := findRoots(o, index, cache.NewInputChecker(files))
+	return roots, err
 }
 
 // outputIntact reports whether the output file a root record names still
@@ -339,10 +379,20 @@ func buildRoots(ctx context.Context, o Options, all *engine.Graph, roots []strin
 		} else {
 			rr.Status = "ok"
 		}
+		if o.Reads {
+			rs := engine.ReadSet{Trees: []string{root}}
+			if n := g.Roots[j]; n != nil {
+				rs = b.Reads(n)
+			}
+			rr.Reads = &rs
+		}
 		rr.Seconds = time.Since(t0).Seconds()
 		rep.Roots[i] = rr
 		step()
 	})
+	if opts.Explain {
+		rep.Explain = b.Explain()
+	}
 	return b.Stats()
 }
 

@@ -409,3 +409,30 @@ func TestWalkCancel(t *testing.T) {
 		}
 	})
 }
+
+// TestWalkFromFinishesRootsInOrder: with one job, WalkFrom finishes the
+// first root before it starts on the second's own dependencies, so a
+// caller holds the results of few vertices at a time (not every leaf of
+// every root before the first root).
+func TestWalkFromFinishesRootsInOrder(t *testing.T) {
+	g := New()
+	for _, v := range []string{"r0", "r1", "r2", "a0", "a1", "a2", "shared"} {
+		g.Add(v)
+	}
+	for i := 0; i < 3; i++ {
+		g.Connect(fmt.Sprintf("r%d", i), fmt.Sprintf("a%d", i))
+		g.Connect(fmt.Sprintf("a%d", i), "shared")
+	}
+	var got []string
+	err := g.WalkFrom(context.Background(), 1, []string{"r0", "r1", "r2"}, func(_ context.Context, v string) error {
+		got = append(got, v)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"shared", "a0", "r0", "a1", "r1", "a2", "r2"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("order %v, want %v", got, want)
+	}
+}

@@ -1,13 +1,14 @@
 package dag
 
 import (
+	"container/heap"
 	"context"
 	"fmt"
 	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/hashicorp/go-multierror"
-	"golang.org/x/sync/errgroup"
 )
 
 // Walk calls fn once for every vertex, after fn has returned nil for all of
@@ -32,28 +33,34 @@ func (g *Graph) Walk(ctx context.Context, jobs int, fn func(ctx context.Context,
 // WalkFrom is like Walk, restricted to roots and every vertex they depend on,
 // directly or transitively. It returns an error if a root is not a vertex of
 // the graph.
+//
+// Among the vertices ready to run, those the earliest root needs go first,
+// so that the walk finishes roots one after another (depth first) rather
+// than every leaf before any root: what a caller keeps for a vertex until
+// its dependents are done is then held for few vertices at a time.
 func (g *Graph) WalkFrom(ctx context.Context, jobs int, roots []string, fn func(ctx context.Context, v string) error) error {
 	if err := g.Validate(); err != nil {
 		return err
 	}
 	set := make(map[string]struct{})
-	stack := make([]string, 0, len(roots))
-	for _, r := range roots {
+	order := make(map[string]int) // the index of the first root that needs a vertex
+	for i, r := range roots {
 		if !g.Has(r) {
 			return fmt.Errorf("dag: unknown vertex %q", r)
 		}
-		stack = append(stack, r)
-	}
-	for len(stack) > 0 {
-		v := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if _, ok := set[v]; ok {
-			continue
+		stack := []string{r}
+		for len(stack) > 0 {
+			v := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if _, ok := set[v]; ok {
+				continue
+			}
+			set[v] = struct{}{}
+			order[v] = i
+			stack = append(stack, g.deps[v]...)
 		}
-		set[v] = struct{}{}
-		stack = append(stack, g.deps[v]...)
 	}
-	return g.walk(ctx, jobs, set, fn)
+	return g.walkOrdered(ctx, jobs, set, order, fn)
 }
 
 // result is the outcome of one call of the walk function.
@@ -63,46 +70,78 @@ type result struct {
 }
 
 // walk runs fn over the vertices in set, which must be closed under
-// dependencies and acyclic.
+// dependencies and acyclic, ready vertices in name order.
 func (g *Graph) walk(ctx context.Context, jobs int, set map[string]struct{}, fn func(ctx context.Context, v string) error) error {
+	return g.walkOrdered(ctx, jobs, set, nil, fn)
+}
+
+// readyQueue holds the vertices ready to run, lowest order first, then by
+// name.
+type readyQueue struct {
+	vs    []string
+	order map[string]int
+}
+
+func (q *readyQueue) Len() int { return len(q.vs) }
+func (q *readyQueue) Less(i, j int) bool {
+	a, b := q.vs[i], q.vs[j]
+	if oa, ob := q.order[a], q.order[b]; oa != ob {
+		return oa < ob
+	}
+	return a < b
+}
+func (q *readyQueue) Swap(i, j int) { q.vs[i], q.vs[j] = q.vs[j], q.vs[i] }
+func (q *readyQueue) Push(x any)    { q.vs = append(q.vs, x.(string)) }
+func (q *readyQueue) Pop() any {
+	v := q.vs[len(q.vs)-1]
+	q.vs = q.vs[:len(q.vs)-1]
+	return v
+}
+
+// walkOrdered runs fn over the vertices in set, at most jobs at once,
+// starting the ready vertex of lowest order (then name) whenever a slot
+// is free.
+func (g *Graph) walkOrdered(ctx context.Context, jobs int, set map[string]struct{}, order map[string]int, fn func(ctx context.Context, v string) error) error {
 	if jobs < 1 {
 		jobs = runtime.NumCPU()
+	}
+	if order == nil {
+		order = map[string]int{}
 	}
 
 	// remaining counts the dependencies of each vertex that have not yet
 	// succeeded. A vertex is ready when its count reaches zero.
 	remaining := make(map[string]int, len(set))
-	var ready []string
+	ready := &readyQueue{order: order}
 	for v := range set {
 		remaining[v] = len(g.deps[v])
 		if remaining[v] == 0 {
-			ready = append(ready, v)
+			ready.vs = append(ready.vs, v)
 		}
 	}
-	slices.Sort(ready)
+	heap.Init(ready)
 
 	// The channel holds a result for every vertex, so workers never block
-	// on it and always release their slot in the group. This lets the loop
-	// below block in eg.Go without deadlocking.
+	// on it.
 	results := make(chan result, len(set))
-	var eg errgroup.Group
-	eg.SetLimit(jobs)
+	var wg sync.WaitGroup
 	running := 0
-	start := func(v string) {
-		running++
-		eg.Go(func() error {
-			if err := ctx.Err(); err != nil {
-				results <- result{v, err}
-				return nil
-			}
-			results <- result{v, fn(ctx, v)}
-			return nil
-		})
+	fill := func() {
+		for running < jobs && ready.Len() > 0 {
+			v := heap.Pop(ready).(string)
+			running++
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := ctx.Err(); err != nil {
+					results <- result{v, err}
+					return
+				}
+				results <- result{v, fn(ctx, v)}
+			}()
+		}
 	}
-
-	for _, v := range ready {
-		start(v)
-	}
+	fill()
 	errs := make(map[string]error)
 	finished := make(map[string]struct{}, len(set))
 	for running > 0 {
@@ -113,19 +152,20 @@ func (g *Graph) walk(ctx context.Context, jobs int, set map[string]struct{}, fn 
 			// The dependents of r.v never reach zero and so are never
 			// started; they are reported as skipped below.
 			errs[r.v] = r.err
-			continue
-		}
-		for _, d := range g.Dependents(r.v) {
-			if _, ok := set[d]; !ok {
-				continue
+		} else {
+			for _, d := range g.Dependents(r.v) {
+				if _, ok := set[d]; !ok {
+					continue
+				}
+				remaining[d]--
+				if remaining[d] == 0 {
+					heap.Push(ready, d)
+				}
 			}
-			remaining[d]--
-			if remaining[d] == 0 {
-				start(d)
-			}
 		}
+		fill()
 	}
-	_ = eg.Wait() // workers always return nil; this waits for them to exit.
+	wg.Wait()
 
 	if len(errs) == 0 {
 		return nil

@@ -10,8 +10,8 @@ import (
 // render writes a root's output as output.Marshal does, encoding each
 // frozen resource once per run: a frozen resource never changes and is
 // shared by every root that leaves it as its base made it, so its bytes,
-// keyed by the resource itself, serve them all. Resources a root changed
-// (not frozen) are encoded for that root alone.
+// kept with the resource itself (and freed with it), serve them all.
+// Resources a root changed (not frozen) are encoded for that root alone.
 func (b *Builder) render(list []*resource.Resource) ([]byte, error) {
 	var buf bytes.Buffer
 	for i, r := range list {
@@ -31,13 +31,13 @@ func (b *Builder) encodeOnce(r *resource.Resource) ([]byte, error) {
 	if !r.Frozen() {
 		return output.MarshalOne(r)
 	}
-	if y, ok := b.encoded.Load(r); ok {
-		return y.([]byte), nil
+	if y, ok := r.Encoded(); ok {
+		return y, nil
 	}
 	y, err := output.MarshalOne(r)
 	if err != nil {
 		return nil, err
 	}
-	b.encoded.Store(r, y)
+	r.SetEncoded(y)
 	return y, nil
 }

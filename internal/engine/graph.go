@@ -53,6 +53,10 @@ type Node struct {
 	openapi    *schemaSource
 	openapiErr error
 
+	// helmBelow says the node or a node below it has helm charts (or an
+	// entry that failed to load): only then does HelmNamespace matter.
+	helmBelow bool
+
 	// Origin is where the node lies relative to the build root, for the
 	// origin and transformer annotations; nil when its root's kustomization
 	// asks for no buildMetadata. K.BuildMetadata is the root's list: like
@@ -164,6 +168,9 @@ type Graph struct {
 	restriction loaders.Restriction
 	warned      map[string]bool
 	kfiles      map[string]kfile // parsed kustomization files by directory
+	// helmFree are the canonical keys (see load) of nodes with no helm
+	// chart in them or below them.
+	helmFree map[string]bool
 	// files are the resource files read, by directory and entry: a
 	// directory loaded as several nodes (inheriting different namespaces)
 	// reads its files once.
@@ -188,7 +195,7 @@ type kfile struct {
 // them and reported when that root is built.
 func Load(roots []string, r loaders.Restriction) (*Graph, []error) {
 	g := &Graph{Nodes: map[string]*Node{}, DAG: dag.New(), restriction: r, warned: map[string]bool{}, kfiles: map[string]kfile{},
-		files: map[[2]string]*fileRead{}}
+		files: map[[2]string]*fileRead{}, helmFree: map[string]bool{}}
 	errs := make([]error, len(roots))
 	dirs := make([]string, len(roots))
 	// The roots' kustomization files, and the files their `resources`
@@ -248,6 +255,7 @@ func Load(roots []string, r loaders.Restriction) (*Graph, []error) {
 		}
 		g.Roots = append(g.Roots, n)
 	}
+	g.connect()
 	return g, errs
 }
 
@@ -290,26 +298,34 @@ func (g *Graph) load(dir, helmNS string, inheritedAPI *schemaSource, chain []str
 		return nil, err
 	}
 	g.warn(kf)
-	key := dir
 	k := *kf.K
+	helmPart := ""
 	if k.Namespace == "" && helmNS != "" {
 		// The inherited namespace reaches only helm charts, in this node and
 		// below it; a node that declares its own namespace passes that down
 		// instead, so only nodes without one are told apart by it.
-		key = dir + "?helmNamespace=" + helmNS
+		helmPart = "?helmNamespace=" + helmNS
 	} else {
 		helmNS = ""
 	}
-	k.HelmCharts = chartsWithNamespace(k.HelmCharts, k.Namespace, helmNS)
 	m := rootMeta(&k)
 	if meta != nil {
 		m = *meta
 	}
-	key += m.keySuffix(kf.K.BuildMetadata)
+	rest := m.keySuffix(kf.K.BuildMetadata)
 	k.BuildMetadata = m.options
 	if inheritedAPI != nil {
-		key += "?openapi=" + inheritedAPI.id
+		rest += "?openapi=" + inheritedAPI.id
 	}
+	// canonical is the key without the inherited helm namespace: the key of
+	// a node with no helm chart in it or below it, where that namespace
+	// changes nothing, so that one node serves every referrer.
+	canonical := dir + rest
+	if helmPart != "" && g.helmFree[canonical] {
+		helmPart, helmNS = "", ""
+	}
+	key := dir + helmPart + rest
+	k.HelmCharts = chartsWithNamespace(k.HelmCharts, k.Namespace, helmNS)
 	if n, ok := g.Nodes[key]; ok {
 		// Already loaded through another parent: only the cycle rule, which
 		// depends on the path taken, must be checked again.
@@ -330,7 +346,6 @@ func (g *Graph) load(dir, helmNS string, inheritedAPI *schemaSource, chain []str
 		}
 	}
 	g.Nodes[key] = n
-	g.DAG.Add(key)
 	chain = append(chain[:len(chain):len(chain)], dir)
 	for _, p := range k.Resources {
 		e := g.loadResource(n, p, chain)
@@ -350,7 +365,38 @@ func (g *Graph) load(dir, helmNS string, inheritedAPI *schemaSource, chain []str
 	if n.openapi == nil && n.openapiErr == nil {
 		n.openapi = inheritedSchema(n)
 	}
+	n.helmBelow = len(k.HelmCharts) > 0
+	for _, list := range [][]*Entry{n.Resources, n.Components, n.PluginDirs} {
+		for _, e := range list {
+			if e.Err != nil || e.Child != nil && e.Child.helmBelow {
+				n.helmBelow = true // (an entry that failed: unknown, so kept apart)
+			}
+		}
+	}
+	if helmPart != "" && !n.helmBelow {
+		// No helm chart in the node or below it: the inherited namespace
+		// changes nothing; one node serves every referrer.
+		g.helmFree[canonical] = true
+		delete(g.Nodes, key)
+		if c, ok := g.Nodes[canonical]; ok {
+			return c, nil
+		}
+		n.Key, n.HelmNamespace = canonical, ""
+		g.Nodes[canonical] = n
+	}
 	return n, nil
+}
+
+// connect builds the DAG from the loaded nodes: an edge from every node to
+// the nodes its entries name.
+func (g *Graph) connect() {
+	g.DAG = dag.New()
+	for key, n := range g.Nodes {
+		g.DAG.Add(key)
+		for _, e := range n.Children() {
+			g.DAG.Connect(key, e.Child.Key)
+		}
+	}
 }
 
 // chartsWithNamespace returns charts with each chart that names no
@@ -430,7 +476,6 @@ func (g *Graph) loadResource(n *Node, p string, chain []string) *Entry {
 		return e
 	}
 	e.Child = child
-	g.DAG.Connect(n.Key, child.Key)
 	return e
 }
 
@@ -456,7 +501,6 @@ func (g *Graph) loadComponent(n *Node, p string, chain []string) *Entry {
 		return e
 	}
 	e.Child = child
-	g.DAG.Connect(n.Key, child.Key)
 	return e
 }
 

@@ -446,10 +446,11 @@ func (b *Builder) decodeAccumulation(data []byte) (*Accumulation, error) {
 // visit resolves one graph node: from the cache when its key is known and
 // stored, else by building it.
 func (b *Builder) visit(ctx context.Context, n *Node) *nodeResult {
-	counts := &nodeCounts{node: n.Dir}
+	counts := &nodeCounts{node: n.Dir, key: n.Key}
 	ctx = withNodeCounts(ctx, counts)
 	start := time.Now()
 	r := b.resolve(ctx, n)
+	b.explainNode(n, r)
 	r.stagesRan, r.stagesCached = counts.ran, counts.cached
 	b.emit(Event{Kind: NodeDone, Node: n.Dir, Start: start, Dur: time.Since(start), Cached: r.fromCache})
 	if b.opts.Progress != nil {
@@ -567,6 +568,7 @@ func (b *Builder) runStageEncoded(ctx context.Context, s stages.Stage, rs *resou
 				if out, err := resource.DecodeList(data); err == nil {
 					if !b.opts.VerifyCache {
 						rs.Replace(out.All())
+						b.explainStage(ctx, s, cache.Digest(in), true)
 						b.stageDone(ctx, s.Kind(), true, time.Since(start))
 						return data, nil
 					}
@@ -605,6 +607,7 @@ func (b *Builder) runStageEncoded(ctx context.Context, s stages.Stage, rs *resou
 	}
 	var out []byte
 	if cacheable {
+		b.explainStage(ctx, s, cache.Digest(in), false)
 		if enc, err := resource.EncodeList(rs); err == nil {
 			b.memo.put(key, enc, isPlugin || hasSecret(rs.All()))
 			out = enc
@@ -641,7 +644,7 @@ func asPlugin(s stages.Stage) (describer, bool) {
 
 // nodeCounts counts the stage runs of one node's build.
 type nodeCounts struct {
-	node        string
+	node, key   string // the node's directory and its key in the graph
 	mu          sync.Mutex
 	ran, cached int
 }

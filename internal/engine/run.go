@@ -55,6 +55,10 @@ type Options struct {
 	// Events, when set, receives an Event as each node and stage ends
 	// (from many goroutines at once: it must be safe for that).
 	Events func(Event)
+	// Explain records, for each node and cached stage, whether it came
+	// from the cache and, when it did not, which named inputs changed
+	// since its last build (Builder.Explain). Needs a cache.
+	Explain bool
 }
 
 // Accumulation is the result of building one kustomization node, before the
@@ -97,11 +101,8 @@ type Builder struct {
 	mu     sync.Mutex
 	done   map[string]*nodeResult
 	parsed map[*fileRead]*parsedFile // resource files decoded, once each
-	// encoded holds the output bytes of frozen resources (render), by
-	// *resource.Resource.
-	encoded sync.Map
-	stats   Stats
-	memo    *memo
+	stats  Stats
+	memo   *memo
 
 	// included are the nodes some other node of the run includes.
 	included map[*Node]bool
@@ -113,6 +114,9 @@ type Builder struct {
 	helmOnce sync.Once
 	helm     stages.HelmSettings
 	helmErr  error
+
+	// explains are the nodes' explanations (Options.Explain), by node key.
+	explains map[string]*NodeExplain
 }
 
 // Stats counts what a Builder did.

@@ -387,3 +387,26 @@ func unchanged(before []snapshot, rs *resource.List) error {
 func configYAML(r *resource.Resource) ([]byte, error) {
 	return output.MarshalOne(r)
 }
+
+// ExplainInputs names what Fingerprint covers, each as a short digest or
+// value, so that `--explain` can say which one changed: the executable,
+// the config, the arguments, each environment variable (its value's
+// digest, never the value), the files beside the config, the image.
+func (p *plugin) ExplainInputs() map[string]string {
+	short := func(b []byte) string { return fmt.Sprintf("%x", b[:min(len(b), 8)]) }
+	sum := func(s string) string { d := sha256.Sum256([]byte(s)); return short(d[:]) }
+	m := map[string]string{
+		"executable": filepath.Base(p.path) + " " + short(p.digest),
+		"config":     sum(string(p.config)),
+		"args":       sum(strings.Join(p.args, "\x00")),
+		"files":      short(dirDigest(p.dir)),
+	}
+	if p.image != "" {
+		m["image"] = p.image
+	}
+	for _, kv := range p.env {
+		k, v, _ := strings.Cut(kv, "=")
+		m["env "+k] = sum(v)
+	}
+	return m
+}

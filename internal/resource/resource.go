@@ -3,6 +3,7 @@ package resource
 import (
 	"fmt"
 	"sort"
+	"sync/atomic"
 )
 
 // Resource is one object of a build: its tree and the build state kustomize
@@ -24,6 +25,27 @@ type Resource struct {
 
 	// Gen is non-nil for objects made by a generator.
 	Gen *Generated
+
+	// encoded caches the output encoding of a frozen resource (see
+	// Encoded): it lives exactly as long as the resource.
+	encoded atomic.Pointer[[]byte]
+}
+
+// Encoded returns the output encoding stored with SetEncoded, if any.
+func (r *Resource) Encoded() ([]byte, bool) {
+	if p := r.encoded.Load(); p != nil {
+		return *p, true
+	}
+	return nil, false
+}
+
+// SetEncoded keeps the output encoding of a frozen resource with it, so
+// that every root sharing the resource encodes it once; it does nothing
+// for a resource that is not frozen (it may still change).
+func (r *Resource) SetEncoded(y []byte) {
+	if r.frozen {
+		r.encoded.Store(&y)
+	}
 }
 
 // prevName is one earlier identity of a resource. The group and version are

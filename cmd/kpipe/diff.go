@@ -1,0 +1,296 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+
+	"github.com/kpipe/kpipe/internal/affected"
+	"github.com/kpipe/kpipe/internal/batch"
+	"github.com/kpipe/kpipe/internal/diff"
+)
+
+// exitError carries an exit status other than 1; an empty message prints
+// nothing.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return ""
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+func diffCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "diff",
+		Usage:     "show what a change renders differently, resource by resource",
+		ArgsUsage: "[PATH...] | --no-index DIR_A DIR_B",
+		Description: `Renders, at two git revisions, only the kustomization roots whose inputs
+differ between them, through the cache, and prints the resources that
+changed: matched by group, kind, namespace and name, each with a unified
+diff of its YAML. The old side (default: the merge base of HEAD with the
+default branch) is read from git's objects into a temporary directory; the
+new side is the working tree unless --head names a revision. PATHs limit
+the roots to those trees (default: the current directory).
+
+A generated name whose hash suffix changed is one changed resource; a
+change of order alone is not a change. A Secret's data and stringData
+values are never printed (a short digest of each stands in) unless
+--show-secrets.
+
+With --no-index (or outside a git repository), DIR_A and DIR_B are two
+trees of kustomizations (every root rendered, matched by relative path) or
+two directories of rendered output (.yaml files matched by path).
+
+Exit status, as git diff --exit-code: 0 no difference, 1 differences
+(a root failing on one side is one), 2 trouble.`,
+		Flags: append(commonBuildFlags(),
+			&cli.StringFlag{Name: "base", Usage: "the old revision (default: merge base of HEAD with the default branch)"},
+			&cli.StringFlag{Name: "head", Usage: "the new revision (default: the working tree)"},
+			&cli.BoolFlag{Name: "no-index", Usage: "compare two directories, without git"},
+			&cli.IntFlag{Name: "unified", Aliases: []string{"U"}, Value: 3, Usage: "lines of context in each resource's diff"},
+			&cli.BoolFlag{Name: "show-secrets", Usage: "print Secret values (default: a digest of each)"},
+			&cli.StringFlag{Name: "format", Value: "text", Usage: "text, markdown or json"},
+			&cli.StringFlag{Name: "color", Value: "auto", Usage: "auto, always or never (text format)"},
+			&cli.BoolFlag{Name: "name-only", Usage: "print only the changed roots and resources"},
+			&cli.BoolFlag{Name: "all-kustomizations", Usage: "compare every kustomization, not only the top-level roots"},
+		),
+		Action: withProfile(runDiff),
+	}
+}
+
+// runDiff runs a review and prints it.
+func runDiff(c *cli.Context) error {
+	res, err := review(c)
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	w := c.App.Writer
+	switch f := c.String("format"); {
+	case c.Bool("name-only"):
+		err = diff.WriteNameOnly(w, res)
+	case f == "json":
+		err = diff.WriteJSON(w, res)
+	case f == "markdown":
+		err = diff.WriteMarkdown(w, res, 0)
+	case f == "text":
+		color := false
+		switch c.String("color") {
+		case "always":
+			color = true
+		case "auto":
+			if out, ok := w.(*os.File); ok && term.IsTerminal(int(out.Fd())) && os.Getenv("NO_COLOR") == "" {
+				color = true
+			}
+		case "never":
+		default:
+			return &exitError{code: 2, err: fmt.Errorf("--color %q: want auto, always or never", c.String("color"))}
+		}
+		err = diff.WriteText(w, res, color)
+	default:
+		return &exitError{code: 2, err: fmt.Errorf("--format %q: want text, markdown or json", f)}
+	}
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	if res.Changed() {
+		return &exitError{code: 1}
+	}
+	return nil
+}
+
+// review runs the comparison the flags ask for.
+func review(c *cli.Context) (*diff.Result, error) {
+	restriction, opts, err := buildOptions(c)
+	if err != nil {
+		return nil, err
+	}
+	store, err := openCache(c)
+	if err != nil {
+		return nil, err
+	}
+	prepareCache(&opts, store)
+	opts.Cache.Store = store
+	defer closeCache(store, &opts)
+	bo := batch.Options{Restriction: restriction, Engine: opts, AllKustomizations: c.Bool("all-kustomizations"), Version: Version}
+	do := diff.Options{Context: c.Int("unified"), ShowSecrets: c.Bool("show-secrets")}
+	args := c.Args().Slice()
+	noIndex := c.Bool("no-index")
+	if !noIndex && len(args) == 2 && !c.IsSet("base") && !c.IsSet("head") {
+		// Outside a repository, two directories are compared as git
+		// diff compares two paths outside one.
+		if _, err := affected.OpenRepo(c.Context, "."); err != nil {
+			noIndex = true
+		}
+	}
+	if noIndex {
+		if len(args) != 2 {
+			return nil, errors.New("--no-index needs two directories")
+		}
+		return diff.ReviewDirs(c.Context, args[0], args[1], diff.DirOptions{Build: bo, Diff: do})
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	return diff.ReviewGit(c.Context, diff.GitOptions{Dir: cwd, Paths: args, Base: c.String("base"), Head: c.String("head"), Build: bo, Diff: do})
+}
+
+func affectedCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "affected",
+		Usage:     "list the roots whose output changed since a revision",
+		ArgsUsage: "[PATH...]",
+		Description: `Lists, one per line (relative to the current directory), the kustomization
+roots under PATHs (default: the current directory) whose rendered output
+differs between --since REV and the working tree (or --head REV), so that
+CI renders, diffs or deploys only those. A root added, removed, or failing
+on one side is listed.
+
+The candidates are the roots that read a changed path (git's list of
+changed paths, untracked files that git does not ignore included): a file
+their build read (from the cache's record of their last build, or by
+building them through the cache), anything under the directory of a node
+that runs plugins or helm charts, or a kustomization file added or removed
+in one of their directories. The candidates are then rendered at both
+revisions through the cache and listed when their output bytes differ.
+--inputs-only skips that step and lists every candidate (no rendering of
+the old revision; a superset: a renamed file with the same content, say).
+
+--format json also says, for each root, its status (changed, added,
+removed, error), or, with --inputs-only, which changed paths reach it.`,
+		Flags: append(commonBuildFlags(),
+			&cli.StringFlag{Name: "since", Required: true, Usage: "the revision to compare with"},
+			&cli.StringFlag{Name: "head", Usage: "the new revision (default: the working tree)"},
+			&cli.BoolFlag{Name: "inputs-only", Usage: "list the roots that read a changed path, without rendering the old revision"},
+			&cli.StringFlag{Name: "format", Value: "lines", Usage: "lines or json"},
+			&cli.BoolFlag{Name: "all-kustomizations", Usage: "consider every kustomization, not only the top-level roots"},
+		),
+		Action: withProfile(runAffected),
+	}
+}
+
+// affectedRoot is one line of kpipe affected's JSON.
+type affectedRoot struct {
+	Path    string   `json:"path"`
+	Status  string   `json:"status,omitempty"`
+	Because []string `json:"because,omitempty"`
+	Error   string   `json:"error,omitempty"`
+}
+
+func runAffected(c *cli.Context) error {
+	restriction, opts, err := buildOptions(c)
+	if err != nil {
+		return err
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	if real, err := filepath.EvalSymlinks(cwd); err == nil {
+		cwd = real
+	}
+	store, err := openCache(c)
+	if err != nil {
+		return err
+	}
+	prepareCache(&opts, store)
+	opts.Cache.Store = store
+	defer closeCache(store, &opts)
+	bo := batch.Options{Restriction: restriction, Engine: opts, AllKustomizations: c.Bool("all-kustomizations"), Version: Version}
+	var roots []affectedRoot
+	if c.Bool("inputs-only") {
+		if c.IsSet("head") {
+			return errors.New("--inputs-only compares with the working tree: drop --head")
+		}
+		repo, err := affected.OpenRepo(c.Context, cwd)
+		if err != nil {
+			return err
+		}
+		since, err := repo.ResolveRev(c.Context, c.String("since"))
+		if err != nil {
+			return err
+		}
+		changes, err := repo.Git(c.Context, since, "")
+		if err != nil {
+			return err
+		}
+		bo.Trees = c.Args().Slice()
+		found, _, err := affected.Find(c.Context, bo, affected.Under(repo.Top, changes))
+		if err != nil && !errors.Is(err, batch.ErrNoRoots) {
+			return err
+		}
+		for _, r := range found {
+			ar := affectedRoot{Path: relToCwd(cwd, r.Path), Error: r.Error}
+			for _, p := range r.Because {
+				ar.Because = append(ar.Because, relToCwd(cwd, p))
+			}
+			roots = append(roots, ar)
+		}
+	} else {
+		res, err := diff.ReviewGit(c.Context, diff.GitOptions{Dir: cwd, Paths: c.Args().Slice(), Base: c.String("since"),
+			Head: c.String("head"), Build: bo, Diff: diff.Options{OrderMatters: true}})
+		if err != nil {
+			return err
+		}
+		repo, err := affected.OpenRepo(c.Context, cwd)
+		if err != nil {
+			return err
+		}
+		for _, rd := range res.Roots {
+			roots = append(roots, affectedRoot{Path: relToCwd(cwd, filepath.Join(repo.Top, filepath.FromSlash(rd.Path))), Status: rd.Status,
+				Error: firstNonEmpty(rd.NewError, rd.OldError)})
+		}
+	}
+	switch c.String("format") {
+	case "json":
+		if roots == nil {
+			roots = []affectedRoot{}
+		}
+		data, _ := json.MarshalIndent(struct {
+			Since string         `json:"since"`
+			Roots []affectedRoot `json:"roots"`
+		}{c.String("since"), roots}, "", "  ")
+		_, err = fmt.Fprintf(c.App.Writer, "%s\n", data)
+		return err
+	case "lines":
+		for _, r := range roots {
+			fmt.Fprintln(c.App.Writer, r.Path)
+		}
+		return nil
+	default:
+		return fmt.Errorf("--format %q: want lines or json", c.String("format"))
+	}
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+// relToCwd shows p relative to the current directory (symlinks resolved)
+// when it lies under it.
+func relToCwd(cwd, p string) string {
+	if rel, err := filepath.Rel(cwd, p); err == nil && filepath.IsLocal(rel) {
+		return rel
+	}
+	if rel, err := filepath.Rel(cwd, p); err == nil && rel == "." {
+		return "."
+	}
+	return p
+}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kpipe/kpipe/internal/genrepo"
+)
+
+// gitRepo writes a small synthetic monorepo, commits it on main, and
+// makes it the current directory.
+func gitRepo(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not found (apt-get install git)")
+	}
+	dir := t.TempDir()
+	if _, err := genrepo.Write(dir, genrepo.Spec{Apps: 2, Envs: 2, ResourcesPerApp: 1}); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-q", "-m", "init"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	t.Chdir(dir)
+	return dir
+}
+
+// TestDiffExitStatus: like git diff --exit-code, 0 with no change, 1 with
+// changes, 2 on trouble; the default base is the merge base with main.
+func TestDiffExitStatus(t *testing.T) {
+	dir := gitRepo(t)
+	cacheDir := t.TempDir()
+	if code, out, errOut := kpipe(t, "diff", "--cache-dir", cacheDir); code != 0 {
+		t.Fatalf("no change: exit %d\n%s%s", code, out, errOut)
+	}
+	f := filepath.Join(dir, "apps/app001/base/deployment.yaml")
+	data, _ := os.ReadFile(f)
+	if err := os.WriteFile(f, []byte(strings.Replace(string(data), "cpu: ", "cpu: 9", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := kpipe(t, "diff", "--cache-dir", cacheDir, "--color", "never")
+	if code != 1 {
+		t.Fatalf("a change: exit %d, want 1\n%s%s", code, out, errOut)
+	}
+	for _, want := range []string{"changed apps/app001/dev", "changed apps/app001/staging", "~ apps/Deployment", "+            cpu: 9"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "app000") {
+		t.Errorf("an app that did not change is shown:\n%s", out)
+	}
+	code, out, _ = kpipe(t, "diff", "--cache-dir", cacheDir, "--name-only")
+	if code != 1 || out != "changed apps/app001/dev\n  ~ apps/Deployment app001-dev/dev-app001\nchanged apps/app001/staging\n  ~ apps/Deployment app001-staging/staging-app001\n" {
+		t.Errorf("--name-only: exit %d:\n%s", code, out)
+	}
+	code, out, _ = kpipe(t, "diff", "--cache-dir", cacheDir, "--format", "markdown")
+	if code != 1 || !strings.Contains(out, "| `apps/app001/dev` | changed | 0 | 0 | 1 |") || !strings.Contains(out, "```diff\n") {
+		t.Errorf("--format markdown: exit %d:\n%s", code, out)
+	}
+	if code, _, errOut := kpipe(t, "diff", "--cache-dir", cacheDir, "--base", "no-such-rev"); code != 2 || !strings.Contains(errOut, "no-such-rev") {
+		t.Errorf("a bad --base: exit %d, want 2, and the revision named: %s", code, errOut)
+	}
+	// The working tree, index and stash are untouched by a review.
+	st := exec.Command("git", "status", "--porcelain")
+	st.Dir = dir
+	if out, err := st.Output(); err != nil || string(out) != " M apps/app001/base/deployment.yaml\n" {
+		t.Errorf("git status after kpipe diff: %q %v", out, err)
+	}
+
+	code, out, errOut = kpipe(t, "affected", "--since", "HEAD", "--cache-dir", cacheDir)
+	if code != 0 || out != "apps/app001/dev\napps/app001/staging\n" {
+		t.Errorf("affected: exit %d:\n%s%s", code, out, errOut)
+	}
+}
+
+// TestDiffNoIndex compares two directories of rendered output without git.
+func TestDiffNoIndex(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  k: %s\n"
+	_ = os.WriteFile(filepath.Join(a, "x.yaml"), []byte(strings.Replace(cm, "%s", "1", 1)), 0o644)
+	_ = os.WriteFile(filepath.Join(b, "x.yaml"), []byte(strings.Replace(cm, "%s", "2", 1)), 0o644)
+	code, out, errOut := kpipe(t, "diff", "--no-index", "--no-cache", "--format", "json", a, b)
+	if code != 1 || !strings.Contains(out, `"path": "x.yaml"`) || !strings.Contains(out, `"change": "changed"`) {
+		t.Fatalf("exit %d:\n%s%s", code, out, errOut)
+	}
+	if code, _, _ := kpipe(t, "diff", "--no-index", "--no-cache", a, a); code != 0 {
+		t.Fatalf("a directory against itself: exit %d", code)
+	}
+}

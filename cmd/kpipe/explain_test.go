@@ -1,0 +1,86 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestExplainNamesWhatChanged: --explain names the file after an edit, the
+// flag after a flag change, and the plugin (its executable) after its
+// binary changes; a build with nothing changed says it is up to date.
+func TestExplainNamesWhatChanged(t *testing.T) {
+	dir := t.TempDir()
+	cacheDir := t.TempDir()
+	files := map[string]string{
+		"app/kustomization.yaml": "resources:\n- ../base\ntransformers:\n- fn.yaml\n",
+		"app/fn.yaml":            "apiVersion: example.com/v1\nkind: Fn\nmetadata:\n  name: fn\n  annotations:\n    config.kubernetes.io/function: |\n      exec:\n        path: ./fn.sh\n",
+		"app/fn.sh":              "#!/bin/sh\ncat\n",
+		"base/kustomization.yaml": "resources:\n- cm.yaml\n",
+		"base/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  k: v1\n",
+	}
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	app := filepath.Join(dir, "app")
+	build := func(extra ...string) string {
+		t.Helper()
+		args := append([]string{"build", app, "--explain", "--cache-dir", cacheDir, "--enable-alpha-plugins", "--enable-exec"}, extra...)
+		code, _, errOut := kpipe(t, args...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		return errOut
+	}
+	if out := build(); !strings.Contains(out, "no earlier build recorded") {
+		t.Fatalf("first build:\n%s", out)
+	}
+	// A root that runs plugins is never up to date as a whole; with
+	// nothing changed its plugin stage and its base are hits.
+	if out := build(); !strings.Contains(out, "app: built, runs plugins\n") || !strings.Contains(out, "fn.yaml): hit") || !strings.Contains(out, "base: hit") {
+		t.Fatalf("nothing changed:\n%s", out)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "base/cm.yaml"), []byte(strings.Replace(files["base/cm.yaml"], "v1", "v2", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := build()
+	if !strings.Contains(out, "base: built: resource cm.yaml changed") {
+		t.Fatalf("after an edit, the file is not named:\n%s", out)
+	}
+	if !strings.Contains(out, "stage plugin Fn 'fn' (exec ") || !strings.Contains(out, "input resources changed") {
+		t.Fatalf("after an edit, the plugin stage's changed input is not named:\n%s", out)
+	}
+	out = build("--enable-managedby-label")
+	if !strings.Contains(out, "setting --enable-managedby-label changed (false -> true)") {
+		t.Fatalf("after a flag change, the flag is not named:\n%s", out)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "app/fn.sh"), []byte("#!/bin/sh\n# v2\ncat\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out = build("--enable-managedby-label")
+	if !strings.Contains(out, "stage plugin Fn 'fn' (exec ") || !strings.Contains(out, "executable changed") {
+		t.Fatalf("after the plugin's binary changed, it is not named:\n%s", out)
+	}
+	build("--enable-managedby-label", "-e", "STAGE=one")
+	out = build("--enable-managedby-label", "-e", "STAGE=two")
+	if !strings.Contains(out, "env STAGE changed") || strings.Contains(out, "one") || strings.Contains(out, "two") {
+		t.Fatalf("after an environment variable changed, it is not named (or its value is printed):\n%s", out)
+	}
+	// build-all puts the same in its report.
+	report := filepath.Join(t.TempDir(), "report.json")
+	code, _, errOut := kpipe(t, "build-all", dir, "--explain", "--report", report, "--cache-dir", cacheDir, "--enable-alpha-plugins", "--enable-exec", "--progress=false")
+	if code != 0 {
+		t.Fatalf("build-all: exit %d: %s", code, errOut)
+	}
+	data, err := os.ReadFile(report)
+	if err != nil || !strings.Contains(string(data), `"explain": [`) || !strings.Contains(string(data), `"status": "built, runs plugins"`) {
+		t.Fatalf("report without explain: %v\n%s", err, data)
+	}
+}

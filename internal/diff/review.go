@@ -1,0 +1,673 @@
+package diff
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/kpipe/kpipe/internal/affected"
+	"github.com/kpipe/kpipe/internal/batch"
+	"github.com/kpipe/kpipe/internal/engine"
+	"github.com/kpipe/kpipe/internal/loaders"
+)
+
+// Statuses of a root in a Result.
+const (
+	RootChanged = "changed" // rendered on both sides, some resource differs
+	RootAdded   = "added"   // a root only on the new side
+	RootRemoved = "removed" // a root only on the old side
+	RootError   = "error"   // fails to render on one side, or fails differently on both
+)
+
+// RootDiff is one root that differs between the two sides.
+type RootDiff struct {
+	// Path is the root's directory relative to the tree (slash-separated;
+	// "." for the tree itself).
+	Path   string `json:"path"`
+	Status string `json:"status"`
+	// OldError and NewError are the root's build errors on each side.
+	OldError string `json:"oldError,omitempty"`
+	NewError string `json:"newError,omitempty"`
+	// Changes are the resources that differ.
+	Changes []ResourceChange `json:"resources,omitempty"`
+	// Reordered says the order of the resources changed (not a change by
+	// itself).
+	Reordered bool `json:"reordered,omitempty"`
+}
+
+// Result is the outcome of a review.
+type Result struct {
+	// Base and Head name the two sides (revisions, or directories).
+	Base string `json:"base"`
+	Head string `json:"head"`
+	// Compared is the number of roots rendered and compared (the affected
+	// roots, for a git review); Unchanged those of them equal on both sides.
+	Compared  int `json:"compared"`
+	Unchanged int `json:"unchanged"`
+	// Roots are the roots that differ, by path.
+	Roots []RootDiff `json:"roots"`
+	// OldFiles is the number of files of the old revision written to
+	// render it (a git review writes only what the candidates read, unless
+	// the old side read more: then every file), of OldFilesTotal.
+	OldFiles      int `json:"oldFilesWritten,omitempty"`
+	OldFilesTotal int `json:"oldFilesTotal,omitempty"`
+}
+
+// Changed reports whether anything differs.
+func (r *Result) Changed() bool { return len(r.Roots) > 0 }
+
+// GitOptions are the settings of a review of two git revisions.
+type GitOptions struct {
+	// Dir is where the command runs (a directory of the repository); Paths
+	// are the trees to search for roots, relative to Dir (none: Dir).
+	Dir   string
+	Paths []string
+	// Base is the old revision ("": the merge base of HEAD with the
+	// default branch); Head the new one ("": the working tree).
+	Base, Head string
+	// Build carries the build settings (restriction, engine options with
+	// the cache, roots selection); its Trees and OutDir are ignored.
+	Build batch.Options
+	// Diff tunes the comparison.
+	Diff Options
+}
+
+// ReviewGit renders, at two revisions, the roots whose inputs differ
+// between them (package affected), through the cache, and compares them.
+// The old revision (and the new one, unless it is the working tree) is read
+// from git's objects into a temporary directory, removed before return.
+func ReviewGit(ctx context.Context, o GitOptions) (*Result, error) {
+	dir, err := filepath.Abs(o.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	repo, err := affected.OpenRepo(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	base := o.Base
+	if base == "" {
+		if base, err = repo.DefaultBase(ctx); err != nil {
+			return nil, err
+		}
+	} else if base, err = repo.ResolveRev(ctx, base); err != nil {
+		return nil, err
+	}
+	head := o.Head
+	if head != "" {
+		if head, err = repo.ResolveRev(ctx, head); err != nil {
+			return nil, err
+		}
+	}
+	changes, err := repo.Git(ctx, base, head)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Base: short(base), Head: "working tree"}
+	if head != "" {
+		res.Head = short(head)
+	}
+	// Trees, relative to the repository's top level.
+	paths := o.Paths
+	if len(paths) == 0 {
+		paths = []string{"."}
+	}
+	var rels []string
+	for _, p := range paths {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		rel, err := filepath.Rel(repo.Top, p)
+		if err != nil || !filepath.IsLocal(rel) && rel != "." {
+			return nil, fmt.Errorf("%s is outside the repository at %s", p, repo.Top)
+		}
+		rels = append(rels, rel)
+	}
+	if len(changes) == 0 {
+		return res, nil
+	}
+
+	tmp, err := os.MkdirTemp("", "kpipe-diff-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	baseDir := filepath.Join(tmp, "base")
+	if err := os.Mkdir(baseDir, 0o755); err != nil {
+		return nil, err
+	}
+	headDir := repo.Top
+	var baseTree *affected.Tree
+	var eg errgroup.Group
+	eg.Go(func() (err error) {
+		baseTree, err = repo.ListTree(ctx, base)
+		return err
+	})
+	if head != "" {
+		headDir = filepath.Join(tmp, "head")
+		if err := os.Mkdir(headDir, 0o755); err != nil {
+			return nil, err
+		}
+		if err := repo.Extract(ctx, head, headDir); err != nil {
+			return nil, err
+		}
+	}
+	// The new side's affected roots (this also builds, or finds up to
+	// date, every root there, recording what each read).
+	bo := o.Build
+	bo.OutDir, bo.Prune, bo.Progress, bo.RootsFrom = "", false, nil, ""
+	bo.Trees = under(headDir, rels)
+	hits, rep, err := affected.Find(ctx, bo, affected.Under(headDir, changes))
+	if err != nil && !errors.Is(err, batch.ErrNoRoots) {
+		return nil, err
+	}
+	if err := eg.Wait(); err != nil {
+		return nil, fmt.Errorf("reading revision %s: %w", short(base), err)
+	}
+	var hitRels []string
+	for _, h := range hits {
+		hitRels = append(hitRels, relPath(headDir, h.Path))
+	}
+	baseHasK := func(rel string) bool {
+		for _, n := range loaders.FileNames {
+			if baseTree.Has(filepath.ToSlash(filepath.Join(rel, n))) {
+				return true
+			}
+		}
+		return false
+	}
+	removed := map[string]bool{}
+	for _, d := range affected.RemovedKustomizations(affected.Under(headDir, changes)) {
+		rel := relPath(headDir, d)
+		if !slices.Contains(hitRels, rel) && inTrees(rel, rels) && baseHasK(rel) {
+			removed[rel] = true
+		}
+	}
+	// The old revision is written only in part: the files the candidates
+	// read on the new side, the changed paths, and the kustomization files
+	// beside them. A read beyond those (the old side read another file)
+	// fails, and then the whole revision is written and the old side
+	// rendered again, so the part never changes the answer.
+	need := neededPaths(baseTree, headDir, rep, hitRels, removed, changes)
+	if err := repo.WriteTo(ctx, baseTree, baseDir, need); err != nil {
+		return nil, fmt.Errorf("reading revision %s: %w", short(base), err)
+	}
+	writeAll := func() error {
+		if err := repo.WriteTo(ctx, baseTree, baseDir, nil); err != nil {
+			return fmt.Errorf("reading revision %s: %w", short(base), err)
+		}
+		return nil
+	}
+	eo := o.Build.Engine
+	var olds map[string]rendered
+	var relRoots []string
+	for {
+		// Directories that became roots (their last referrer changed) or
+		// stopped being roots (a changed kustomization now refers to them).
+		var became, ceased []string
+		clean := true
+		if !o.Build.AllKustomizations && rep != nil {
+			if became, ceased, clean, err = rootMoves(ctx, o.Build, baseDir, headDir, rels, changes, headRootsOf(rep, headDir), baseHasK, writeAll); err != nil {
+				return nil, err
+			}
+		}
+		relRoots = slices.Clone(hitRels)
+		for _, rel := range became {
+			if !slices.Contains(relRoots, rel) {
+				relRoots = append(relRoots, rel)
+			}
+		}
+		// Old-side roots: the affected roots that were roots there too,
+		// the directories whose kustomization was deleted (removed roots,
+		// or bases, told apart when rendered), and the roots that ceased
+		// to be.
+		oldCands := slices.Clone(ceased)
+		for _, rel := range relRoots {
+			if !slices.Contains(became, rel) && baseHasK(rel) {
+				oldCands = append(oldCands, rel)
+			}
+		}
+		for rel := range removed {
+			oldCands = append(oldCands, rel)
+		}
+		slices.Sort(oldCands)
+		oldCands = slices.Compact(oldCands)
+		olds = renderRoots(ctx, eo, o.Build.Restriction, baseDir, oldCands, removed)
+		for _, r := range olds {
+			if r.err != "" {
+				clean = false
+			}
+		}
+		if clean || baseTree.Missing() == 0 {
+			break
+		}
+		if err := writeAll(); err != nil {
+			return nil, err
+		}
+	}
+	news := renderRoots(ctx, eo, o.Build.Restriction, headDir, relRoots, nil)
+	compareSides(res, olds, news, baseDir, headDir, o.Diff)
+	res.OldFilesTotal = baseTree.Len()
+	res.OldFiles = res.OldFilesTotal - baseTree.Missing()
+	return res, nil
+}
+
+// neededPaths lists the files of the old revision that rendering the
+// candidates there most likely reads: what each affected root read on the
+// new side, every file of a removed kustomization's directory, the changed
+// paths, and every kustomization file in a directory holding one of those
+// (a second kustomization file is an error there).
+func neededPaths(t *affected.Tree, headDir string, rep *batch.Report, hitRels []string, removed map[string]bool, changes []affected.Change) []string {
+	set := map[string]bool{}
+	add := func(abs string) (string, bool) {
+		rel, err := filepath.Rel(headDir, abs)
+		if err != nil || !filepath.IsLocal(rel) {
+			return "", false
+		}
+		rel = filepath.ToSlash(rel)
+		set[rel] = true
+		return rel, true
+	}
+	if rep != nil {
+		for _, rr := range rep.Roots {
+			if rr.Reads == nil || !slices.Contains(hitRels, relPath(headDir, rr.Path)) {
+				continue
+			}
+			for _, f := range rr.Reads.Files {
+				add(f)
+			}
+			for _, d := range rr.Reads.Dirs {
+				add(filepath.Join(d, loaders.FileNames[0]))
+			}
+			for _, tr := range rr.Reads.Trees {
+				if rel, ok := add(tr); ok {
+					for _, p := range t.Under(rel) {
+						set[p] = true
+					}
+				}
+			}
+		}
+	}
+	for rel := range removed {
+		for _, p := range t.Under(filepath.ToSlash(rel)) {
+			set[p] = true
+		}
+	}
+	for _, c := range changes {
+		set[c.Path] = true
+	}
+	dirs := map[string]bool{}
+	for p := range set {
+		dirs[path.Dir(p)] = true
+	}
+	for d := range dirs {
+		for _, n := range loaders.FileNames {
+			set[path.Join(d, n)] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for p := range set {
+		out = append(out, p)
+	}
+	return out
+}
+
+// rootMoves finds the directories that are roots on the new side and were
+// bases on the old one (became), and the reverse (ceased). Only a changed
+// kustomization can move a directory between the two: a root became one
+// when a kustomization that referred to it changed or went, and ceased to
+// be one when a changed or added kustomization now refers to it. The old
+// side's roots are discovered in full only in the second case.
+func rootMoves(ctx context.Context, bo batch.Options, baseDir, headDir string, trees []string, changes []affected.Change, headRoots []string,
+	baseHasK func(rel string) bool, writeAll func() error) (became, ceased []string, clean bool, err error) {
+	clean = true
+	var oldK, newK []string
+	for _, c := range changes {
+		if !slices.Contains(loaders.FileNames, filepath.Base(c.Path)) {
+			continue
+		}
+		d := filepath.FromSlash(filepath.Dir(c.Path))
+		if c.Status != affected.Added && baseHasK(d) {
+			oldK = append(oldK, d)
+		}
+		if c.Status != affected.Deleted && hasKustomization(filepath.Join(headDir, d)) {
+			newK = append(newK, d)
+		}
+	}
+	if len(oldK)+len(newK) == 0 {
+		return nil, nil, true, nil
+	}
+	// referenced lists the directories the kustomizations in dirs (and
+	// their bases) refer to; complete is false when an entry could not be
+	// loaded (on the old side, a file not written yet).
+	referenced := func(tree string, dirs []string) (out map[string]bool, complete bool) {
+		out = map[string]bool{}
+		if len(dirs) == 0 {
+			return out, true
+		}
+		g, loadErrs := engine.Load(under(tree, dirs), bo.Restriction)
+		complete = true
+		for _, e := range loadErrs {
+			if e != nil {
+				complete = false
+			}
+		}
+		for _, n := range g.Nodes {
+			for _, e := range n.Children() {
+				out[relPath(tree, e.Child.Dir)] = true
+			}
+			for _, list := range [][]*engine.Entry{n.Resources, n.Components, n.PluginDirs} {
+				for _, e := range list {
+					if e.Err != nil {
+						complete = false
+					}
+				}
+			}
+		}
+		return out, complete
+	}
+	oldRef, clean := referenced(baseDir, oldK)
+	newRef, _ := referenced(headDir, newK)
+	for _, r := range headRoots {
+		if oldRef[r] {
+			became = append(became, r)
+		}
+	}
+	var maybe []string
+	for r := range newRef {
+		if !oldRef[r] && !slices.Contains(headRoots, r) && inTrees(r, trees) && baseHasK(r) {
+			maybe = append(maybe, r)
+		}
+	}
+	if len(maybe) == 0 {
+		return became, nil, clean, nil
+	}
+	// Telling whether they were roots takes every kustomization of the
+	// old revision.
+	if err := writeAll(); err != nil {
+		return nil, nil, false, err
+	}
+	bo.Trees, bo.OutDir, bo.RootsFrom = under(baseDir, trees), "", ""
+	oldRoots, err := batch.Discover(bo)
+	if err != nil && !errors.Is(err, batch.ErrNoRoots) {
+		return nil, nil, false, err
+	}
+	for _, r := range oldRoots {
+		if rel := relPath(baseDir, r); slices.Contains(maybe, rel) {
+			ceased = append(ceased, rel)
+		}
+	}
+	return became, ceased, clean, nil
+}
+
+// headRootsOf lists the report's roots relative to tree.
+func headRootsOf(rep *batch.Report, tree string) []string {
+	if rep == nil {
+		return nil
+	}
+	out := make([]string, len(rep.Roots))
+	for i, rr := range rep.Roots {
+		out[i] = relPath(tree, rr.Path)
+	}
+	return out
+}
+
+// rendered is one root's output on one side.
+type rendered struct {
+	yaml []byte
+	err  string
+}
+
+// renderRoots builds the roots rels of tree through the cache. A candidate
+// in maybe (a removed kustomization) is dropped when it is a component or
+// another candidate includes it: it was a base, not a root.
+func renderRoots(ctx context.Context, eo engine.Options, r loaders.Restriction, tree string, rels []string, maybe map[string]bool) map[string]rendered {
+	out := map[string]rendered{}
+	if len(rels) == 0 {
+		return out
+	}
+	dirs := under(tree, rels)
+	g, loadErrs := engine.Load(dirs, r)
+	if eo.Warn != nil {
+		eo.Warn = nil // warnings were printed when the new side was found
+	}
+	included := map[string]bool{}
+	for _, n := range g.Nodes {
+		for _, e := range n.Children() {
+			included[e.Child.Dir] = true
+		}
+	}
+	keep := make([]bool, len(rels))
+	for i, rel := range rels {
+		keep[i] = true
+		if maybe[rel] {
+			dir := dirs[i]
+			if real, err := filepath.EvalSymlinks(dir); err == nil {
+				dir = real
+			}
+			if n := g.Roots[i]; included[dir] || n != nil && n.IsComponent() {
+				keep[i] = false
+			}
+		}
+	}
+	b := engine.NewBuilder(g, eo)
+	results := b.Run(ctx, loadErrs)
+	for i, res := range results {
+		if !keep[i] {
+			continue
+		}
+		if res.Err != nil {
+			out[rels[i]] = rendered{err: res.Err.Error()}
+		} else {
+			out[rels[i]] = rendered{yaml: res.YAML}
+		}
+	}
+	return out
+}
+
+// compareSides fills res from the two sides' outputs.
+func compareSides(res *Result, olds, news map[string]rendered, oldTree, newTree string, o Options) {
+	paths := map[string]bool{}
+	for p := range olds {
+		paths[p] = true
+	}
+	for p := range news {
+		paths[p] = true
+	}
+	for p := range paths {
+		old, inOld := olds[p]
+		nw, inNew := news[p]
+		rd := RootDiff{Path: filepath.ToSlash(p)}
+		res.Compared++
+		switch {
+		case !inOld:
+			rd.Status = RootAdded
+			rd.NewError = nw.err
+			if nw.err == "" {
+				rd.Changes, _, _ = Compare(nil, nw.yaml, o)
+			}
+		case !inNew:
+			rd.Status = RootRemoved
+			rd.OldError = old.err
+			if old.err == "" {
+				rd.Changes, _, _ = Compare(old.yaml, nil, o)
+			}
+		case old.err != "" || nw.err != "":
+			oe := strings.ReplaceAll(old.err, oldTree+string(filepath.Separator), "")
+			ne := strings.ReplaceAll(nw.err, newTree+string(filepath.Separator), "")
+			if oe == ne {
+				res.Unchanged++
+				continue
+			}
+			rd.Status, rd.OldError, rd.NewError = RootError, oe, ne
+		default:
+			changes, reordered, err := Compare(old.yaml, nw.yaml, o)
+			if err != nil {
+				rd.Status, rd.NewError = RootError, err.Error()
+				break
+			}
+			if len(changes) == 0 && !(o.OrderMatters && reordered) {
+				res.Unchanged++
+				continue
+			}
+			rd.Status, rd.Changes, rd.Reordered = RootChanged, changes, reordered
+		}
+		res.Roots = append(res.Roots, rd)
+	}
+	sortRoots(res.Roots)
+}
+
+// DirOptions are the settings of a review of two directories.
+type DirOptions struct {
+	// Build carries the build settings, for directories that hold
+	// kustomizations; its Trees and OutDir are ignored.
+	Build batch.Options
+	Diff  Options
+}
+
+// ReviewDirs compares two directories: two trees of kustomizations (every
+// root of each is rendered through the cache and matched by its path
+// relative to its tree), or, when neither holds a kustomization file, two
+// directories of rendered output (.yaml and .yml files matched by path).
+func ReviewDirs(ctx context.Context, a, b string, o DirOptions) (*Result, error) {
+	res := &Result{Base: a, Head: b}
+	var sides [2]map[string]rendered
+	var trees [2]string
+	kust := false
+	for i, d := range []string{a, b} {
+		real, err := loaders.RealDir(d)
+		if err != nil {
+			return nil, err
+		}
+		trees[i] = real
+		if anyKustomization(real) {
+			kust = true
+		}
+	}
+	for i := range trees {
+		var err error
+		if kust {
+			sides[i], err = renderTree(ctx, o.Build, trees[i])
+		} else {
+			sides[i], err = readOutputs(trees[i])
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	compareSides(res, sides[0], sides[1], trees[0], trees[1], o.Diff)
+	return res, nil
+}
+
+// renderTree renders every root of a tree.
+func renderTree(ctx context.Context, bo batch.Options, tree string) (map[string]rendered, error) {
+	bo.Trees, bo.OutDir, bo.RootsFrom = []string{tree}, "", ""
+	roots, err := batch.Discover(bo)
+	if err != nil && !errors.Is(err, batch.ErrNoRoots) {
+		return nil, err
+	}
+	rels := make([]string, len(roots))
+	for i, r := range roots {
+		rels[i] = relPath(tree, r)
+	}
+	return renderRoots(ctx, bo.Engine, bo.Restriction, tree, rels, nil), nil
+}
+
+// readOutputs reads the .yaml and .yml files under dir, by relative path.
+func readOutputs(dir string) (map[string]rendered, error) {
+	out := map[string]rendered{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && strings.HasPrefix(d.Name(), ".") && p != dir {
+			return filepath.SkipDir
+		}
+		if !d.Type().IsRegular() || (filepath.Ext(p) != ".yaml" && filepath.Ext(p) != ".yml") {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		out[relPath(dir, p)] = rendered{yaml: data}
+		return nil
+	})
+	return out, err
+}
+
+// anyKustomization reports whether a tree holds a kustomization file
+// (hidden directories skipped, as build-all skips them).
+func anyKustomization(dir string) bool {
+	found := false
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || found {
+			return filepath.SkipDir
+		}
+		if d.IsDir() && strings.HasPrefix(d.Name(), ".") && p != dir {
+			return filepath.SkipDir
+		}
+		if slices.Contains(loaders.FileNames, d.Name()) {
+			found = true
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	return found
+}
+
+func hasKustomization(dir string) bool {
+	for _, n := range loaders.FileNames {
+		if fi, err := os.Stat(filepath.Join(dir, n)); err == nil && fi.Mode().IsRegular() {
+			return true
+		}
+	}
+	return false
+}
+
+// under joins rels to tree.
+func under(tree string, rels []string) []string {
+	out := make([]string, len(rels))
+	for i, r := range rels {
+		out[i] = filepath.Join(tree, r)
+	}
+	return out
+}
+
+// relPath is p relative to tree ("." for the tree itself).
+func relPath(tree, p string) string {
+	rel, err := filepath.Rel(tree, p)
+	if err != nil {
+		return p
+	}
+	return rel
+}
+
+// inTrees reports whether rel lies in one of the trees (relative paths).
+func inTrees(rel string, trees []string) bool {
+	for _, t := range trees {
+		if t == "." || rel == t || strings.HasPrefix(rel, t+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
+}
+
+// short abbreviates a commit for display.
+func short(rev string) string {
+	if len(rev) > 12 {
+		return rev[:12]
+	}
+	return rev
+}
