@@ -61,6 +61,7 @@ func runBuild(c *cli.Context) error {
 	}
 	prepareCache(&opts, store)
 	defer closeCache(store, &opts)
+	remoteJobs(c, &opts, store)
 	fast := newBuildRecord(c, store, opts, restriction, dir)
 	if y, warnings, ok := fast.lookup(); ok {
 		// Every input the last build read is unchanged: print its
@@ -150,7 +151,7 @@ func commonBuildFlags() []cli.Flag {
 		&cli.StringFlag{Name: "helm-kube-version", Usage: "the Kubernetes version helm template passes to .Capabilities.KubeVersion (for charts that set none)"},
 		&cli.BoolFlag{Name: "helm-debug", Usage: "run helm template with --debug"},
 		&cli.BoolFlag{Name: "enable-managedby-label", Usage: "add app.kubernetes.io/managed-by to every resource"},
-		&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.NumCPU(), Usage: "build at most this many kustomizations at once"},
+		&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.NumCPU(), Usage: "build at most this many kustomizations at once (default with --remote-cache: at least 8)"},
 		&cli.StringSliceFlag{Name: "env", Aliases: []string{"e"}, Usage: "KEY=VALUE, or KEY to pass from the environment, for KRM functions (repeatable)"},
 		&cli.DurationFlag{Name: "plugin-timeout", Value: plugins.DefaultTimeout, Usage: "kill a plugin that runs longer than this"},
 		&cli.BoolFlag{Name: "no-cache-plugins", Usage: "never cache the output of plugins (for plugins that are not pure functions of their input)"},

@@ -47,7 +47,14 @@ reported).
 
 A failing root does not stop the others: every error is printed at the end
 and the exit code is 1. A failing root's previous output is deleted (if
-kpipe wrote it), so no stale output stays behind.`,
+kpipe wrote it), so no stale output stays behind.
+
+With --shard I/N, only the roots of part I of N are built: a root's part
+is a hash of its path relative to the current directory, so each root
+stays in its part whatever roots are added or removed, and N runners
+with I = 1..N build every root once. Run it from the same directory (the
+repository root) on every runner. Give each shard its own --out-dir and
+--report; kpipe report merge joins the reports.`,
 		Flags: append(commonBuildFlags(),
 			&cli.StringFlag{Name: "out-dir", Usage: "write each root's output to a file under this directory"},
 			&cli.StringFlag{Name: "report", Usage: "write a JSON report of every root to this file"},
@@ -56,6 +63,7 @@ kpipe wrote it), so no stale output stays behind.`,
 			&cli.BoolFlag{Name: "stats", Usage: "print per-stage counts and times"},
 			&cli.BoolFlag{Name: "progress", Value: true, Usage: "show a progress bar when stderr is a terminal"},
 			&cli.BoolFlag{Name: "prune", Usage: "delete outputs under --out-dir of roots that no longer exist (only files kpipe wrote)"},
+			&cli.StringFlag{Name: "shard", Usage: "build only part I of N of the roots (I/N, 1 <= I <= N), by a hash of each root's path; join the shards' reports with kpipe report merge"},
 			explainFlag,
 		),
 		Action: withProfile(runBuildAll),
@@ -73,12 +81,19 @@ func runBuildAll(c *cli.Context) error {
 	if c.Bool("prune") && c.String("out-dir") == "" {
 		return errors.New("--prune needs --out-dir")
 	}
+	var shard batch.Shard
+	if c.IsSet("shard") {
+		if shard, err = batch.ParseShard(c.String("shard")); err != nil {
+			return err
+		}
+	}
 	store, err := openCache(c)
 	if err != nil {
 		return err
 	}
 	prepareCache(&opts, store)
 	opts.Cache.Store = store
+	remoteJobs(c, &opts, store)
 	opts.Explain = c.Bool("explain")
 	defer closeStore(store, &opts)
 
@@ -99,6 +114,7 @@ func runBuildAll(c *cli.Context) error {
 		Remote:            fetcher,
 		Engine:            opts,
 		Version:           Version,
+		Shard:             shard,
 	}
 	if f, ok := c.App.ErrWriter.(*os.File); ok && c.Bool("progress") && term.IsTerminal(int(f.Fd())) {
 		bo.Progress = func(total int) func() {
@@ -139,6 +155,9 @@ func runBuildAll(c *cli.Context) error {
 	}
 	for _, p := range rep.Kept {
 		fmt.Fprintf(c.App.ErrWriter, "kept %s: its root is gone, but the file changed since kpipe wrote it\n", p)
+	}
+	if rep.Shard != "" {
+		fmt.Fprintf(c.App.ErrWriter, "shard %s: ", rep.Shard)
 	}
 	fmt.Fprintf(c.App.ErrWriter, "built %d roots (%d failed, %d changed, %d up to date) in %.2fs: %d nodes built, %d from cache\n",
 		rep.Summary.Roots, rep.Summary.Failed, rep.Summary.Changed, rep.Summary.UpToDate, rep.Summary.Seconds, rep.Summary.NodesBuilt, rep.Summary.NodesCached)
@@ -187,4 +206,12 @@ func printStats(c *cli.Context, rep *batch.Report) {
 	}
 	fmt.Fprintf(w, "roots up to date (not loaded): %d; nodes: %d built, %d from cache; roots from cache: %d; files hashed: %d, from index: %d\n",
 		rep.Summary.UpToDate, rep.Summary.NodesBuilt, rep.Summary.NodesCached, rep.Summary.RootsCached, rep.Summary.FilesHashed, rep.Summary.FilesStat)
+	if r := rep.Summary.Remote; r != nil {
+		failed := ""
+		if r.Failed {
+			failed = " (failed: the run went on without it)"
+		}
+		fmt.Fprintf(w, "remote cache %s: %d hits, %d misses, %d refused, %d uploads; %.1f KiB down, %.1f KiB up; %.3fs in requests%s\n",
+			r.URL, r.Hits, r.Misses, r.Refused, r.Uploads, float64(r.BytesDown)/1024, float64(r.BytesUp)/1024, r.Seconds, failed)
+	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -12,6 +13,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/kpipe/kpipe/internal/cache"
+	cacheremote "github.com/kpipe/kpipe/internal/cache/remote"
+	"github.com/kpipe/kpipe/internal/engine"
 	"github.com/kpipe/kpipe/internal/remote"
 )
 
@@ -22,7 +25,49 @@ func cacheFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "no-cache", Usage: "neither read nor write the cache"},
 		&cli.BoolFlag{Name: "offline", Usage: "make no network request: remote bases, files and helm charts come from the cache, or the build fails naming the URL"},
 		&cli.StringFlag{Name: "cache-max-size", Value: "2GiB", Usage: "bound the cache directory to this size on disk (as du counts it)"},
+		&cli.StringFlag{Name: "remote-cache", EnvVars: []string{"KPIPE_REMOTE_CACHE"}, Usage: "a shared cache behind the local one: http(s)://HOST/PATH (Bazel HTTP cache protocol) or s3://BUCKET/PREFIX (AWS credentials from the environment); read-only unless --remote-cache-write"},
+		&cli.BoolFlag{Name: "remote-cache-write", Usage: "upload what this run builds to --remote-cache (for trusted runs only, e.g. CI on the main branch)"},
+		&cli.BoolFlag{Name: "remote-cache-sensitive", Usage: "with --remote-cache-write, upload sensitive entries too (Secrets' data, plugin and function output)"},
+		&cli.DurationFlag{Name: "remote-cache-timeout", Value: cacheremote.DefaultTimeout, Usage: "give up on the remote cache when a request takes longer than this"},
 	}
+}
+
+// remoteMinJobs is the least --jobs with a remote cache when --jobs is not
+// given: a lookup waits on the network more than on the CPU.
+const remoteMinJobs = 8
+
+// remoteJobs raises the default --jobs to remoteMinJobs when store has a
+// remote cache.
+func remoteJobs(c *cli.Context, opts *engine.Options, store *cache.Store) {
+	if store.RemoteStats().URL != "" && !c.IsSet("jobs") && opts.Jobs < remoteMinJobs {
+		opts.Jobs = remoteMinJobs
+	}
+}
+
+// setRemote puts the --remote-cache behind store. A URL that cannot be
+// used is an error; a server that fails later is one warning.
+func setRemote(c *cli.Context, store *cache.Store) error {
+	url := c.String("remote-cache")
+	if url == "" {
+		for _, f := range []string{"remote-cache-write", "remote-cache-sensitive"} {
+			if c.Bool(f) {
+				return fmt.Errorf("--%s needs --remote-cache URL", f)
+			}
+		}
+		return nil
+	}
+	if c.Bool("no-cache") {
+		return errors.New("--remote-cache needs the local cache (it writes what it fetches there): drop --no-cache")
+	}
+	if c.Bool("remote-cache-sensitive") && !c.Bool("remote-cache-write") {
+		return errors.New("--remote-cache-sensitive needs --remote-cache-write")
+	}
+	b, err := cacheremote.Open(url, cacheremote.Options{Timeout: c.Duration("remote-cache-timeout")})
+	if err != nil {
+		return err
+	}
+	store.SetRemote(c.Context, cache.RemoteOptions{Backend: b, Write: c.Bool("remote-cache-write"), Sensitive: c.Bool("remote-cache-sensitive")})
+	return nil
 }
 
 // cacheDir returns the cache directory the flags ask for, or "" with
@@ -42,6 +87,9 @@ func cacheDir(c *cli.Context) (string, error) {
 // the directory's marker, and never waits for another process.
 func openCache(c *cli.Context) (*cache.Store, error) {
 	dir, err := cacheDir(c)
+	if err == nil && dir == "" {
+		err = setRemote(c, nil) // flags checked even with --no-cache
+	}
 	if err != nil || dir == "" {
 		return nil, err
 	}
@@ -53,10 +101,15 @@ func openCache(c *cli.Context) (*cache.Store, error) {
 		}
 		max = m
 	}
-	return cache.Open(c.Context, cache.Options{
+	store := cache.Open(c.Context, cache.Options{
 		Dir: dir, MaxSize: max,
 		Warn: func(msg string) { fmt.Fprintln(c.App.ErrWriter, "Warning: "+msg) },
-	}), nil
+	})
+	if err := setRemote(c, store); err != nil {
+		store.Close()
+		return nil, err
+	}
+	return store, nil
 }
 
 // parseSize reads sizes such as "500MB", "2GiB" or "1048576".

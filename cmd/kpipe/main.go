@@ -121,6 +121,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			diffCommand(),
 			affectedCommand(),
 			cacheCommand(),
+			reportCommand(),
 			fnCommand(),
 			editCommand(),
 			versionCommand(),

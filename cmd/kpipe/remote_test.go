@@ -47,7 +47,6 @@ func runGit(t *testing.T, dir string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-
 // The repository the remote tests fetch: a base, a component, a base
 // that reads a file outside its directory, at tag v1 (annotated), then a
 // second commit on main that changes the base.

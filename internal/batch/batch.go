@@ -58,6 +58,9 @@ type Options struct {
 	Engine engine.Options
 	// Version is written into the report.
 	Version string
+	// Shard, when its Count is above one, builds only the roots of that
+	// shard (see ShardOf); pruning still counts every root as live.
+	Shard Shard
 	// Progress, when set, is called once the work is known, with the
 	// number of steps (nodes and roots), and returns the function called
 	// after each step.
@@ -91,8 +94,11 @@ type RootReport struct {
 
 // Report is the outcome of a run (the --report file).
 type Report struct {
-	Version string       `json:"version"`
-	Roots   []RootReport `json:"roots"`
+	Version string `json:"version"`
+	// Shard is "i/n" for a run with --shard i/n (MergeReports joins the
+	// shards' reports).
+	Shard string       `json:"shard,omitempty"`
+	Roots []RootReport `json:"roots"`
 	// Pruned are the outputs deleted because their roots no longer
 	// exist; Kept are outputs of removed roots left in place because
 	// their content is no longer what kpipe wrote.
@@ -114,6 +120,9 @@ type Report struct {
 		Stages      map[string]engine.StageStats `json:"stages"`
 		FilesHashed int                          `json:"filesHashed"`
 		FilesStat   int                          `json:"filesFromIndex"`
+		// Remote counts the use of the remote cache, when there is one
+		// (its uploads finished before the report was made).
+		Remote *cache.RemoteStats `json:"remote,omitempty"`
 	} `json:"summary"`
 }
 
@@ -161,6 +170,20 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if len(roots) == 0 {
 		return nil, ErrNoRoots
 	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	live := roots // every root, for pruning
+	if o.Shard.Count > 1 {
+		var mine []string
+		for _, r := range roots {
+			if o.Shard.has(cwd, r) {
+				mine = append(mine, r)
+			}
+		}
+		roots = mine
+	}
 	outDir := ""
 	if o.OutDir != "" {
 		if outDir, err = filepath.Abs(o.OutDir); err != nil {
@@ -169,11 +192,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	outputOf := func(string) string { return "" }
 	if outDir != "" {
-		cwd, err := os.Getwd()
-		if err != nil {
-			return nil, err
-		}
-		names, err := outputNames(cwd, roots)
+		// Named over every root, so that every shard refuses the same
+		// clash.
+		names, err := outputNames(cwd, live)
 		if err != nil {
 			return nil, err
 		}
@@ -181,7 +202,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	man := readManifest(outDir)
 
-	rep := &Report{Version: o.Version, Roots: make([]RootReport, len(roots))}
+	rep := &Report{Version: o.Version, Shard: o.Shard.String(), Roots: make([]RootReport, len(roots))}
 	var check errgroup.Group
 	jobs := opts.Jobs
 	if jobs < 1 {
@@ -224,7 +245,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			}
 		}
 		if o.Prune {
-			rep.Pruned, rep.Kept = man.prune(roots)
+			rep.Pruned, rep.Kept = man.prune(live)
 		}
 		if err := man.write(); err != nil {
 			return rep, err
@@ -235,6 +256,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	rep.Summary.NodesBuilt, rep.Summary.NodesCached, rep.Summary.RootsCached = st.NodesBuilt, st.NodesCached, st.RootsCached
 	rep.Summary.Stages = st.Stages
 	rep.Summary.FilesHashed, rep.Summary.FilesStat = opts.Cache.Files.Counts()
+	if rs := store.RemoteStats(); rs.URL != "" {
+		store.Flush()
+		rs = store.RemoteStats()
+		rep.Summary.Remote = &rs
+	}
 	for _, rr := range rep.Roots {
 		switch {
 		case rr.Status == "error":

@@ -3,8 +3,8 @@
 // digests without reading files (FileIndex), and the root index that lets
 // a build skip an up-to-date root without loading it (RootIndex).
 //
-// It imports nothing of kpipe; the engine, package batch, the CLI and the
-// public kpipe package use it.
+// It imports nothing of kpipe but its subpackage remote; the engine,
+// package batch, the CLI and the public kpipe package use it.
 //
 // # Shape
 //
@@ -56,8 +56,21 @@
 // Secret's data, and the output of plugins and KRM functions (which may
 // decrypt secrets: the KSOPS pattern) among them. Such entries carry the
 // sensitive flag (Store.PutSensitive); Store.Uploadable leaves them out of
-// what a remote cache would be sent unless the caller asks for them. On
+// what a remote cache would be sent unless the caller asks for them, and
+// the remote layer never uploads them unless RemoteOptions.Sensitive. On
 // disk they are protected only by the directory's permissions.
+//
+// # Remote
+//
+// Store.SetRemote puts a shared cache behind the directory (remote.go,
+// backends in package remote): a lookup that misses here asks the remote
+// for the action record under the same key (the entry file's bytes: its
+// line and an inline value) and, for a larger value, the content under
+// its SHA-256; both are verified as a local entry is, a defect being a
+// refused object (one warning each, at most five) and a miss, and what
+// passes is written here. Uploads (RemoteOptions.Write) go in the
+// background, content before record; Flush and Close wait for them. The
+// remote's first failure is one warning, and the store goes on without it.
 //
 // # Why not BadgerDB
 //

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -21,8 +22,10 @@ type Options struct {
 	// bytes; Close trims the least recently used files when the cache grew
 	// past it. Zero means DefaultMaxSize.
 	MaxSize int64
-	// Warn receives warnings; nil discards them. A process gets at most
-	// one: the cache cannot be used, or cannot be written to.
+	// Warn receives warnings, one call at a time; nil discards them. A
+	// process gets at most one about the directory (it cannot be used, or
+	// cannot be written to) and, with a remote cache, one about the remote
+	// failing and a few about objects it refused.
 	Warn func(msg string)
 	// Now is the clock (nil: time.Now); tests move it.
 	Now func() time.Time
@@ -48,7 +51,8 @@ func DefaultDir() (string, error) {
 // and any number of processes may use one directory at once.
 type Store struct {
 	disk
-	opts Options
+	opts   Options
+	remote *remoteLayer // nil without a remote cache (SetRemote)
 
 	hits, misses, puts atomic.Int64
 }
@@ -61,6 +65,11 @@ type Store struct {
 func Open(ctx context.Context, opts Options) *Store {
 	if opts.Warn == nil {
 		opts.Warn = func(string) {}
+	} else {
+		// Warnings come from concurrent lookups and writes: one at a time.
+		var mu sync.Mutex
+		warn := opts.Warn
+		opts.Warn = func(msg string) { mu.Lock(); defer mu.Unlock(); warn(msg) }
 	}
 	if opts.MaxSize == 0 {
 		opts.MaxSize = DefaultMaxSize
@@ -162,6 +171,9 @@ func (s *Store) Get(key Key) ([]byte, bool) {
 		return nil, false
 	}
 	v, ok := s.get(key)
+	if !ok && s.remote != nil {
+		v, ok = s.fetchRemote(key)
+	}
 	if ok {
 		s.hits.Add(1)
 	} else {
@@ -202,12 +214,36 @@ func (s *Store) get(key Key) ([]byte, bool) {
 	return value, true
 }
 
+// fetchRemote reads key's entry from the remote cache, verified, and
+// writes it to the directory.
+func (s *Store) fetchRemote(key Key) ([]byte, bool) {
+	v, sensitive, ok := s.remote.fetch(key)
+	if ok {
+		s.put(key, v, sensitive, false)
+	}
+	return v, ok
+}
+
 // Has reports whether an entry exists for key, with content of the right
-// size, without reading the content (Get reads and verifies it).
+// size, without reading the content (Get reads and verifies it). With a
+// remote cache, an entry only the remote holds is fetched (and verified)
+// into the directory first.
 func (s *Store) Has(key Key) bool {
 	if s == nil {
 		return false
 	}
+	if s.has(key) {
+		return true
+	}
+	if s.remote != nil {
+		_, ok := s.fetchRemote(key)
+		return ok
+	}
+	return false
+}
+
+// has is Has without the remote.
+func (s *Store) has(key Key) bool {
 	line, err := s.read(s.name(hex.EncodeToString(key[:]), sufAction))
 	if err != nil || len(line) < entrySize {
 		return false
@@ -243,19 +279,27 @@ func (s *Store) markUsed(path string) {
 
 // Put stores value under key. Errors are reported as one warning: a cache
 // write never fails a build.
-func (s *Store) Put(key Key, value []byte) { s.put(key, value, false) }
+func (s *Store) Put(key Key, value []byte) { s.put(key, value, false, true) }
 
 // PutSensitive stores value under key like Put, marked sensitive: it holds
 // a Secret's data or a plugin's output. Sensitive entries are never sent
 // to a remote cache unless the user allows it, and no message prints them.
-func (s *Store) PutSensitive(key Key, value []byte) { s.put(key, value, true) }
+func (s *Store) PutSensitive(key Key, value []byte) { s.put(key, value, true, true) }
 
-func (s *Store) put(key Key, value []byte, sensitive bool) {
-	if s == nil || s.broken.Load() {
+// put writes an entry to the directory and, when send is set, hands it to
+// the remote cache (which uploads it if its options allow).
+func (s *Store) put(key Key, value []byte, sensitive, send bool) {
+	if s == nil {
 		return
 	}
 	digest := sha256.Sum256(value)
 	line := formatEntry(key, digest, int64(len(value)), s.opts.Now().UnixNano(), sensitive)
+	if send && s.remote != nil {
+		s.remote.send(key, line, value, digest, sensitive)
+	}
+	if s.broken.Load() {
+		return
+	}
 	ap := s.name(hex.EncodeToString(key[:]), sufAction)
 	if len(value) <= inlineMax {
 		s.write(ap, append(line, value...))
@@ -279,8 +323,13 @@ func (s *Store) put(key Key, value []byte, sensitive bool) {
 	}
 }
 
-// Flush is a no-op kept for callers: every Put is on disk when it returns.
-func (s *Store) Flush() {}
+// Flush waits for the uploads to the remote cache queued so far (every
+// Put is on disk when it returns).
+func (s *Store) Flush() {
+	if s != nil && s.remote != nil {
+		s.remote.flush()
+	}
+}
 
 // Counts returns the hits, misses and writes of this process so far.
 func (s *Store) Counts() (hits, misses, puts int64) {
@@ -296,6 +345,9 @@ func (s *Store) Counts() (hits, misses, puts int64) {
 func (s *Store) Close() error {
 	if s == nil {
 		return nil
+	}
+	if s.remote != nil {
+		s.remote.close()
 	}
 	s.trimIfNeeded()
 	return nil

@@ -473,10 +473,12 @@ func (b *Builder) resolve(ctx context.Context, n *Node) *nodeResult {
 		acc, err := b.buildNode(ctx, n)
 		return &nodeResult{acc: acc, err: err}
 	}
-	if k, ok := m.fullKey(n); ok && !b.opts.VerifyCache && (m.Store.Has(k) || (b.isRoot(n) && m.Store.Has(m.key("root").Key(k).Sum()))) {
+	if k, ok := m.fullKey(n); ok && !b.opts.VerifyCache && ((b.isRoot(n) && m.Store.Has(m.key("root").Key(k).Sum())) || m.Store.Has(k)) {
 		// (A root's finished output stands for its accumulation, which is
 		// not stored when no node includes the root; load builds it when
-		// needed after all.)
+		// needed after all. The output is asked for first: with a remote
+		// cache each question is a round trip, and most roots have no
+		// accumulation entry.)
 		m.setKey(n, k)
 		b.count(func(s *Stats) { s.NodesCached++ })
 		return &nodeResult{key: k, fromCache: true}

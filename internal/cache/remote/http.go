@@ -1,0 +1,148 @@
+package remote
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// httpBackend speaks the Bazel HTTP cache protocol: GET, HEAD and PUT on
+// <base>/ac/<hex> and <base>/cas/<hex>; 404 is a miss, any other status
+// but 2xx an error.
+type httpBackend struct {
+	base   string // without a trailing slash, without credentials
+	shown  string // base for messages
+	user   *url.Userinfo
+	client *http.Client
+}
+
+func newHTTP(u *url.URL, o Options) (*httpBackend, error) {
+	if u.Host == "" {
+		return nil, fmt.Errorf("remote cache URL %q: no host", u.Redacted())
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("remote cache URL %q: a query or fragment has no meaning here", u.Redacted())
+	}
+	// Connections are kept for the next request: a build makes thousands
+	// of small ones, concurrently (uploads and --jobs lookups).
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 32
+	b := &httpBackend{user: u.User, client: &http.Client{Timeout: o.Timeout, Transport: tr}}
+	c := *u
+	c.User = nil
+	b.base = strings.TrimSuffix(c.String(), "/")
+	b.shown = b.base
+	return b, nil
+}
+
+func (b *httpBackend) String() string { return b.shown }
+
+func (b *httpBackend) request(ctx context.Context, method string, kind Kind, name string, body []byte) (*http.Response, error) {
+	if err := checkName(kind, name); err != nil {
+		return nil, err
+	}
+	var r io.Reader
+	if body != nil {
+		r = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, b.base+"/"+string(kind)+"/"+name, r)
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		req.ContentLength = int64(len(body))
+		req.Header.Set("Content-Type", "application/octet-stream")
+	}
+	if b.user != nil {
+		pw, _ := b.user.Password()
+		req.SetBasicAuth(b.user.Username(), pw)
+	}
+	resp, err := b.client.Do(req)
+	if err != nil {
+		// The error names the URL, which holds no credentials.
+		return nil, fmt.Errorf("%s %s/%s: %v", method, kind, name[:12], oneLine(stripURL(err)))
+	}
+	return resp, nil
+}
+
+// closeBody reads what is left of a (short) body and closes it, so that
+// the connection serves the next request: a body closed unread closes
+// the connection.
+func closeBody(resp *http.Response) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+	resp.Body.Close()
+}
+
+// stripURL drops the method and URL *url.Error puts before the cause.
+func stripURL(err error) string {
+	if ue, ok := err.(*url.Error); ok {
+		return ue.Err.Error()
+	}
+	return err.Error()
+}
+
+func statusError(method string, kind Kind, name string, resp *http.Response) error {
+	return fmt.Errorf("%s %s/%s: the server answered %s", method, kind, name[:12], resp.Status)
+}
+
+// Get implements Backend.
+func (b *httpBackend) Get(ctx context.Context, kind Kind, name string) ([]byte, error) {
+	resp, err := b.request(ctx, http.MethodGet, kind, name, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer closeBody(resp)
+	switch {
+	case resp.StatusCode == http.StatusNotFound:
+		return nil, ErrNotFound
+	case resp.StatusCode/100 != 2:
+		return nil, statusError("GET", kind, name, resp)
+	}
+	if resp.ContentLength > MaxObject {
+		return nil, fmt.Errorf("GET %s/%s: %d bytes, more than kpipe reads (%d)", kind, name[:12], resp.ContentLength, MaxObject)
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxObject+1))
+	if err != nil {
+		return nil, fmt.Errorf("GET %s/%s: %v", kind, name[:12], oneLine(err.Error()))
+	}
+	if len(data) > MaxObject {
+		return nil, fmt.Errorf("GET %s/%s: more than %d bytes, more than kpipe reads", kind, name[:12], MaxObject)
+	}
+	return data, nil
+}
+
+// Has implements Backend.
+func (b *httpBackend) Has(ctx context.Context, kind Kind, name string) (bool, error) {
+	resp, err := b.request(ctx, http.MethodHead, kind, name, nil)
+	if err != nil {
+		return false, err
+	}
+	closeBody(resp)
+	switch {
+	case resp.StatusCode == http.StatusNotFound:
+		return false, nil
+	case resp.StatusCode/100 != 2:
+		return false, statusError("HEAD", kind, name, resp)
+	}
+	return true, nil
+}
+
+// Put implements Backend.
+func (b *httpBackend) Put(ctx context.Context, kind Kind, name string, data []byte) error {
+	if data == nil {
+		data = []byte{}
+	}
+	resp, err := b.request(ctx, http.MethodPut, kind, name, data)
+	if err != nil {
+		return err
+	}
+	closeBody(resp)
+	if resp.StatusCode/100 != 2 {
+		return statusError("PUT", kind, name, resp)
+	}
+	return nil
+}
