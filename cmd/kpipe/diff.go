@@ -45,7 +45,8 @@ new side is the working tree unless --head names a revision. PATHs limit
 the roots to those trees (default: the current directory).
 
 A generated name whose hash suffix changed is one changed resource; a
-change of order alone is not a change. A Secret's data and stringData
+change of order alone is not a change (--order counts it; JSON says
+"reordered" either way). A Secret's data and stringData
 values are never printed (a short digest of each stands in) unless
 --show-secrets.
 
@@ -61,6 +62,7 @@ Exit status, as git diff --exit-code: 0 no difference, 1 differences
 			&cli.BoolFlag{Name: "no-index", Usage: "compare two directories, without git"},
 			&cli.IntFlag{Name: "unified", Aliases: []string{"U"}, Value: 3, Usage: "lines of context in each resource's diff"},
 			&cli.BoolFlag{Name: "show-secrets", Usage: "print Secret values (default: a digest of each)"},
+			&cli.BoolFlag{Name: "order", Usage: "count a change of the resources' order alone as a change (default: noted, not counted)"},
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "text, markdown or json"},
 			&cli.StringFlag{Name: "color", Value: "auto", Usage: "auto, always or never (text format)"},
 			&cli.BoolFlag{Name: "name-only", Usage: "print only the changed roots and resources"},
@@ -129,7 +131,7 @@ func review(c *cli.Context) (*diff.Result, error) {
 	}
 	defer doneFetching()
 	bo := batch.Options{Restriction: restriction, Engine: opts, AllKustomizations: c.Bool("all-kustomizations"), Version: Version, Remote: fetcher}
-	do := diff.Options{Context: c.Int("unified"), ShowSecrets: c.Bool("show-secrets")}
+	do := diff.Options{Context: c.Int("unified"), ShowSecrets: c.Bool("show-secrets"), OrderMatters: c.Bool("order")}
 	args := c.Args().Slice()
 	noIndex := c.Bool("no-index")
 	if !noIndex && len(args) == 2 && !c.IsSet("base") && !c.IsSet("head") {

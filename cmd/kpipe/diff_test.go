@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -94,5 +95,16 @@ func TestDiffNoIndex(t *testing.T) {
 	}
 	if code, _, _ := kpipe(t, "diff", "--no-index", "--no-cache", a, a); code != 0 {
 		t.Fatalf("a directory against itself: exit %d", code)
+	}
+	// The same resources in another order: no change, unless --order.
+	two := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\n"
+	c, d := t.TempDir(), t.TempDir()
+	_ = os.WriteFile(filepath.Join(c, "x.yaml"), []byte(fmt.Sprintf(two, "a")+"---\n"+fmt.Sprintf(two, "b")), 0o644)
+	_ = os.WriteFile(filepath.Join(d, "x.yaml"), []byte(fmt.Sprintf(two, "b")+"---\n"+fmt.Sprintf(two, "a")), 0o644)
+	if code, out, _ := kpipe(t, "diff", "--no-index", "--no-cache", c, d); code != 0 {
+		t.Fatalf("reordered only: exit %d, want 0:\n%s", code, out)
+	}
+	if code, out, _ := kpipe(t, "diff", "--no-index", "--no-cache", "--order", "--color", "never", c, d); code != 1 || !strings.Contains(out, "the order of the resources changed") {
+		t.Fatalf("reordered only, --order: exit %d, want 1:\n%s", code, out)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 )
@@ -181,7 +182,12 @@ func (r Repo) WriteTo(ctx context.Context, t *Tree, dir string, paths []string) 
 		}
 		switch b.mode {
 		case "120000":
-			err = os.Symlink(string(data), dst)
+			if err = os.Symlink(string(data), dst); err != nil && runtime.GOOS == "windows" {
+				// Without the right to make symlinks, write the link as a
+				// file holding its target, as git does there with
+				// core.symlinks=false.
+				err = os.WriteFile(dst, data, 0o644)
+			}
 		case "100755":
 			err = os.WriteFile(dst, data, 0o755)
 		default:
