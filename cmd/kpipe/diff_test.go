@@ -81,6 +81,30 @@ func TestDiffExitStatus(t *testing.T) {
 	if code != 0 || out != "apps/app001/dev\napps/app001/staging\n" {
 		t.Errorf("affected: exit %d:\n%s%s", code, out, errOut)
 	}
+
+	// On a feature branch, the default base is the merge base with main:
+	// what the branch committed and what the working tree adds both show.
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git("checkout", "-q", "-b", "feature")
+	git("commit", "-q", "-am", "app001 cpu")
+	props := filepath.Join(dir, "apps/app000/base/application.properties")
+	if err := os.WriteFile(props, []byte("x=1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ = kpipe(t, "diff", "--cache-dir", cacheDir, "--name-only")
+	for _, want := range []string{"changed apps/app000/dev", "changed apps/app001/dev", "(was dev-app000-config-"} {
+		if code != 1 || !strings.Contains(out, want) {
+			t.Errorf("on a branch: exit %d, want %q in:\n%s", code, want, out)
+		}
+	}
 }
 
 // TestDiffNoIndex compares two directories of rendered output without git.
