@@ -213,6 +213,9 @@ func ReviewGit(ctx context.Context, o GitOptions) (*Result, error) {
 	var olds map[string]rendered
 	var relRoots []string
 	for {
+		// Whether this pass sees the whole old revision (a pass that
+		// writes the rest on the way, as rootMoves may, is not one).
+		whole := baseTree.Missing() == 0
 		// Directories that became roots (their last referrer changed) or
 		// stopped being roots (a changed kustomization now refers to them).
 		var became, ceased []string
@@ -249,7 +252,7 @@ func ReviewGit(ctx context.Context, o GitOptions) (*Result, error) {
 				clean = false
 			}
 		}
-		if clean || baseTree.Missing() == 0 {
+		if clean || whole {
 			break
 		}
 		if err := writeAll(); err != nil {
