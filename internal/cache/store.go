@@ -182,6 +182,15 @@ func (s *Store) Get(key Key) ([]byte, bool) {
 	return v, ok
 }
 
+// GetLocal is Get from the directory only, without asking a remote cache
+// or counting a hit or miss (for records PutLocal wrote).
+func (s *Store) GetLocal(key Key) ([]byte, bool) {
+	if s == nil {
+		return nil, false
+	}
+	return s.get(key)
+}
+
 func (s *Store) get(key Key) ([]byte, bool) {
 	kh := hex.EncodeToString(key[:])
 	ap := s.name(kh, sufAction)
@@ -285,6 +294,11 @@ func (s *Store) Put(key Key, value []byte) { s.put(key, value, false, true) }
 // a Secret's data or a plugin's output. Sensitive entries are never sent
 // to a remote cache unless the user allows it, and no message prints them.
 func (s *Store) PutSensitive(key Key, value []byte) { s.put(key, value, true, true) }
+
+// PutLocal stores value under key in the directory only: never sent to a
+// remote cache (records that describe this machine's builds, such as
+// --explain's).
+func (s *Store) PutLocal(key Key, value []byte) { s.put(key, value, false, false) }
 
 // put writes an entry to the directory and, when send is set, hands it to
 // the remote cache (which uploads it if its options allow).

@@ -93,7 +93,7 @@ func explainRecordKey(identity string) cache.Key {
 func (m *memo) compareRecord(identity string, rec map[string]string) (changed []InputChange, first bool) {
 	k := explainRecordKey(identity)
 	var old map[string]string
-	if data, ok := m.Store.Get(k); ok && json.Unmarshal(data, &old) == nil {
+	if data, ok := m.Store.GetLocal(k); ok && json.Unmarshal(data, &old) == nil {
 		for name, v := range rec {
 			if ov, ok := old[name]; !ok {
 				changed = append(changed, InputChange{Input: name, New: v})
@@ -111,7 +111,7 @@ func (m *memo) compareRecord(identity string, rec map[string]string) (changed []
 		first = true
 	}
 	if data, err := json.Marshal(rec); err == nil {
-		m.Store.Put(k, data)
+		m.Store.PutLocal(k, data) // about this machine's builds: never uploaded
 	}
 	return changed, first
 }
