@@ -39,32 +39,16 @@ func main() {
 	}
 }
 
-func sh(dir string, name string, args ...string) ([]byte, error) {
-	cmd := exec.Command(name, args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=b", "GIT_AUTHOR_EMAIL=b@example.com", "GIT_COMMITTER_NAME=b", "GIT_COMMITTER_EMAIL=b@example.com")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		if _, ok := err.(*exec.ExitError); ok && name == "diff" || name == os.Args[0] {
-			return out, err
-		}
-		return out, fmt.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, stderr.String())
-	}
-	return out, nil
-}
-
 // script is the common review script: kustomize build of every root at
 // the base revision (a git worktree) and in the working tree, then diff -r.
 // It returns the roots whose output differs.
 func script(kustomize, repo string, roots []string, work string) ([]string, error) {
 	base := filepath.Join(work, "base-tree")
 	os.RemoveAll(base)
-	if _, err := sh(repo, "git", "worktree", "add", "-q", "--detach", base, "HEAD"); err != nil {
+	if _, err := genrepo.Git(repo, "worktree", "add", "-q", "--detach", base, "HEAD"); err != nil {
 		return nil, err
 	}
-	defer sh(repo, "git", "worktree", "remove", "--force", base)
+	defer genrepo.Git(repo, "worktree", "remove", "--force", base)
 	outs := map[string]string{"base": filepath.Join(work, "out-base"), "head": filepath.Join(work, "out-head")}
 	for side, tree := range map[string]string{"base": base, "head": repo} {
 		os.RemoveAll(outs[side])
@@ -133,10 +117,8 @@ func run(kpipe, kustomize string, apps, envs int) error {
 	if err != nil {
 		return err
 	}
-	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-q", "-m", "init"}} {
-		if _, err := sh(repo, "git", args...); err != nil {
-			return err
-		}
+	if err := genrepo.InitGit(repo); err != nil {
+		return err
 	}
 	edits := []struct {
 		name, file, old, new string
@@ -184,7 +166,7 @@ func run(kpipe, kustomize string, apps, envs int) error {
 		}
 		fmt.Printf("| %s | %d | %.2f s | %.3f s | %.0fx | %.2f s | %.1fx |\n", e.name, len(want), tScript.Seconds(),
 			tWarm.Seconds(), tScript.Seconds()/tWarm.Seconds(), tCold.Seconds(), tScript.Seconds()/tCold.Seconds())
-		if _, err := sh(repo, "git", "checkout", "-q", "--", "."); err != nil {
+		if _, err := genrepo.Git(repo, "checkout", "-q", "--", "."); err != nil {
 			return err
 		}
 	}

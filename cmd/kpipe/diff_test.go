@@ -22,13 +22,8 @@ func gitRepo(t *testing.T) string {
 	if _, err := genrepo.Write(dir, genrepo.Spec{Apps: 2, Envs: 2, ResourcesPerApp: 1}); err != nil {
 		t.Fatal(err)
 	}
-	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-q", "-m", "init"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
+	if err := genrepo.InitGit(dir); err != nil {
+		t.Fatal(err)
 	}
 	t.Chdir(dir)
 	return dir
@@ -86,11 +81,8 @@ func TestDiffExitStatus(t *testing.T) {
 	// what the branch committed and what the working tree adds both show.
 	git := func(args ...string) {
 		t.Helper()
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
+		if _, err := genrepo.Git(dir, args...); err != nil {
+			t.Fatal(err)
 		}
 	}
 	git("checkout", "-q", "-b", "feature")

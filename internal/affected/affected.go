@@ -220,7 +220,7 @@ func (m *Matcher) Match(rs engine.ReadSet) []string {
 		}
 		if _, ok := m.ancestors[t]; ok {
 			for p := range m.changed {
-				if within(t, p) {
+				if loaders.Within(t, p) {
 					hit[p] = true
 				}
 			}
@@ -252,12 +252,6 @@ func (m *Matcher) Match(rs engine.ReadSet) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// within reports whether p lies under dir.
-func within(dir, p string) bool {
-	rel, err := filepath.Rel(dir, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // Root is one root and why it is affected.
@@ -300,14 +294,7 @@ func RemovedKustomizations(changes []Change) []string {
 		if c.Status != Deleted || !slices.Contains(loaders.FileNames, filepath.Base(c.Path)) {
 			continue
 		}
-		dir := filepath.Dir(c.Path)
-		left := false
-		for _, n := range loaders.FileNames {
-			if _, err := os.Stat(filepath.Join(dir, n)); err == nil {
-				left = true
-			}
-		}
-		if !left {
+		if dir := filepath.Dir(c.Path); !loaders.HasKustomization(dir) {
 			out = append(out, dir)
 		}
 	}

@@ -22,15 +22,11 @@ import (
 
 func gitRun(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t",
-		"GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir)
-	out, err := cmd.CombinedOutput()
+	out, err := genrepo.Git(dir, args...)
 	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+		t.Fatal(err)
 	}
-	return string(out)
+	return out
 }
 
 func newRepo(t *testing.T) string {
@@ -45,9 +41,9 @@ func newRepo(t *testing.T) string {
 	if _, err := genrepo.Write(dir, genrepo.Spec{Apps: 6, Envs: 3, ResourcesPerApp: 2}); err != nil {
 		t.Fatal(err)
 	}
-	gitRun(t, dir, "init", "-q", "-b", "main")
-	gitRun(t, dir, "add", "-A")
-	gitRun(t, dir, "commit", "-q", "-m", "init")
+	if err := genrepo.InitGit(dir); err != nil {
+		t.Fatal(err)
+	}
 	return dir
 }
 
@@ -220,9 +216,9 @@ func TestExtractKeepsModesAndLinksAndIgnoresAttributes(t *testing.T) {
 	if err := os.Symlink("a/kustomization.yaml", filepath.Join(dir, "link")); err != nil {
 		t.Fatal(err)
 	}
-	gitRun(t, dir, "init", "-q", "-b", "main")
-	gitRun(t, dir, "add", "-A")
-	gitRun(t, dir, "commit", "-q", "-m", "init")
+	if err := genrepo.InitGit(dir); err != nil {
+		t.Fatal(err)
+	}
 	repo, err := OpenRepo(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)

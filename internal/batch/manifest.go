@@ -99,7 +99,7 @@ func (m *manifest) prune(roots []string) (pruned, kept []string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for r, e := range m.Outputs {
-		if live[e.Root] || isKustomizationDir(e.Root) {
+		if live[e.Root] || loaders.HasKustomization(e.Root) {
 			continue
 		}
 		delete(m.Outputs, r)
@@ -171,14 +171,4 @@ func removeEmptyParents(top, dir string) {
 		}
 		dir = filepath.Dir(dir)
 	}
-}
-
-// isKustomizationDir reports whether dir holds a kustomization file.
-func isKustomizationDir(dir string) bool {
-	for _, name := range loaders.FileNames {
-		if st, err := os.Stat(filepath.Join(dir, name)); err == nil && st.Mode().IsRegular() {
-			return true
-		}
-	}
-	return false
 }

@@ -80,10 +80,7 @@ func Compare(oldYAML, newYAML []byte, o Options) (changes []ResourceChange, reor
 	// A generated resource whose hash suffix changed with its content: the
 	// one unmatched old resource of the same group, kind, namespace and
 	// name without suffix.
-	type stem struct {
-		ID
-	}
-	oldStems := map[stem][]int{}
+	oldStems := map[ID][]int{} // by ID with the name's hash suffix cut
 	for j, r := range olds {
 		if usedOld[j] {
 			continue
@@ -91,7 +88,7 @@ func Compare(oldYAML, newYAML []byte, o Options) (changes []ResourceChange, reor
 		if b := baseName(r.id.Name); b != "" {
 			id := r.id
 			id.Name = b
-			oldStems[stem{id}] = append(oldStems[stem{id}], j)
+			oldStems[id] = append(oldStems[id], j)
 		}
 	}
 	for i, r := range news {
@@ -104,7 +101,7 @@ func Compare(oldYAML, newYAML []byte, o Options) (changes []ResourceChange, reor
 		}
 		id := r.id
 		id.Name = b
-		if js := oldStems[stem{id}]; len(js) == 1 && !usedOld[js[0]] {
+		if js := oldStems[id]; len(js) == 1 && !usedOld[js[0]] {
 			matchOf[i] = js[0]
 			usedOld[js[0]] = true
 		}

@@ -282,9 +282,13 @@ func neededPaths(t *affected.Tree, headDir string, rep *batch.Report, hitRels []
 		set[rel] = true
 		return rel, true
 	}
+	hit := make(map[string]bool, len(hitRels))
+	for _, r := range hitRels {
+		hit[r] = true
+	}
 	if rep != nil {
 		for _, rr := range rep.Roots {
-			if rr.Reads == nil || !slices.Contains(hitRels, relPath(headDir, rr.Path)) {
+			if rr.Reads == nil || !hit[relPath(headDir, rr.Path)] {
 				continue
 			}
 			for _, f := range rr.Reads.Files {
@@ -344,7 +348,7 @@ func rootMoves(ctx context.Context, bo batch.Options, baseDir, headDir string, t
 		if c.Status != affected.Added && baseHasK(d) {
 			oldK = append(oldK, d)
 		}
-		if c.Status != affected.Deleted && hasKustomization(filepath.Join(headDir, d)) {
+		if c.Status != affected.Deleted && loaders.HasKustomization(filepath.Join(headDir, d)) {
 			newK = append(newK, d)
 		}
 	}
@@ -633,15 +637,6 @@ func anyKustomization(dir string) bool {
 		return nil
 	})
 	return found
-}
-
-func hasKustomization(dir string) bool {
-	for _, n := range loaders.FileNames {
-		if fi, err := os.Stat(filepath.Join(dir, n)); err == nil && fi.Mode().IsRegular() {
-			return true
-		}
-	}
-	return false
 }
 
 // under joins rels to tree.

@@ -28,15 +28,11 @@ var (
 // gitRun runs git in dir with a fixed identity and fails the test on error.
 func gitRun(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t",
-		"GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir)
-	out, err := cmd.CombinedOutput()
+	out, err := genrepo.Git(dir, args...)
 	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+		t.Fatal(err)
 	}
-	return string(out)
+	return out
 }
 
 // newRepo writes a synthetic monorepo with one Secret generator, commits
@@ -55,9 +51,9 @@ func newRepo(t *testing.T, apps, envs int) string {
 	}
 	appendFile(t, filepath.Join(dir, "apps/app000/dev/kustomization.yaml"),
 		"secretGenerator:\n- name: db\n  literals:\n  - password=hunter2-original\n")
-	gitRun(t, dir, "init", "-q", "-b", "main")
-	gitRun(t, dir, "add", "-A")
-	gitRun(t, dir, "commit", "-q", "-m", "init")
+	if err := genrepo.InitGit(dir); err != nil {
+		t.Fatal(err)
+	}
 	return dir
 }
 

@@ -1,8 +1,9 @@
 package engine
 
 import (
+	"maps"
 	"path/filepath"
-	"sort"
+	"slices"
 )
 
 // ReadSet is what a root's build depends on, as paths: the answer to "can a
@@ -96,14 +97,5 @@ func (b *Builder) Reads(root *Node) ReadSet {
 		}
 	}
 	walk(root)
-	return ReadSet{Files: sortedKeys(files), Dirs: sortedKeys(dirs), Trees: sortedKeys(trees)}
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return ReadSet{Files: slices.Sorted(maps.Keys(files)), Dirs: slices.Sorted(maps.Keys(dirs)), Trees: slices.Sorted(maps.Keys(trees))}
 }

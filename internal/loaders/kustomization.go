@@ -27,6 +27,17 @@ const (
 // kustomize looks for them.
 var FileNames = []string{"kustomization.yaml", "kustomization.yml", "Kustomization"}
 
+// HasKustomization reports whether dir holds a kustomization file (a
+// regular file, or a link to one, of one of FileNames).
+func HasKustomization(dir string) bool {
+	for _, name := range FileNames {
+		if st, err := os.Stat(filepath.Join(dir, name)); err == nil && st.Mode().IsRegular() {
+			return true
+		}
+	}
+	return false
+}
+
 var unknownField = regexp.MustCompile(`json: unknown field "([^"]+)"$`)
 
 // MissingKustomizationError says a directory has no kustomization file.
