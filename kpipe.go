@@ -285,7 +285,7 @@ func OpenCache(ctx context.Context, dir string, warn func(msg string)) (*Cache, 
 	if warn == nil {
 		warn = func(string) {}
 	}
-	store := cache.Open(ctx, cache.Options{Dir: abs, Warn: warn})
+	store := cache.Open(ctx, cache.Options{Dir: abs, Warn: warn, Pack: true})
 	return &Cache{dir: abs, store: store, files: store.FileIndex(), version: keyVersion()}, nil
 }
 

@@ -102,7 +102,7 @@ func openCache(c *cli.Context) (*cache.Store, error) {
 		max = m
 	}
 	store := cache.Open(c.Context, cache.Options{
-		Dir: dir, MaxSize: max,
+		Dir: dir, MaxSize: max, Pack: true,
 		Warn: func(msg string) { fmt.Fprintln(c.App.ErrWriter, "Warning: "+msg) },
 	})
 	if err := setRemote(c, store); err != nil {

@@ -121,8 +121,13 @@ func owned(name string) bool {
 
 // scan walks the cache directory, adding up its size as du does and
 // listing the files kpipe wrote.
+//
+// The names of one pack are one file on disk: it counts once in the total,
+// and each name is charged its share when the prune weighs deleting it.
 func (s *Store) scan() (usage, error) {
 	var u usage
+	type inode struct{ dev, ino uint64 }
+	seen := map[inode]bool{}
 	err := filepath.WalkDir(s.dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -135,7 +140,15 @@ func (s *Store) scan() (usage, error) {
 			return nil
 		}
 		n := diskUsage(fi)
-		u.total += n
+		if dev, ino, links, ok := linkCount(fi); ok && links > 1 && d.Type().IsRegular() {
+			if !seen[inode{dev, ino}] {
+				seen[inode{dev, ino}] = true
+				u.total += n
+			}
+			n /= int64(links)
+		} else {
+			u.total += n
+		}
 		if d.Type().IsRegular() && filepath.Base(filepath.Dir(filepath.Dir(path))) == layoutDir &&
 			filepath.Dir(filepath.Dir(filepath.Dir(path))) == filepath.Clean(s.dir) && owned(d.Name()) {
 			u.files = append(u.files, ownedFile{path: path, mod: fi.ModTime(), bytes: n})
@@ -413,8 +426,7 @@ func (s *Store) Verify() (VerifyResult, error) {
 		case len(line) > entrySize:
 			r.Corrupt++
 		default:
-			fi, err := os.Stat(s.name(hex.EncodeToString(e.digest[:]), sufData))
-			if err != nil || fi.Size() < e.size {
+			if n, ok := s.size(s.name(hex.EncodeToString(e.digest[:]), sufData)); !ok || n < e.size {
 				r.Incomplete++
 			} else {
 				r.Corrupt++

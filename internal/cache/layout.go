@@ -1,10 +1,12 @@
 package cache
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -23,7 +25,8 @@ import (
 //	<dir>/v2/<xx>/<hex>-d      content, named by its SHA-256
 //	<dir>/v2/<xx>/<hex>-i      a stat-index record (files.go)
 //	<dir>/v2/<xx>/<hex>-r      a root or discovery record (roots.go)
-//	<dir>/v2/<xx>/.tmp-*       a file being written (renamed when whole)
+//	<dir>/v2/<xx>/.tmp-*       a file being written (renamed when whole),
+//	                           or a pack being linked (pack.go)
 //	<dir>/v2/trim.txt          the size estimate and last trim (trim.go)
 //	<dir>/v2/lastrun.json      the last run's counts (`kpipe cache stats`)
 const (
@@ -63,10 +66,10 @@ func oldName(name string) bool {
 	return (strings.HasPrefix(name, "roots-") && strings.HasSuffix(name, ".idx")) || strings.HasPrefix(name, ".tmp-")
 }
 
-// disk is a cache directory that kpipe owns: it writes files there whole
-// (temporary file, then rename) with mode 0600, and reports the first
-// write failure once (a read-only or full disk) and then writes nothing
-// more.
+// disk is a cache directory that kpipe owns: it writes self-checking
+// files there with mode 0600, on their own or in packs (pack.go), and
+// reports the first write failure once (a read-only or full disk) and
+// then writes nothing more.
 type disk struct {
 	dir  string // the cache directory
 	warn func(string)
@@ -75,6 +78,7 @@ type disk struct {
 	warnOnce  sync.Once
 	mkdirOnce sync.Map // subdirectory -> struct{}: known to exist
 	written   atomic.Int64
+	pack      *packer // nil: every file is written on its own
 }
 
 // claim makes dir a kpipe cache directory, or says why it cannot be one:
@@ -155,41 +159,123 @@ func (d *disk) name(hexName, suf string) string {
 // is not a symlink is read, and at most fsread.MaxFileSize of it: kpipe
 // writes none other, so a FIFO, a device or a symlink planted in the cache
 // (say, a stat record linked to /dev/zero) is a miss, never a hang.
-func (d *disk) read(path string) ([]byte, error) { return fsread.Own(path, fsread.MaxFileSize) }
+func (d *disk) read(path string) ([]byte, error) {
+	if d.pack != nil {
+		if v, ok := d.pack.get(path); ok {
+			return v, nil
+		}
+	}
+	return readFile(path)
+}
 
-// write writes an entry file in place, as the Go build cache does (a
-// temporary file and a rename cost eight times as much on ext4): every
-// file kpipe reads back is self-checking (content by its digest, an
-// entry line by its fixed size and format, a record by its trailing
-// SHA-256), so a reader that meets a file being written, or left partial
-// by a crash, sees a miss. Writers of one name write the same bytes
-// (names derive from content) or, for an entry line, a line that is
-// valid either way. A failure to write is reported once, and from then on
-// nothing is written.
+// size returns the length of the file kpipe wrote at path (of its member,
+// for a name of a pack).
+func (d *disk) size(path string) (int64, bool) {
+	if d.pack != nil {
+		if v, ok := d.pack.get(path); ok {
+			return int64(len(v)), true
+		}
+	}
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return 0, false
+	}
+	if fi.Size() < int64(packHeaderSize) {
+		return fi.Size(), true
+	}
+	f, fi, err := fsread.OpenOwn(path)
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	head := make([]byte, min(fi.Size(), packFirstReadSz))
+	if _, err := f.ReadAt(head, 0); err != nil && !errors.Is(err, io.EOF) {
+		return 0, false
+	}
+	if !bytes.HasPrefix(head, []byte(packMagic)) {
+		return fi.Size(), true
+	}
+	_, n, err := packLookup(f, fi.Size(), head, filepath.Base(path))
+	return n, err == nil
+}
+
+// write writes an entry file: into the pending pack when the store packs
+// (pack.go), else as a file of its own.
 func (d *disk) write(path string, data []byte) {
 	if d.broken.Load() {
 		return
 	}
-	sub := filepath.Dir(path)
-	if _, ok := d.mkdirOnce.Load(sub); !ok {
-		if err := os.MkdirAll(sub, 0o700); err != nil {
-			d.fail(err)
+	if d.pack != nil && len(data) <= packMaxMember {
+		full, ok := d.pack.add(path, data)
+		if ok {
+			if full != nil {
+				d.writePack(full)
+			}
 			return
 		}
-		d.mkdirOnce.Store(sub, struct{}{})
 	}
-	err := writeInPlace(path, data)
+	d.writePlain(path, data)
+}
+
+// writePlain writes a file of its own, as the Go build cache does: a new
+// file in place (a temporary file and a rename cost eight times as much
+// on ext4), an existing one through a temporary file and a rename (it may
+// be a name of a pack, which must not change). Every file kpipe reads back
+// is self-checking (content by its digest, an entry line by its fixed
+// size and format, a record by its trailing SHA-256), so a reader that
+// meets a file being written, or left partial by a crash, sees a miss.
+// Writers of one name write the same bytes (names derive from content)
+// or, for an entry line, a line that is valid either way. A failure to
+// write is reported once, and from then on nothing is written.
+func (d *disk) writePlain(path string, data []byte) {
+	if d.broken.Load() {
+		return
+	}
+	if d.pack != nil {
+		d.pack.forget(path)
+	}
+	if !d.mkdir(filepath.Dir(path)) {
+		return
+	}
+	err := writeNew(path, data)
 	if errors.Is(err, fs.ErrNotExist) {
 		// A prune in another process removed the empty subdirectory.
-		if err = os.MkdirAll(sub, 0o700); err == nil {
-			err = writeInPlace(path, data)
+		d.mkdirOnce.Delete(filepath.Dir(path))
+		if d.mkdir(filepath.Dir(path)) {
+			err = writeNew(path, data)
 		}
+	}
+	if errors.Is(err, fs.ErrExist) {
+		err = writeWhole(path, data)
 	}
 	if err != nil {
 		d.fail(err)
 		return
 	}
 	d.written.Add(roundBlock(int64(len(data))))
+}
+
+// mkdir makes sure the subdirectory sub exists; false after a failure
+// (reported).
+func (d *disk) mkdir(sub string) bool {
+	if _, ok := d.mkdirOnce.Load(sub); ok {
+		return true
+	}
+	if err := os.MkdirAll(sub, 0o700); err != nil {
+		d.fail(err)
+		return false
+	}
+	d.mkdirOnce.Store(sub, struct{}{})
+	return true
+}
+
+// remove deletes the file at path, and forgets it if it waits to be
+// written.
+func (d *disk) remove(path string) {
+	if d.pack != nil {
+		d.pack.forget(path)
+	}
+	_ = os.Remove(path)
 }
 
 // fail reports a write failure once and stops writing.
@@ -200,32 +286,6 @@ func (d *disk) fail(err error) {
 			d.warn(fmt.Sprintf("cache: cannot write to %s (%v); this run's results are not cached", d.dir, unwrapPath(err)))
 		}
 	})
-}
-
-// writeInPlace writes data to path without truncating it first (an
-// identical concurrent write is harmless, and no reader sees it empty),
-// the last byte last (the file reaches its full size only when whole),
-// then cuts it to size. A failed write removes the file.
-func writeInPlace(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o600)
-	if err != nil {
-		return err
-	}
-	if n := len(data); n > 0 {
-		if _, err = f.WriteAt(data[:n-1], 0); err == nil {
-			_, err = f.WriteAt(data[n-1:], int64(n-1))
-		}
-	}
-	if err == nil {
-		err = f.Truncate(int64(len(data)))
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(path)
-	}
-	return err
 }
 
 // writeWhole writes data to path through a temporary file and a rename

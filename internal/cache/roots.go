@@ -167,7 +167,7 @@ func (ri *RootIndex) SetRoot(root string, r *RootRecord) {
 func (ri *RootIndex) saveRecord(kind, name string, s *storedRecord) {
 	path := ri.d.name(ri.recordName(kind, name), sufRecord)
 	if s.Root == nil && s.Discovery == nil {
-		_ = os.Remove(path)
+		ri.d.remove(path)
 		return
 	}
 	if b, err := encodeState(s); err == nil {

@@ -29,6 +29,13 @@ type Options struct {
 	Warn func(msg string)
 	// Now is the clock (nil: time.Now); tests move it.
 	Now func() time.Time
+	// Pack gathers the files a run writes and writes them a few hundred
+	// at a time as one pack file, linked under each file's name
+	// (pack.go): creating files is most of what filling a cache costs.
+	// What was written is visible to other processes after Flush or
+	// Close (and whenever a pack fills up); without Pack, when Put
+	// returns.
+	Pack bool
 }
 
 // DefaultMaxSize is the size bound when Options.MaxSize is zero: 2 GiB.
@@ -81,7 +88,11 @@ func Open(ctx context.Context, opts Options) *Store {
 		opts.Warn(fmt.Sprintf("cache: not using %s: %v; building without a cache", opts.Dir, err))
 		return nil
 	}
-	return &Store{disk: disk{dir: opts.Dir, warn: opts.Warn}, opts: opts}
+	s := &Store{disk: disk{dir: opts.Dir, warn: opts.Warn}, opts: opts}
+	if opts.Pack && packsSupported {
+		s.pack = &packer{}
+	}
+	return s
 }
 
 // Dir returns the cache directory ("" for a nil store).
@@ -264,8 +275,8 @@ func (s *Store) has(key Key) bool {
 	if e.size <= inlineMax {
 		return int64(len(line)) == entrySize+e.size
 	}
-	fi, err := os.Stat(s.name(hex.EncodeToString(e.digest[:]), sufData))
-	return err == nil && fi.Size() == e.size
+	n, ok := s.size(s.name(hex.EncodeToString(e.digest[:]), sufData))
+	return ok && n == e.size
 }
 
 // usedInterval is how stale a file's modification time may get before a
@@ -337,10 +348,14 @@ func (s *Store) put(key Key, value []byte, sensitive, send bool) {
 	}
 }
 
-// Flush waits for the uploads to the remote cache queued so far (every
-// Put is on disk when it returns).
+// Flush writes what waits to be written (with Options.Pack) and waits
+// for the uploads to the remote cache queued so far.
 func (s *Store) Flush() {
-	if s != nil && s.remote != nil {
+	if s == nil {
+		return
+	}
+	s.flushPack()
+	if s.remote != nil {
 		s.remote.flush()
 	}
 }
@@ -360,6 +375,7 @@ func (s *Store) Close() error {
 	if s == nil {
 		return nil
 	}
+	s.flushPack()
 	if s.remote != nil {
 		s.remote.close()
 	}

@@ -23,3 +23,10 @@ func diskUsage(fi os.FileInfo) int64 { return roundBlock(fi.Size()) }
 func renameBusy(err error) bool {
 	return runtime.GOOS == "windows" && errors.Is(err, fs.ErrPermission)
 }
+
+// packsSupported is false where os.FileInfo gives no link count: every
+// file is written on its own (Options.Pack is ignored).
+const packsSupported = false
+
+// linkCount returns no identity here: every file counts on its own.
+func linkCount(os.FileInfo) (dev, ino, nlink uint64, ok bool) { return 0, 0, 1, false }

@@ -38,26 +38,40 @@ func File(path string) ([]byte, error) { return read(path, true, MaxFileSize) }
 // larger than limit.
 func Own(path string, limit int64) ([]byte, error) { return read(path, false, limit) }
 
-func read(path string, follow bool, limit int64) ([]byte, error) {
+// OpenOwn opens a file kpipe itself wrote, as Own reads one: a symlink,
+// or anything but a regular file, is refused. The caller reads it (at most
+// what it means to) and closes it.
+func OpenOwn(path string) (*os.File, os.FileInfo, error) { return openRegular(path, false) }
+
+func openRegular(path string, follow bool) (*os.File, os.FileInfo, error) {
 	if !follow {
 		if st, err := os.Lstat(path); err == nil && st.Mode()&fs.ModeSymlink != 0 {
-			return nil, regular(path, st)
+			return nil, nil, regular(path, st)
 		}
 	}
 	// Opened first, so that a missing file gives os.ReadFile's error; on
 	// unix the open does not block on a FIFO (open_unix.go).
 	f, err := open(path, follow)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	defer f.Close()
 	st, err := f.Stat()
+	if err == nil {
+		err = regular(path, st)
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, st, nil
+}
+
+func read(path string, follow bool, limit int64) ([]byte, error) {
+	f, st, err := openRegular(path, follow)
 	if err != nil {
 		return nil, err
 	}
-	if err := regular(path, st); err != nil {
-		return nil, err
-	}
+	defer f.Close()
 	if st.Size() > limit {
 		return nil, tooLarge(path, limit)
 	}
