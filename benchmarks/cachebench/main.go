@@ -306,9 +306,10 @@ func (b *bench) memory(small, big int) error {
 		cache, out, ref := filepath.Join(b.work, "memcache"), filepath.Join(b.work, "memout"), filepath.Join(b.work, "memref")
 		var noCache, withCache time.Duration
 		var rss int64
-		// Alternate the two, three times each, and keep the medians.
+		// Alternate the two, seven times each (timings on a shared
+		// machine are noisy), and keep the medians.
 		var nc, wc []time.Duration
-		for i := 0; i < 3; i++ {
+		for i := 0; i < 7; i++ {
 			os.RemoveAll(ref)
 			_, d, r, err := runRSS(repo, nil, b.kpipe, "build-all", ".", "--out-dir", ref, "--no-cache")
 			if err != nil {
