@@ -96,7 +96,7 @@ type ownedFile struct {
 	bytes int64
 }
 
-// owned reports whether name, a file in a v2/<xx> subdirectory, is one
+// owned reports whether name, a file in a v2/<x> subdirectory, is one
 // kpipe writes.
 func owned(name string) bool {
 	if strings.HasPrefix(name, tmpPrefix) {
@@ -185,18 +185,34 @@ func (s *Store) Prune(maxBytes int64) (int, error) {
 
 // pruneTo deletes least recently used files until the directory's size is
 // at most target; it returns the entries removed and the size reached.
+// What a deletion frees is estimated (a pack is freed with its last name,
+// and directories do not shrink), so the directory is measured again after
+// each pass, for a few passes.
 func (s *Store) pruneTo(target int64) (int, int64, error) {
-	u, err := s.scan()
-	if err != nil {
-		return 0, 0, err
+	removed := 0
+	for pass := 0; ; pass++ {
+		u, err := s.scan()
+		if err != nil {
+			return removed, 0, err
+		}
+		if u.total <= target || pass == 4 {
+			return removed, u.total, nil
+		}
+		n, deleted, err := s.prunePass(u, target)
+		removed += n
+		if err != nil || deleted == 0 {
+			return removed, u.total, err
+		}
 	}
+}
+
+// prunePass deletes least recently used files of u until what they free
+// brings u's total to target; it returns the entries and the files it
+// deleted.
+func (s *Store) prunePass(u usage, target int64) (removed, deleted int, err error) {
 	total := u.total
-	if total <= target {
-		return 0, total, nil
-	}
 	sort.Slice(u.files, func(i, j int) bool { return u.files[i].mod.Before(u.files[j].mod) })
 	recent := s.opts.Now().Add(-time.Hour)
-	removed := 0
 	for _, f := range u.files {
 		if total <= target {
 			break
@@ -208,8 +224,9 @@ func (s *Store) pruneTo(target int64) (int, int64, error) {
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
-			return removed, total, err
+			return removed, deleted, err
 		}
+		deleted++
 		total -= f.bytes
 		if strings.HasSuffix(f.path, sufAction) {
 			removed++
@@ -220,10 +237,7 @@ func (s *Store) pruneTo(target int64) (int, int64, error) {
 			total -= 4096
 		}
 	}
-	if total < 0 {
-		total = 0
-	}
-	return removed, total, nil
+	return removed, deleted, nil
 }
 
 // estimateInterval is how long a size estimate is trusted before Close
@@ -337,7 +351,7 @@ func Clear(dir string) (removed int, left []string, err error) {
 			if err := os.Remove(p); err == nil {
 				removed++
 			}
-		case sub.IsDir() && len(sub.Name()) == 2:
+		case sub.IsDir() && (len(sub.Name()) == 1 || len(sub.Name()) == 2):
 			files, err := os.ReadDir(p)
 			if err != nil {
 				if firstErr == nil {

@@ -11,7 +11,7 @@
 // The cache has the Go build cache's shape (cmd/go/internal/cache), because
 // it is opened by every CLI run, often by many processes at once:
 //
-//   - a file per entry, under <dir>/v2/<first byte of the key>/ (layout.go):
+//   - a file per entry, under <dir>/v2/<first hex digit of the key>/ (layout.go):
 //     "-a" files hold one fixed-size line (format, key, content digest,
 //     size, time, flags) and, for values up to 16 KiB, the value after it;
 //     "-d" files hold larger content, named by its SHA-256; "-i" files are

@@ -28,7 +28,7 @@ import (
 //
 // Records last for the run in memory; those of files of at least
 // persistMin bytes (where a stat saves reading the file) are also kept in
-// the cache directory, one small file per path (v2/<xx>/<hex>-i), read
+// the cache directory, one small file per path (v2/<x>/<hex>-i), read
 // only when that path is asked for and written only when it changed: the
 // index costs what a run touches, whatever the cache holds. Smaller files
 // are read and hashed, which costs about what reading their record would.

@@ -21,11 +21,11 @@ import (
 // The directory layout (see doc.go):
 //
 //	<dir>/CACHEDIR.TAG         the marker: kpipe made this directory
-//	<dir>/v2/<xx>/<hex>-a      an entry: key -> content digest (one line)
-//	<dir>/v2/<xx>/<hex>-d      content, named by its SHA-256
-//	<dir>/v2/<xx>/<hex>-i      a stat-index record (files.go)
-//	<dir>/v2/<xx>/<hex>-r      a root or discovery record (roots.go)
-//	<dir>/v2/<xx>/.tmp-*       a file being written (renamed when whole),
+//	<dir>/v2/<x>/<hex>-a       an entry: key -> content digest (one line)
+//	<dir>/v2/<x>/<hex>-d       content, named by its SHA-256
+//	<dir>/v2/<x>/<hex>-i       a stat-index record (files.go)
+//	<dir>/v2/<x>/<hex>-r       a root or discovery record (roots.go)
+//	<dir>/v2/<x>/.tmp-*        a file being written (renamed when whole),
 //	                           or a pack being linked (pack.go)
 //	<dir>/v2/trim.txt          the size estimate and last trim (trim.go)
 //	<dir>/v2/lastrun.json      the last run's counts (`kpipe cache stats`)
@@ -150,9 +150,14 @@ func unwrapPath(err error) error {
 	return err
 }
 
-// name returns the path of the entry file for hex with suffix suf.
+// name returns the path of the entry file for hex with suffix suf: in
+// one of 16 subdirectories, by the first hex digit. (Sixteen rather than
+// the Go build cache's 256: a cold run creates every subdirectory, and
+// each costs as much as a file to create; ext4, APFS and NTFS index
+// large directories. Earlier kpipes used two digits; such
+// subdirectories are still cleared and pruned.)
 func (d *disk) name(hexName, suf string) string {
-	return filepath.Join(d.dir, layoutDir, hexName[:2], hexName+suf)
+	return filepath.Join(d.dir, layoutDir, hexName[:1], hexName+suf)
 }
 
 // read reads an entry file; any error is a miss. Only a regular file that

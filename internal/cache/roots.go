@@ -16,7 +16,7 @@ import (
 //
 // An index belongs to one set of build settings (kpipe's binary, the flags
 // that change output). Each record is a file of its own in the cache
-// directory (v2/<xx>/<hex>-r, named by the settings and the root), read
+// directory (v2/<x>/<hex>-r, named by the settings and the root), read
 // when its root is asked for and written when it changed, so a run costs
 // what it builds, whatever else the cache holds. Records are
 // self-checking: a record is only trusted when every input it lists still
