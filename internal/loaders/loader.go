@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 
@@ -133,6 +134,12 @@ const (
 // root) and what is there. It does not apply the restriction.
 func (l *Loader) Resolve(path string) (string, Kind, error) {
 	abs := l.Abs(path)
+	if st, ok := lstatBelow(l.root, abs); ok {
+		if st.IsDir() {
+			return abs, Dir, nil
+		}
+		return abs, File, nil
+	}
 	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {
 		return abs, Missing, fmt.Errorf("evalsymlink failure on '%s' : %w", abs, unwrapPathError(err))
@@ -145,6 +152,46 @@ func (l *Loader) Resolve(path string) (string, Kind, error) {
 		return real, Dir, nil
 	}
 	return real, File, nil
+}
+
+// lstatBelow is the quick way to resolve abs, a clean absolute path, when
+// it shares a prefix with real, a symlink-free directory: that prefix
+// holds no symlink, so only the components after it are looked at (one
+// Lstat each, where filepath.EvalSymlinks looks at every component from
+// the file system's root). It returns what is at abs, and true, when none
+// of those components is a symlink and abs exists, so that abs is its own
+// real path; otherwise false, and the caller resolves abs the slow way
+// (which also words the error). Not on Windows, whose volume names and
+// reparse points are EvalSymlinks's business.
+func lstatBelow(real, abs string) (os.FileInfo, bool) {
+	if runtime.GOOS == "windows" {
+		return nil, false
+	}
+	sep := string(filepath.Separator)
+	// The longest common prefix of whole components.
+	prefix := real
+	for !Within(prefix, abs) {
+		parent := filepath.Dir(prefix)
+		if parent == prefix {
+			return nil, false
+		}
+		prefix = parent
+	}
+	rest := strings.TrimPrefix(strings.TrimPrefix(abs, prefix), sep)
+	if rest == "" {
+		st, err := os.Stat(abs)
+		return st, err == nil
+	}
+	cur := prefix
+	var st os.FileInfo
+	for _, c := range strings.Split(rest, sep) {
+		cur = filepath.Join(cur, c)
+		var err error
+		if st, err = os.Lstat(cur); err != nil || st.Mode()&os.ModeSymlink != 0 {
+			return nil, false
+		}
+	}
+	return st, true
 }
 
 // Check returns an error when the restriction forbids reading the file at
