@@ -243,7 +243,7 @@ func (b *bench) realTree() error {
 		return err
 	}
 	sort.Strings(roots)
-	var kzTotal time.Duration
+	var kzTotal, kzOK time.Duration
 	kzOut := map[string][]byte{}
 	var ok []string
 	for _, r := range roots {
@@ -252,7 +252,11 @@ func (b *bench) realTree() error {
 		if err == nil {
 			kzOut[r] = out
 			ok = append(ok, r)
+			kzOK += d
 		}
+	}
+	if err := b.realTreeBuildAll(ok, kzOut, kzOK); err != nil {
+		return err
 	}
 	env := append(os.Environ(), "XDG_CACHE_HOME="+filepath.Join(b.work, "xdg-tree"))
 	os.RemoveAll(filepath.Join(b.work, "xdg-tree"))
@@ -290,6 +294,63 @@ func (b *bench) realTree() error {
 	}
 	if warm.Seconds()*10 > kzTotal.Seconds() {
 		b.fail("tree: kpipe unchanged (%s) not 10x faster than kustomize (%s)", warm, kzTotal)
+	}
+	return nil
+}
+
+// realTreeBuildAll: one cold `kpipe build-all` of the roots kustomize
+// builds (--roots-from), without a cache and with an empty one, against
+// kustomize once per root (kz, the sum of those runs); every output is
+// compared with kustomize's.
+func (b *bench) realTreeBuildAll(ok []string, kzOut map[string][]byte, kz time.Duration) error {
+	list := filepath.Join(b.work, "tree-roots.txt")
+	var rels []string
+	for _, r := range ok {
+		rel, err := filepath.Rel(b.tree, r)
+		if err != nil {
+			return err
+		}
+		rels = append(rels, rel)
+	}
+	if err := os.WriteFile(list, []byte(strings.Join(rels, "\n")+"\n"), 0o644); err != nil {
+		return err
+	}
+	out, cache := filepath.Join(b.work, "tree-out"), filepath.Join(b.work, "tree-cache")
+	check := func() {
+		for i, rel := range rels {
+			name := rel + ".yaml"
+			if rel == "." {
+				name = "_root.yaml"
+			}
+			got, err := os.ReadFile(filepath.Join(out, name))
+			if err != nil || !bytes.Equal(got, kzOut[ok[i]]) {
+				b.fail("tree: build-all: %s differs from kustomize's output (%v)", rel, err)
+			}
+		}
+	}
+	var nc, wc []time.Duration
+	for i := 0; i < 5; i++ {
+		os.RemoveAll(out)
+		_, d, err := run(b.tree, nil, b.kpipe, append([]string{"build-all", "--roots-from", list, "--out-dir", out, "--no-cache"}, b.treeFlags...)...)
+		if err != nil {
+			return fmt.Errorf("tree: build-all --no-cache: %v", err)
+		}
+		nc = append(nc, d)
+		check()
+		os.RemoveAll(out)
+		os.RemoveAll(cache)
+		_, d, err = run(b.tree, nil, b.kpipe, append([]string{"build-all", "--roots-from", list, "--out-dir", out, "--cache-dir", cache}, b.treeFlags...)...)
+		if err != nil {
+			return fmt.Errorf("tree: build-all: %v", err)
+		}
+		wc = append(wc, d)
+		check()
+	}
+	name := filepath.Base(b.tree)
+	b.row(fmt.Sprintf("%s: cold `build-all` of the %d roots kustomize builds, `--no-cache` (median of 5)", name, len(ok)), kz, median(nc), "kustomize: once per root, summed; outputs compared")
+	b.row(fmt.Sprintf("%s: the same, empty cache", name), kz, median(wc), fmt.Sprintf("%.2fx of `--no-cache`", median(wc).Seconds()/median(nc).Seconds()))
+	if median(nc).Seconds()*30 > kz.Seconds() {
+		b.fail("tree: cold build-all --no-cache (%s) not 30x faster than kustomize per root (%s)", median(nc), kz)
 	}
 	return nil
 }
