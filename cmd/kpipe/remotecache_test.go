@@ -178,8 +178,9 @@ func TestRemoteCachePoisonedObjects(t *testing.T) {
 
 // The server stopped in the middle of a run changes nothing but the time:
 // the outputs are byte-identical, and there is one warning line. The
-// server is stopped once the second runner has written a few fetched
-// entries to its own cache.
+// server is stopped once the second runner has written a few roots'
+// outputs (the entries it fetched are in memory until its cache writes a
+// pack).
 func TestRemoteCacheServerStoppedMidRun(t *testing.T) {
 	remoteServers(t, func(t *testing.T, srv *remotetest.Server) {
 		spec := genrepo.Spec{Apps: 20, Envs: 3, ResourcesPerApp: 3}
@@ -192,7 +193,7 @@ func TestRemoteCacheServerStoppedMidRun(t *testing.T) {
 		go func() {
 			deadline := time.Now().Add(time.Minute)
 			n := 0
-			for ; n < 20 && time.Now().Before(deadline); n = entries(cacheDir) {
+			for ; n < 5 && time.Now().Before(deadline); n = outputs(filepath.Join(second, "out")) {
 				time.Sleep(time.Millisecond)
 			}
 			srv.Stop()
@@ -205,7 +206,7 @@ func TestRemoteCacheServerStoppedMidRun(t *testing.T) {
 		}
 		rs := r2.Summary.Remote
 		if rs == nil || !rs.Failed || rs.Hits == 0 {
-			t.Fatalf("the server was not stopped mid-run (stopped after %d entries): remote stats %+v", fetched, rs)
+			t.Fatalf("the server was not stopped mid-run (stopped after %d outputs): remote stats %+v", fetched, rs)
 		}
 		if w := remoteWarnings(stderr); len(w) != 1 {
 			t.Errorf("want one warning line about the remote cache, got %q", w)
@@ -216,11 +217,11 @@ func TestRemoteCacheServerStoppedMidRun(t *testing.T) {
 	})
 }
 
-// entries counts the entry files in a cache directory.
-func entries(dir string) int {
+// outputs counts the files build-all wrote in an out dir.
+func outputs(dir string) int {
 	n := 0
 	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.HasSuffix(p, "-a") {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".yaml") {
 			n++
 		}
 		return nil

@@ -176,6 +176,9 @@ func (s *Store) Prune(maxBytes int64) (int, error) {
 	if s == nil {
 		return 0, nil
 	}
+	// The estimate file is written first, so that the size measured
+	// counts it.
+	s.writeEstimate(0)
 	n, size, err := s.pruneTo(maxBytes)
 	if err == nil {
 		s.writeEstimate(size)
@@ -211,7 +214,7 @@ func (s *Store) pruneTo(target int64) (int, int64, error) {
 // deleted.
 func (s *Store) prunePass(u usage, target int64) (removed, deleted int, err error) {
 	total := u.total
-	sort.Slice(u.files, func(i, j int) bool { return u.files[i].mod.Before(u.files[j].mod) })
+	sort.SliceStable(u.files, func(i, j int) bool { return u.files[i].mod.Before(u.files[j].mod) })
 	recent := s.opts.Now().Add(-time.Hour)
 	for _, f := range u.files {
 		if total <= target {
