@@ -175,19 +175,29 @@ func runBuildAll(c *cli.Context) error {
 }
 
 // defaultMemoryLimit is build-all's soft memory limit unless GOMEMLIMIT
-// says otherwise: the Go runtime collects garbage harder as the heap nears
-// it, instead of letting the heap grow to twice what is live (the Go
-// default). What a build-all keeps live grows slowly with the number of
-// roots (about 22 MB per 1,000 roots of the synthetic monorepo, see
-// benchmarks/RESULTS.md), so the limit bites only past about 15,000 such
-// roots; there the runtime caps the collector at half the CPU rather than
-// fail. Set GOMEMLIMIT (for example 2GiB) to choose another bound.
-const defaultMemoryLimit = 448 << 20
+// says otherwise, and defaultGCPercent its GOGC unless GOGC does: the
+// heap may grow to five times what is live (the Go default is twice),
+// which saves a third of the CPU a cold build-all spends (most of it was
+// collecting garbage), up to the limit, where the runtime collects
+// harder instead. What a build-all keeps live grows slowly with the
+// number of roots (about 12 MB per 1,000 roots of the synthetic
+// monorepo, see benchmarks/RESULTS.md), so the limit is what bounds a
+// big run's memory; past about 30,000 such roots the runtime caps the
+// collector at half the CPU rather than fail. Set GOMEMLIMIT (for
+// example 2GiB) or GOGC to choose otherwise.
+const (
+	defaultMemoryLimit = 448 << 20
+	defaultGCPercent   = 400
+)
 
-// softMemoryLimit sets defaultMemoryLimit when GOMEMLIMIT is not set.
+// softMemoryLimit sets defaultMemoryLimit and defaultGCPercent where the
+// environment does not set them.
 func softMemoryLimit() {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(defaultMemoryLimit)
+	}
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(defaultGCPercent)
 	}
 }
 
