@@ -298,7 +298,9 @@ func (s *Store) markUsed(path string) {
 }
 
 // Put stores value under key. Errors are reported as one warning: a cache
-// write never fails a build.
+// write never fails a build. With Options.Pack the entry may wait in
+// memory for its pack (this store reads it from there); Flush or Close
+// writes it.
 func (s *Store) Put(key Key, value []byte) { s.put(key, value, false, true) }
 
 // PutSensitive stores value under key like Put, marked sensitive: it holds
