@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/gob"
 	"encoding/json"
 	"fmt"
@@ -304,8 +305,8 @@ func (m *memo) fullKey(n *Node) (cache.Key, bool) {
 	if !ok {
 		return cache.Key{}, false
 	}
-	var recs []readRecord
-	if gob.NewDecoder(bytes.NewReader(data)).Decode(&recs) != nil {
+	recs, ok := decodeManifest(data)
+	if !ok {
 		return cache.Key{}, false
 	}
 	for i, r := range recs {
@@ -401,17 +402,83 @@ func (m *memo) remember(n *Node) (cache.Key, bool) {
 		return cache.Key{}, false
 	}
 	recs := m.recorded(n)
-	var buf bytes.Buffer
-	if gob.NewEncoder(&buf).Encode(recs) != nil {
-		return cache.Key{}, false
-	}
-	m.Store.Put(m.manifestKey(pre), buf.Bytes())
+	m.Store.Put(m.manifestKey(pre), encodeManifest(recs))
 	m.mu.Lock()
 	m.used[n] = recs
 	m.mu.Unlock()
 	k := m.completeKey(n.Dir, pre, recs)
 	m.setKey(n, k)
 	return k, true
+}
+
+// encodeManifest and decodeManifest store the files a node's stages read:
+// a format byte, the count, and for each file its path as the
+// kustomization names it, its real path, its digest and whether it is a
+// tree (lengths as uvarints). Written by hand rather than with gob, whose
+// decoder learns the types anew from every manifest: a node whose key is
+// checked reads one.
+func encodeManifest(recs []readRecord) []byte {
+	buf := []byte{manifestFormat}
+	buf = binary.AppendUvarint(buf, uint64(len(recs)))
+	for _, r := range recs {
+		buf = binary.AppendUvarint(buf, uint64(len(r.Path)))
+		buf = append(buf, r.Path...)
+		buf = binary.AppendUvarint(buf, uint64(len(r.Real)))
+		buf = append(buf, r.Real...)
+		buf = append(buf, r.Digest[:]...)
+		if r.Tree {
+			buf = append(buf, 1)
+		} else {
+			buf = append(buf, 0)
+		}
+	}
+	return buf
+}
+
+const manifestFormat = 1
+
+// decodeManifest reads what encodeManifest wrote; false for anything else.
+func decodeManifest(data []byte) ([]readRecord, bool) {
+	if len(data) == 0 || data[0] != manifestFormat {
+		return nil, false
+	}
+	data = data[1:]
+	count := func() (int, bool) {
+		n, size := binary.Uvarint(data)
+		if size <= 0 || n > uint64(len(data)) {
+			return 0, false
+		}
+		data = data[size:]
+		return int(n), true
+	}
+	str := func() (string, bool) {
+		n, ok := count()
+		if !ok || n > len(data) {
+			return "", false
+		}
+		s := string(data[:n])
+		data = data[n:]
+		return s, true
+	}
+	n, ok := count()
+	if !ok {
+		return nil, false
+	}
+	recs := make([]readRecord, 0, n)
+	for i := 0; i < n; i++ {
+		var r readRecord
+		var ok1, ok2 bool
+		r.Path, ok1 = str()
+		r.Real, ok2 = str()
+		if !ok1 || !ok2 || len(data) < len(r.Digest)+1 || data[len(r.Digest)] > 1 {
+			return nil, false
+		}
+		copy(r.Digest[:], data)
+		r.Tree = data[len(r.Digest)] == 1
+		data = data[len(r.Digest)+1:]
+		recs = append(recs, r)
+	}
+	return recs, len(data) == 0
 }
 
 // encodeAccumulation and decodeAccumulation store a node's result. The
