@@ -3,6 +3,7 @@ package output
 import (
 	"bytes"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -75,13 +76,18 @@ func (e *directEncoder) indent(n int) {
 	}
 }
 
-// sortedKeys returns m's keys in yaml.v2's order (see sortedMapSlice).
+// sortedKeys returns m's keys in yaml.v2's order (see sortedMapSlice),
+// in e.keys past its current length: the caller truncates e.keys back
+// when done, so nested maps share one slice.
 func (e *directEncoder) sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
+	start := len(e.keys)
 	for k := range m {
-		keys = append(keys, k)
+		e.keys = append(e.keys, k)
 	}
-	sort.Strings(keys)
+	keys := e.keys[start:]
+	slices.Sort(keys)
+	// The reference path's sort (sortedMapSlice), so that the order is
+	// the same one even for keys yamlKeyLess does not order consistently.
 	sort.SliceStable(keys, func(i, j int) bool { return yamlKeyLess(keys[i], keys[j]) })
 	return keys
 }
@@ -90,6 +96,7 @@ func (e *directEncoder) sortedKeys(m map[string]any) []string {
 // current position, at column ind; the rest of its keys are indented by ind.
 func (e *directEncoder) mapping(m map[string]any, ind int) bool {
 	keys := e.sortedKeys(m)
+	defer func() { e.keys = e.keys[:len(e.keys)-len(keys)] }()
 	for i, k := range keys {
 		if i > 0 {
 			e.indent(ind)

@@ -208,3 +208,29 @@ func TestDirectStyles(t *testing.T) {
 		}
 	}
 }
+
+// TestASCIIKeyOrder checks the byte-wise key comparison used for ASCII
+// keys orders every pair as the rune-wise one (yaml.v2's) does, on keys
+// mixing letters, digits, zeros and punctuation.
+func TestASCIIKeyOrder(t *testing.T) {
+	alphabet := "a0Z1-9._0b"
+	var keys []string
+	var gen func(prefix string, n int)
+	gen = func(prefix string, n int) {
+		keys = append(keys, prefix)
+		if n == 0 {
+			return
+		}
+		for i := 0; i < len(alphabet); i++ {
+			gen(prefix+alphabet[i:i+1], n-1)
+		}
+	}
+	gen("", 3)
+	for _, a := range keys {
+		for _, b := range keys {
+			if asciiKeyLess(a, b) != runeKeyLess(a, b) {
+				t.Fatalf("%q < %q: bytes say %v, runes say %v", a, b, asciiKeyLess(a, b), runeKeyLess(a, b))
+			}
+		}
+	}
+}
