@@ -80,6 +80,9 @@ func fastSafeText(text string) bool {
 		}
 		i += n
 	}
+	if strings.HasPrefix(text, "---") && !strings.HasPrefix(text, "---\n") {
+		return false
+	}
 	return !strings.HasPrefix(text, "%") && !strings.HasPrefix(text, "...")
 }
 
@@ -314,7 +317,7 @@ func (p *fastParser) value(ind, c int, inMap bool) (any, bool) {
 	case '"', '\'':
 		end := quotedEnd(rest)
 		if end < 0 {
-			return nil, false
+			return p.quotedLines(ind, rest)
 		}
 		if !inMap {
 			if _, _, isKey := scanKey(rest); isKey {
@@ -467,6 +470,59 @@ func plainValue(s string) (any, bool) {
 		return nil, false
 	}
 	return v, true
+}
+
+// quotedLines reads a quoted scalar that first (the rest of the current
+// line) opens and a later line closes, its lines indented past ind, as
+// YAML folds it: each line trimmed, lines joined by a space, each empty
+// line a line break. Double-quoted text with escapes is left to yaml.v3
+// (an escape may stand for the spaces trimmed here).
+func (p *fastParser) quotedLines(ind int, first string) (any, bool) {
+	q := first[0]
+	if q == '"' && strings.IndexByte(first, '\\') >= 0 {
+		return nil, false
+	}
+	var b strings.Builder
+	b.WriteString(strings.TrimRight(first[1:], " "))
+	breaks := 0
+	for j := p.i + 1; j < len(p.lines); j++ {
+		line := p.lines[j]
+		n := indentOf(line)
+		if n == len(line) {
+			breaks++
+			continue
+		}
+		if n <= ind {
+			return nil, false
+		}
+		text := line[n:]
+		if q == '"' && strings.IndexByte(text, '\\') >= 0 {
+			return nil, false
+		}
+		if breaks == 0 {
+			b.WriteByte(' ')
+		}
+		for ; breaks > 0; breaks-- {
+			b.WriteByte('\n')
+		}
+		end := quotedEnd(string(q) + text)
+		if end < 0 {
+			b.WriteString(strings.TrimRight(text, " "))
+			continue
+		}
+		end-- // in text
+		if !endOfLine(text[end:]) {
+			return nil, false
+		}
+		b.WriteString(text[:end-1])
+		p.i = j + 1
+		s := b.String()
+		if q == '\'' {
+			s = strings.ReplaceAll(s, "''", "'")
+		}
+		return s, true
+	}
+	return nil, false
 }
 
 // unquote returns the string of a quoted scalar written on one line.

@@ -63,6 +63,14 @@ var fastSeeds = []string{
 	"a: |-\n  x\nb: |+\n  y\n",
 	"a: |+\n  y\n",
 	"x: \u00e9t\u00e9 \u4e16\n",
+	"--- 0:\n",
+	"a: 'Container name: required\n    for volumes, optional for env\n\n    vars'\nb: 1\n",
+	"a: '\n  x\n\n\n  y  \n  '\n",
+	"a: 'it''s\n  ''quoted'''\n- x\n",
+	"- 'a\n  b'\n- \"c\n  d\"\n- \"e\\\n  f\"\n",
+	"a: 'x\ny'\n",
+	"a: 'x\n  y' z\n",
+	"a: \"x\n  y\" # c\n",
 }
 
 // TestFastDecodeMatchesNodes checks, for the seeds and the real CRDs under
