@@ -474,16 +474,16 @@ func plainValue(s string) (any, bool) {
 
 // quotedLines reads a quoted scalar that first (the rest of the current
 // line) opens and a later line closes, its lines indented past ind, as
-// YAML folds it: each line trimmed, lines joined by a space, each empty
-// line a line break. Double-quoted text with escapes is left to yaml.v3
-// (an escape may stand for the spaces trimmed here).
+// YAML folds it: spaces around line breaks dropped, lines joined by a
+// space, each empty line a line break, and in double quotes an escaped
+// line break ("\\" at the end of a line) joining lines with nothing.
 func (p *fastParser) quotedLines(ind int, first string) (any, bool) {
 	q := first[0]
-	if q == '"' && strings.IndexByte(first, '\\') >= 0 {
+	var b strings.Builder
+	escaped, ok := quotedPiece(&b, first[1:], q, false)
+	if !ok {
 		return nil, false
 	}
-	var b strings.Builder
-	b.WriteString(strings.TrimRight(first[1:], " "))
 	breaks := 0
 	for j := p.i + 1; j < len(p.lines); j++ {
 		line := p.lines[j]
@@ -496,10 +496,7 @@ func (p *fastParser) quotedLines(ind int, first string) (any, bool) {
 			return nil, false
 		}
 		text := line[n:]
-		if q == '"' && strings.IndexByte(text, '\\') >= 0 {
-			return nil, false
-		}
-		if breaks == 0 {
+		if breaks == 0 && !escaped {
 			b.WriteByte(' ')
 		}
 		for ; breaks > 0; breaks-- {
@@ -507,46 +504,57 @@ func (p *fastParser) quotedLines(ind int, first string) (any, bool) {
 		}
 		end := quotedEnd(string(q) + text)
 		if end < 0 {
-			b.WriteString(strings.TrimRight(text, " "))
+			if escaped, ok = quotedPiece(&b, text, q, false); !ok {
+				return nil, false
+			}
 			continue
 		}
-		end-- // in text
+		end-- // past the closing quote, in text
 		if !endOfLine(text[end:]) {
 			return nil, false
 		}
-		b.WriteString(text[:end-1])
-		p.i = j + 1
-		s := b.String()
-		if q == '\'' {
-			s = strings.ReplaceAll(s, "''", "'")
+		if _, ok := quotedPiece(&b, text[:end-1], q, true); !ok {
+			return nil, false
 		}
-		return s, true
+		p.i = j + 1
+		return b.String(), true
 	}
 	return nil, false
 }
 
-// unquote returns the string of a quoted scalar written on one line.
-func unquote(q string) (string, bool) {
-	body := q[1 : len(q)-1]
-	if q[0] == '\'' {
-		return strings.ReplaceAll(body, "''", "'"), true
+// quotedPiece appends one line's part of a quoted scalar (q is its quote)
+// to b: quotes and escapes resolved, and, unless last (the part before
+// the closing quote), the spaces before the line break dropped. escaped
+// reports a double-quoted line ending in an escaped line break.
+func quotedPiece(b *strings.Builder, s string, q byte, last bool) (escaped, ok bool) {
+	if q == '\'' {
+		s = strings.ReplaceAll(s, "''", "'")
+		if !last {
+			s = strings.TrimRight(s, " ")
+		}
+		b.WriteString(s)
+		return false, true
 	}
-	if strings.IndexByte(body, '\\') < 0 {
-		return body, true
-	}
-	var b strings.Builder
-	for i := 0; i < len(body); i++ {
-		c := body[i]
+	spaces := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == ' ' {
+			spaces++
+			continue
+		}
+		for ; spaces > 0; spaces-- {
+			b.WriteByte(' ')
+		}
 		if c != '\\' {
 			b.WriteByte(c)
 			continue
 		}
 		i++
-		if i >= len(body) {
-			return "", false
+		if i == len(s) {
+			return !last, !last
 		}
-		var hex int
-		switch body[i] {
+		hex := 0
+		switch s[i] {
 		case '0':
 			b.WriteByte(0)
 		case 'a':
@@ -566,7 +574,7 @@ func unquote(q string) (string, bool) {
 		case 'e':
 			b.WriteByte(0x1b)
 		case ' ', '"', '\'', '\\':
-			b.WriteByte(body[i])
+			b.WriteByte(s[i])
 		case 'N':
 			b.WriteRune(0x85)
 		case '_':
@@ -582,19 +590,40 @@ func unquote(q string) (string, bool) {
 		case 'U':
 			hex = 8
 		default:
-			return "", false
+			return false, false
 		}
 		if hex > 0 {
-			if i+1+hex > len(body) {
-				return "", false
+			if i+1+hex > len(s) {
+				return false, false
 			}
-			r, err := strconv.ParseUint(body[i+1:i+1+hex], 16, 32)
+			r, err := strconv.ParseUint(s[i+1:i+1+hex], 16, 32)
 			if err != nil || r > utf8.MaxRune || r >= 0xd800 && r <= 0xdfff {
-				return "", false
+				return false, false
 			}
 			b.WriteRune(rune(r))
 			i += hex
 		}
+	}
+	if last {
+		for ; spaces > 0; spaces-- {
+			b.WriteByte(' ')
+		}
+	}
+	return false, true
+}
+
+// unquote returns the string of a quoted scalar written on one line.
+func unquote(q string) (string, bool) {
+	body := q[1 : len(q)-1]
+	if q[0] == '\'' {
+		return strings.ReplaceAll(body, "''", "'"), true
+	}
+	if strings.IndexByte(body, '\\') < 0 {
+		return body, true
+	}
+	var b strings.Builder
+	if _, ok := quotedPiece(&b, body, '"', true); !ok {
+		return "", false
 	}
 	return b.String(), true
 }

@@ -71,6 +71,10 @@ var fastSeeds = []string{
 	"a: 'x\ny'\n",
 	"a: 'x\n  y' z\n",
 	"a: \"x\n  y\" # c\n",
+	"a: \"x \\\n  y\\\n\n  z  \"\n",
+	"a: \"first  \n  \\t second \\\"q\\\" \\u00e9\n\n\n  third\\\n  \"\n",
+	"a: \"x\\\n\n  y\"\n",
+	"- \"a\n  \\\n  b\"\n",
 }
 
 // TestFastDecodeMatchesNodes checks, for the seeds and the real CRDs under
@@ -128,6 +132,14 @@ spec:
             - containerPort
             - protocol
             x-kubernetes-list-type: map
+          containerName:
+            description: 'Container name: required
+              for volumes, optional for env
+              vars'
+          escaped:
+            description: "Examples: \"ext4\", \"xfs\".\nApart
+              from that, \u00e9 \
+              joined"
           default:
             default: "TCP"
             enum:
