@@ -234,3 +234,30 @@ func TestASCIIKeyOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestSimplePlainAgreesWithAnalysis checks the quick test for plain
+// strings never says plain where yaml.v2's full analysis would not.
+func TestSimplePlainAgreesWithAnalysis(t *testing.T) {
+	alphabet := []string{"a", "y", "n", "O", "0", " ", ":", "#", "-", "'", "\"", ",", "[", "{", "|", "\t", "\u00e9", ".", "~"}
+	var check func(s string, n int)
+	check = func(s string, n int) {
+		if simplePlain(s) {
+			info := analyzeScalar(s)
+			if !info.plainOK || !readsAsString(s) || isBase60(s) {
+				t.Errorf("%q: simplePlain says plain, the analysis does not", s)
+			}
+		}
+		if n == 0 {
+			return
+		}
+		for _, c := range alphabet {
+			check(s+c, n-1)
+		}
+	}
+	check("", 4)
+	for _, s := range []string{"true", "No", "off", "yes", "null", "y"} {
+		if simplePlain(s) {
+			t.Errorf("%q: simplePlain says plain", s)
+		}
+	}
+}

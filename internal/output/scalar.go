@@ -137,6 +137,60 @@ func printableRune(r rune) bool {
 	return r >= 0xa0 && r <= 0xfffd && r != 0xfeff && !(r >= 0xd800 && r <= 0xdfff)
 }
 
+// plainByte marks the ASCII bytes that never keep a string from being
+// written plain when they are not its first byte: letters, digits, and
+// punctuation that is an indicator only at the start (or only in flow
+// context). ':', '#' and ' ' depend on their neighbours (see simplePlain).
+var plainByte = func() (t [128]bool) {
+	for c := '0'; c <= 'z'; c++ {
+		t[c] = true
+	}
+	for _, c := range "!\"$%&'()*+,-./;<=>?@[\\]^_`{|}~" {
+		t[c] = true
+	}
+	t[':'], t['#'] = false, false
+	return t
+}()
+
+// simplePlain reports, for the strings most configuration is made of and
+// without the full analysis, that yaml.v2 writes s plain: it starts with
+// an ASCII letter and is no YAML 1.1 boolean or null word, holds only
+// printable ASCII, does not end in a space, and has no ": " (or ':' at
+// the end) and no " #". Other strings go through analyzeScalar.
+func simplePlain(s string) bool {
+	if s == "" {
+		return false
+	}
+	c := s[0]
+	if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') || s[len(s)-1] == ' ' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		if c < 0x80 && plainByte[c] {
+			continue
+		}
+		switch c {
+		case ' ':
+		case ':':
+			if i+1 == len(s) || s[i+1] == ' ' {
+				return false
+			}
+		case '#':
+			if s[i-1] == ' ' {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	switch c {
+	case 'y', 'Y', 'n', 'N', 't', 'T', 'f', 'F', 'o', 'O':
+		return !yaml11Word(s)
+	}
+	return true
+}
+
 // readsAsString reports whether yaml.v2 writes s, a string, as a plain
 // scalar if the text allows: when s read back as a plain scalar is the
 // same string (yaml.v2's resolve gives !!str) and is no YAML 1.1 base-60
@@ -619,6 +673,9 @@ func (w *scalarWriter) literal(s string) {
 // line break: the caller checks). ok is false for text the reference path
 // handles (see scalarInfo.unsupported).
 func stringStyle(s string, key bool) (style int, ok bool) {
+	if simplePlain(s) {
+		return stylePlain, true
+	}
 	info := analyzeScalar(s)
 	if info.unsupported {
 		return 0, false
