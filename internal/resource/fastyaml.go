@@ -205,6 +205,10 @@ func (p *fastParser) mapping(ind int) (any, bool) {
 // line. It returns the key as written and the offset of the value's text
 // (past the ':').
 func scanKey(s string) (key string, after int, ok bool) {
+	if len(s) > maxSimpleKey {
+		// yaml.v3 takes no simple key longer than 1024 characters.
+		s = s[:maxSimpleKey]
+	}
 	if s == "" {
 		return "", 0, false
 	}
@@ -230,6 +234,10 @@ func scanKey(s string) (key string, after int, ok bool) {
 	}
 	return "", 0, false
 }
+
+// maxSimpleKey bounds the keys fastDecode reads, in bytes, well below
+// yaml.v3's limit of 1024 characters from a key's start to its ':'.
+const maxSimpleKey = 1000
 
 // quotedEnd returns the offset just past the quoted scalar at the start of
 // s, or -1 when it does not end on this line.
