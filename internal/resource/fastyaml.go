@@ -91,7 +91,12 @@ func fastSafeText(text string) bool {
 type fastParser struct {
 	lines []string
 	i     int
+	depth int // collections open
 }
+
+// maxDepth bounds the nesting fastDecode reads, well below yaml.v3's
+// limit (10000).
+const maxDepth = 1000
 
 func indentOf(line string) int {
 	n := 0
@@ -130,6 +135,10 @@ func (p *fastParser) block(ind int) (any, bool) {
 // sequence reads a block list whose "-" items are at column ind, the
 // first on the current line.
 func (p *fastParser) sequence(ind int) (any, bool) {
+	if p.depth++; p.depth > maxDepth {
+		return nil, false
+	}
+	defer func() { p.depth-- }()
 	list := []any{}
 	for {
 		line := p.lines[p.i]
@@ -165,6 +174,10 @@ func (p *fastParser) sequence(ind int) (any, bool) {
 // mapping reads a block map whose keys are at column ind, the first on
 // the current line.
 func (p *fastParser) mapping(ind int) (any, bool) {
+	if p.depth++; p.depth > maxDepth {
+		return nil, false
+	}
+	defer func() { p.depth-- }()
 	m := map[string]any{}
 	for {
 		line := p.lines[p.i]
