@@ -218,22 +218,18 @@ func (p *fastParser) mapping(ind int) (any, bool) {
 // line. It returns the key as written and the offset of the value's text
 // (past the ':').
 func scanKey(s string) (key string, after int, ok bool) {
-	if len(s) > maxSimpleKey {
-		// yaml.v3 takes no simple key longer than 1024 characters.
-		s = s[:maxSimpleKey]
-	}
 	if s == "" {
 		return "", 0, false
 	}
 	switch s[0] {
 	case '"', '\'':
 		end := quotedEnd(s)
-		if end < 0 || end >= len(s) || s[end] != ':' || end+1 < len(s) && s[end+1] != ' ' {
+		if end < 0 || end >= len(s) || s[end] != ':' || end+1 < len(s) && s[end+1] != ' ' || end > maxSimpleKey {
 			return "", 0, false
 		}
 		return s[:end], end + 1, true
 	}
-	for i := 0; i < len(s); i++ {
+	for i := 0; i < len(s) && i <= maxSimpleKey; i++ {
 		switch s[i] {
 		case ':':
 			if i+1 == len(s) || s[i+1] == ' ' {
@@ -248,8 +244,9 @@ func scanKey(s string) (key string, after int, ok bool) {
 	return "", 0, false
 }
 
-// maxSimpleKey bounds the keys fastDecode reads, in bytes, well below
-// yaml.v3's limit of 1024 characters from a key's start to its ':'.
+// maxSimpleKey bounds the keys fastDecode reads, in bytes from the key's
+// start to its ':', below yaml.v3's limit of 1024 characters: a longer
+// key is not found, and the line is left to yaml.v3.
 const maxSimpleKey = 1000
 
 // quotedEnd returns the offset just past the quoted scalar at the start of
