@@ -1,9 +1,12 @@
 package resource
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -193,4 +196,129 @@ func FuzzFastDecode(f *testing.F) {
 		}
 		checkFast(t, text)
 	})
+}
+
+// TestFastDecodeGenerated writes random documents in the block style
+// fastDecode reads (nested maps and lists, indentless lists, "- k: v"
+// items, every scalar style on one or more lines, comments, blank lines,
+// indentation of 1 to 4 spaces) and checks each reads as yaml.v3 reads
+// it; most must take the fast path.
+func TestFastDecodeGenerated(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	fast := 0
+	n := 3000
+	if s := os.Getenv("KPIPE_FASTYAML_DOCS"); s != "" {
+		n, _ = strconv.Atoi(s)
+	}
+	for i := 0; i < n; i++ {
+		var b strings.Builder
+		g := docGen{rng: rng, b: &b, step: 1 + rng.IntN(4)}
+		g.mapping(0, 0)
+		text := b.String()
+		if _, ok := fastDecode(text); ok {
+			fast++
+		}
+		checkFast(t, text)
+	}
+	t.Logf("%d of %d fast", fast, n)
+	if fast < n/2 {
+		t.Errorf("only %d of %d generated documents took the fast path", fast, n)
+	}
+}
+
+type docGen struct {
+	rng  *rand.Rand
+	b    *strings.Builder
+	step int
+}
+
+var genScalars = []string{
+	"plain", "two words", "with: colon", "a #hash", "trailing # comment", "'single'", "'it''s'",
+	"\"double \\\"q\\\" \\u00e9\"", "1", "-2", "0x1F", "1.5", "true", "no", "~", "null", "2024-01-02",
+	"\u00e9t\u00e9", "-flag", "http://x/y#z", "[]", "{}", "''", "\"\"",
+}
+
+func (g *docGen) pad(ind int) { g.b.WriteString(strings.Repeat(" ", ind)) }
+
+func (g *docGen) extras(ind int) {
+	switch g.rng.IntN(8) {
+	case 0:
+		g.b.WriteString("\n")
+	case 1:
+		g.pad(g.rng.IntN(ind + 2))
+		g.b.WriteString("# comment\n")
+	}
+}
+
+// scalar writes a scalar value after "k:" or "-", its continuation lines
+// indented past ind.
+func (g *docGen) scalar(ind int) {
+	cont := strings.Repeat(" ", ind+1+g.rng.IntN(3))
+	switch g.rng.IntN(7) {
+	case 0:
+		fmt.Fprintf(g.b, " word%d and\n%smore words\n", g.rng.IntN(9), cont)
+		if g.rng.IntN(2) == 0 {
+			fmt.Fprintf(g.b, "\n%sa paragraph\n", cont)
+		}
+	case 1:
+		fmt.Fprintf(g.b, " 'quoted: text\n%s  spans ''lines''\n\n%send'\n", cont, cont)
+	case 2:
+		fmt.Fprintf(g.b, " \"esc \\\"d\\\"\\t\n%sjoined \\\n%s here  \"\n", cont, cont)
+	case 3, 4:
+		head := []string{"|", "|-", "|+"}[g.rng.IntN(3)]
+		body := strings.Repeat(" ", ind+1+g.rng.IntN(3))
+		fmt.Fprintf(g.b, " %s\n%sline one\n\n%s  indented\n%slast\n", head, body, body, body)
+		for k := g.rng.IntN(3); k > 0; k-- {
+			g.b.WriteString("\n")
+		}
+	default:
+		fmt.Fprintf(g.b, " %s\n", genScalars[g.rng.IntN(len(genScalars))])
+	}
+}
+
+func (g *docGen) mapping(ind, depth int) {
+	for k := 1 + g.rng.IntN(4); k > 0; k-- {
+		g.pad(ind)
+		g.entry(ind, depth, fmt.Sprintf("key%d", k))
+	}
+}
+
+// entry writes "key:" and a value at column ind (the key already
+// indented).
+func (g *docGen) entry(ind, depth int, key string) {
+	g.b.WriteString(key + ":")
+	switch r := g.rng.IntN(10); {
+	case depth < 4 && r < 3:
+		g.b.WriteString("\n")
+		g.extras(ind)
+		g.mapping(ind+g.step, depth+1)
+	case depth < 4 && r < 5:
+		g.b.WriteString("\n")
+		g.sequence(ind+g.rng.IntN(2)*g.step, depth+1) // indentless or not
+	case r == 5:
+		g.b.WriteString("\n") // null
+	default:
+		g.scalar(ind)
+	}
+	g.extras(ind)
+}
+
+func (g *docGen) sequence(ind, depth int) {
+	for k := 1 + g.rng.IntN(4); k > 0; k-- {
+		g.pad(ind)
+		g.b.WriteString("-")
+		switch r := g.rng.IntN(6); {
+		case depth < 4 && r < 2:
+			// "- k: v" and more keys under it.
+			g.b.WriteString(" ")
+			g.entry(ind+2, depth+1, "a")
+			g.pad(ind + 2)
+			g.entry(ind+2, depth+1, "b")
+		case depth < 4 && r == 2:
+			g.b.WriteString("\n")
+			g.mapping(ind+1+g.rng.IntN(3), depth+1)
+		default:
+			g.scalar(ind)
+		}
+	}
 }
