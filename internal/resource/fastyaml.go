@@ -65,7 +65,7 @@ func fastSafeText(text string) bool {
 				case '%':
 					return false
 				case '.', '-':
-					if strings.HasPrefix(text[i+1:], "...") || i > 0 && strings.HasPrefix(text[i+1:], "---") {
+					if strings.HasPrefix(text[i+1:], "...") || strings.HasPrefix(text[i+1:], "---") {
 						return false
 					}
 				}
