@@ -161,9 +161,10 @@ func cleanAnnotations(rs *resource.List, i int, drop []string, rewriteAll bool) 
 	if _, has := md["annotations"]; !has && !r.HasBuildState() {
 		return
 	}
-	if !rewriteAll && !r.HasBuildState() && stringsKeptAll(ann, drop) {
-		// Rewriting would give the same annotations: leave the object
-		// as it is (a large frozen object is not copied for nothing).
+	if isMap && len(ann) > 0 && stringsKeptAll(ann, drop) {
+		// Rewriting would give the same annotations (the same strings,
+		// none dropped, the map kept): leave the object as it is, so a
+		// large frozen object is not copied for nothing.
 		return
 	}
 	r = rs.Edit(i)
