@@ -70,9 +70,17 @@ type directEncoder struct {
 	keys []string
 }
 
-func (e *directEncoder) indent(n int) {
-	for i := 0; i < n; i++ {
-		e.buf.WriteByte(' ')
+func (e *directEncoder) indent(n int) { writeSpaces(e.buf, n) }
+
+// spaces is indentation to copy from.
+const spaces = "                                                                "
+
+// writeSpaces writes n spaces.
+func writeSpaces(buf *bytes.Buffer, n int) {
+	for n > 0 {
+		k := min(n, len(spaces))
+		buf.WriteString(spaces[:k])
+		n -= k
 	}
 }
 

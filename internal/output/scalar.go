@@ -433,8 +433,9 @@ func (w *scalarWriter) writeIndent() {
 	if !w.indention || w.column > w.indent || (w.column == w.indent && !w.whitespace) {
 		w.putBreak()
 	}
-	for w.column < w.indent {
-		w.put(' ')
+	if w.column < w.indent {
+		writeSpaces(w.buf, w.indent-w.column)
+		w.column = w.indent
 	}
 	w.whitespace = true
 	w.indention = true
@@ -480,13 +481,25 @@ func (w *scalarWriter) plain(s string, allowBreaks bool) {
 				spaces = true
 				continue
 			}
-			i += w.char(s, i)
+			i += w.run(s[i:], " ")
 			w.indention = false
 			spaces = false
 		}
 	}
 	w.whitespace = false
 	w.indention = false
+}
+
+// run writes the start of s up to the first byte of stop (s starts with
+// none of them) and returns its length in bytes.
+func (w *scalarWriter) run(s, stop string) int {
+	n := strings.IndexAny(s, stop)
+	if n < 0 {
+		n = len(s)
+	}
+	w.buf.WriteString(s[:n])
+	w.column += utf8.RuneCountInString(s[:n])
+	return n
 }
 
 // single is yaml.v2's write_single_quoted_scalar for text with no line
@@ -509,8 +522,10 @@ func (w *scalarWriter) single(s string, allowBreaks bool) {
 		}
 		if c == '\'' {
 			w.put('\'')
+			i += w.char(s, i)
+		} else {
+			i += w.run(s[i:], " '")
 		}
-		i += w.char(s, i)
 		w.indention = false
 		spaces = false
 	}
