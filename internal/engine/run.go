@@ -18,7 +18,9 @@ import (
 // Options are the settings of a build that change its output or what it
 // may do.
 type Options struct {
-	// Jobs bounds how many nodes are built at once (< 1: number of CPUs).
+	// Jobs bounds how many nodes are built at once, and within one node
+	// how many resource files are decoded at once, and within one root
+	// how many documents are encoded at once (< 1: number of CPUs).
 	Jobs int
 	// Reorder is the --reorder flag: "legacy", "none", or "" (unspecified,
 	// which kustomize treats as legacy unless sortOptions is set).
