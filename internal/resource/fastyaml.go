@@ -12,9 +12,9 @@ import (
 // configuration is written in (generated CRDs above all) straight into a
 // value tree, as decodeOne's yaml.v3 path would, without building yaml.v3
 // nodes first. It covers block maps and lists (indentless lists under a
-// key, "- key: v" items), plain scalars on one or more lines, single- and
-// double-quoted scalars on one line, literal block scalars ("|", "|-",
-// "|+"), empty values, "[]", "{}" and comments. For anything else (flow
+// key, "- key: v" items), plain and quoted scalars on one or more lines,
+// literal block scalars ("|", "|-", "|+"), empty values, "[]", "{}" and
+// comments. For anything else (flow
 // collections, folded or indented block scalars, anchors, aliases, tags,
 // merge keys, complex keys, tabs, duplicate keys, text it is unsure of,
 // errors) it reports ok=false and the caller decodes the document with
@@ -406,13 +406,11 @@ func (p *fastParser) plain(ind int, first string) (any, bool) {
 			breaks++
 			continue
 		}
-		if n <= ind {
+		if n <= ind || commented || line[n] == '#' {
+			// A comment ends the scalar too; a line indented past ind
+			// after it is an error, which the collection reading on
+			// finds (and leaves to yaml.v3).
 			break
-		}
-		if commented || line[n] == '#' {
-			// A comment ends the scalar; what is indented past it
-			// after that is an error, for yaml.v3 to report.
-			return nil, false
 		}
 		more, hasComment, ok := plainLine(line[n:])
 		if !ok {

@@ -78,6 +78,10 @@ var fastSeeds = []string{
 	"a: \"first  \n  \\t second \\\"q\\\" \\u00e9\n\n\n  third\\\n  \"\n",
 	"a: \"x\\\n\n  y\"\n",
 	"- \"a\n  \\\n  b\"\n",
+	"a: b\n   # comment\nc: d\n",
+	"a: b # c\n   # comment\nc: d\n",
+	"a: b\n   # comment\n   e\nc: d\n",
+	"- b\n  # comment\n- d\n",
 }
 
 // TestFastDecodeMatchesNodes checks, for the seeds and the real CRDs under
