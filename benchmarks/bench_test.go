@@ -132,3 +132,17 @@ func BenchmarkLargeRootNoCache(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRootNoCache builds the root named by KPIPE_BENCH_ROOT (a real
+// tree, such as a kubeflow/manifests checkout's
+// applications/training-operator/upstream/base, 3.5 MB of CRDs) without a
+// cache, rendering its output; skipped when the variable is unset.
+func BenchmarkRootNoCache(b *testing.B) {
+	root := os.Getenv("KPIPE_BENCH_ROOT")
+	if root == "" {
+		b.Skip("KPIPE_BENCH_ROOT names no root")
+	}
+	for i := 0; i < b.N; i++ {
+		buildOnce(b, []string{root}, nil)
+	}
+}

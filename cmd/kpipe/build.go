@@ -51,6 +51,7 @@ func runBuild(c *cli.Context) error {
 	if c.NArg() == 1 {
 		dir = c.Args().First()
 	}
+	oneShotGC()
 	restriction, opts, err := buildOptions(c)
 	if err != nil {
 		return err

@@ -201,6 +201,23 @@ func softMemoryLimit() {
 	}
 }
 
+// oneShotGCPercent is `kpipe build`'s garbage collection target unless
+// GOGC says otherwise: the heap may grow to five times what is live
+// between collections (Go's default: twice). One build keeps little live
+// (about 20 MB for 3.5 MB of CRDs) and exits, so collecting less often
+// saves CPU time (a quarter of it for that root) for some tens of MB;
+// the soft memory limit (defaultMemoryLimit) still bounds the heap.
+const oneShotGCPercent = 400
+
+// oneShotGC sets oneShotGCPercent and the soft memory limit where the
+// environment does not set them.
+func oneShotGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(oneShotGCPercent)
+	}
+	softMemoryLimit()
+}
+
 // printStats prints the per-stage table of --stats.
 func printStats(c *cli.Context, rep *batch.Report) {
 	w := c.App.ErrWriter

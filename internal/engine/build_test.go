@@ -218,3 +218,44 @@ func TestPluginConfigOrder(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", res.YAML, want)
 	}
 }
+
+// TestFilesParsedTogetherKeepOrder builds a kustomization of many resource
+// files, which are decoded concurrently, and checks the output lists them
+// in file order (with --reorder none) and that, of several broken files, the first in the
+// `resources` list is the one reported, whatever the number of jobs.
+func TestFilesParsedTogetherKeepOrder(t *testing.T) {
+	files := map[string]string{}
+	var list, want strings.Builder
+	for i := 0; i < 12; i++ {
+		name := fmt.Sprintf("cm%02d.yaml", 11-i) // not in name order
+		files["ok/"+name] = fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm%d\ndata:\n  text: %s\n", i, strings.Repeat("x", 1000*i))
+		fmt.Fprintf(&list, "- %s\n", name)
+		fmt.Fprintf(&want, "cm%d,", i)
+	}
+	files["ok/kustomization.yaml"] = "resources:\n" + list.String()
+	files["bad/kustomization.yaml"] = "resources:\n- big.yaml\n- broken1.yaml\n- broken2.yaml\n"
+	files["bad/big.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\ndata:\n  text: " + strings.Repeat("y", 1<<20) + "\n"
+	files["bad/broken1.yaml"] = "apiVersion: v1\nkind: [\n"
+	files["bad/broken2.yaml"] = "a: b\n c\n"
+	root := writeTree(t, files)
+	for _, jobs := range []int{1, 2, 8} {
+		for range 5 {
+			roots := []string{filepath.Join(root, "ok"), filepath.Join(root, "bad")}
+			g, errs := Load(roots, loaders.RootOnly)
+			res := NewBuilder(g, Options{Jobs: jobs, Reorder: "none"}).Run(context.Background(), errs)
+			if res[0].Err != nil {
+				t.Fatal(res[0].Err)
+			}
+			var got strings.Builder
+			for _, r := range res[0].Resources {
+				fmt.Fprintf(&got, "%s,", r.ID().Name)
+			}
+			if got.String() != want.String() {
+				t.Errorf("jobs %d: order %s, want %s", jobs, got.String(), want.String())
+			}
+			if res[1].Err == nil || !strings.Contains(res[1].Err.Error(), "broken1.yaml") {
+				t.Errorf("jobs %d: error %v, want the one of broken1.yaml", jobs, res[1].Err)
+			}
+		}
+	}
+}

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"bytes"
+	"sync"
+	"sync/atomic"
 
 	"github.com/kpipe/kpipe/internal/output"
 	"github.com/kpipe/kpipe/internal/resource"
@@ -13,12 +15,40 @@ import (
 // kept with the resource itself (and freed with it), serve them all.
 // Resources a root changed (not frozen) are encoded for that root alone.
 func (b *Builder) render(list []*resource.Resource) ([]byte, error) {
-	var buf bytes.Buffer
-	for i, r := range list {
-		y, err := b.encodeOnce(r)
-		if err != nil {
-			return nil, err
+	docs := make([][]byte, len(list))
+	errs := make([]error, len(list))
+	workers := min(len(list), b.opts.Jobs)
+	if workers <= 1 {
+		for i, r := range list {
+			docs[i], errs[i] = b.encodeOnce(r)
 		}
+	} else {
+		// Encode on up to Jobs goroutines, each taking the next
+		// resource; the documents are joined in order below.
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Go(func() {
+				for {
+					i := int(next.Add(1)) - 1
+					if i >= len(list) {
+						return
+					}
+					docs[i], errs[i] = b.encodeOnce(list[i])
+				}
+			})
+		}
+		wg.Wait()
+	}
+	size := 0
+	for i, y := range docs {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		size += len(y) + len("---\n")
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size))
+	for i, y := range docs {
 		if i > 0 {
 			buf.WriteString("---\n")
 		}

@@ -161,6 +161,12 @@ func cleanAnnotations(rs *resource.List, i int, drop []string, rewriteAll bool) 
 	if _, has := md["annotations"]; !has && !r.HasBuildState() {
 		return
 	}
+	if isMap && len(ann) > 0 && stringsKeptAll(ann, drop) {
+		// Rewriting would give the same annotations (the same strings,
+		// none dropped, the map kept): leave the object as it is, so a
+		// large frozen object is not copied for nothing.
+		return
+	}
 	r = rs.Edit(i)
 	strs := r.Annotations()
 	for k := range strs {
@@ -169,4 +175,16 @@ func cleanAnnotations(rs *resource.List, i int, drop []string, rewriteAll bool) 
 		}
 	}
 	r.SetAnnotations(strs)
+}
+
+// stringsKeptAll reports whether ann, an object's annotations, holds only
+// string values and none of the keys drop names: rewriting it as
+// cleanAnnotations does changes nothing.
+func stringsKeptAll(ann map[string]any, drop []string) bool {
+	for k, v := range ann {
+		if _, ok := v.(string); !ok || slices.Contains(drop, k) {
+			return false
+		}
+	}
+	return true
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kpipe/kpipe/internal/cache"
@@ -17,7 +18,9 @@ import (
 // Options are the settings of a build that change its output or what it
 // may do.
 type Options struct {
-	// Jobs bounds how many nodes are built at once (< 1: number of CPUs).
+	// Jobs bounds how many nodes are built at once, and within one node
+	// how many resource files are decoded at once, and within one root
+	// how many documents are encoded at once (< 1: number of CPUs).
 	Jobs int
 	// Reorder is the --reorder flag: "legacy", "none", or "" (unspecified,
 	// which kustomize treats as legacy unless sortOptions is set).
@@ -386,11 +389,7 @@ func (b *Builder) result(n *Node) *nodeResult {
 // component that is itself a build root is also built like a
 // kustomization, as kustomize does.
 func (b *Builder) buildNode(ctx context.Context, n *Node) (*Accumulation, error) {
-	for _, e := range n.Resources {
-		if e.File != "" {
-			b.parse(e)
-		}
-	}
+	b.parseFiles(n.Resources)
 	if n.IsComponent() && !b.isRoot(n) {
 		return nil, nil
 	}
@@ -403,6 +402,41 @@ func (b *Builder) buildNode(ctx context.Context, n *Node) (*Accumulation, error)
 	}
 	acc.Resources.Freeze()
 	return acc, nil
+}
+
+// parseFiles decodes the resource files among entries, several at once
+// (at most Jobs; each file on one goroutine). Decoding only fills the
+// parse table: accumulate takes the files in their order, so the output
+// and the error reported (that of the first file in order that fails) do
+// not depend on which file finished first.
+func (b *Builder) parseFiles(entries []*Entry) {
+	var files []*Entry
+	for _, e := range entries {
+		if e.File != "" {
+			files = append(files, e)
+		}
+	}
+	workers := min(len(files), b.opts.Jobs)
+	if workers <= 1 {
+		for _, e := range files {
+			b.parse(e)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(files) {
+					return
+				}
+				b.parse(files[i])
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // parse decodes a resource file entry once.

@@ -7,6 +7,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -50,12 +51,21 @@ func MarshalOne(r *resource.Resource) ([]byte, error) {
 // reference path (marshalReference), which gives the same bytes for
 // every shape, only slower.
 func MarshalValue(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	if encodeDirect(&buf, v) {
-		return buf.Bytes(), nil
+	buf := bufPool.Get().(*bytes.Buffer)
+	defer func() {
+		buf.Reset()
+		bufPool.Put(buf)
+	}()
+	if encodeDirect(buf, v) {
+		// One copy of the exact size, instead of the growing buffer's
+		// copies and slack.
+		return bytes.Clone(buf.Bytes()), nil
 	}
 	return marshalReference(v)
 }
+
+// bufPool holds the direct emitter's buffers between documents.
+var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // marshalReference renders v through the JSON-to-YAML path kustomize
 // prints with (go.yaml.in/yaml/v2), the emitter's oracle and fallback.
@@ -141,6 +151,67 @@ func sortedMapSlice(m map[string]any) yaml2.MapSlice {
 // yamlKeyLess is go.yaml.in/yaml/v2's order of two string keys (its
 // keyList.Less for strings).
 func yamlKeyLess(a, b string) bool {
+	if isASCII(a) && isASCII(b) {
+		return asciiKeyLess(a, b)
+	}
+	return runeKeyLess(a, b)
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+func asciiLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+func asciiDigit(c byte) bool  { return c >= '0' && c <= '9' }
+
+// asciiKeyLess is runeKeyLess for two ASCII strings, without converting
+// them to runes: the same comparison, byte by byte.
+func asciiKeyLess(a, b string) bool {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if a[i] == b[i] {
+			continue
+		}
+		al, bl := asciiLetter(a[i]), asciiLetter(b[i])
+		if al && bl {
+			return a[i] < b[i]
+		}
+		if al || bl {
+			return bl
+		}
+		var ai, bi int
+		var an, bn int64
+		if a[i] == '0' || b[i] == '0' {
+			for j := i - 1; j >= 0 && asciiDigit(a[j]); j-- {
+				if a[j] != '0' {
+					an, bn = 1, 1
+					break
+				}
+			}
+		}
+		for ai = i; ai < len(a) && asciiDigit(a[ai]); ai++ {
+			an = an*10 + int64(a[ai]-'0')
+		}
+		for bi = i; bi < len(b) && asciiDigit(b[bi]); bi++ {
+			bn = bn*10 + int64(b[bi]-'0')
+		}
+		if an != bn {
+			return an < bn
+		}
+		if ai != bi {
+			return ai < bi
+		}
+		return a[i] < b[i]
+	}
+	return len(a) < len(b)
+}
+
+// runeKeyLess is yamlKeyLess for any two strings.
+func runeKeyLess(a, b string) bool {
 	ar, br := []rune(a), []rune(b)
 	for i := 0; i < len(ar) && i < len(br); i++ {
 		if ar[i] == br[i] {

@@ -85,6 +85,19 @@ var scalarShapes = []string{
 	"2024-01-02", "2024-01-02T03:04:05Z", "12:30", "a: b", "a #b", "#a", "- a", "-", "*a", "&a", "!a", "%a",
 	"@a", "`a", "'a'", "\"a\"", "{a}", "[a]", "a, b", "? a", "| a", "> a", "a:", ":a", "---", "...",
 	"a\\nb", "=", "<<", "a\u0000b", "\xff\xfe", "a\xc3", "   ", "a ", " a", "\t", "a\t",
+	// Strings that read as numbers, times and words in YAML 1.1 only.
+	"1:20", "-1:20:30.5", "190:20:30", "1:60", "0b-1", "-0b11", "+.inf", "-.Inf", ".NaN", "1__0", "0o17",
+	"1e", "1.", "+1.5e-3", "2024-1-2", "2024-01-02 03:04:05", "2024-01-02t03:04:05Z", "Y", "~a", "1.2.3",
+	"100m", "-v", "--", "---a", "...a", "?x", ":x", "x:", "a\n b", "a \nb", "\n a", "a\n\tb\n", "\ufeffa b",
+	"it's", "say \"hi\"", "a `b` c", "50%", "a\x1bb", "\u00e9\u00e8", "\uffff", "\ue000",
+	// Long lines in every style, to fold at column 80 or not.
+	strings.Repeat("word ", 30) + "end", strings.Repeat("h\u00e9llo ", 20) + "end",
+	"see: " + strings.Repeat("a long description ", 8) + "end",
+	"'" + strings.Repeat("quoted words ", 10) + "'",
+	"tab\t" + strings.Repeat("double quoted ", 10) + " two  spaces  here " + strings.Repeat("x ", 20) + "y",
+	"\ufeff" + strings.Repeat("bom words ", 12),
+	"text\n" + strings.Repeat("a literal line is never folded ", 5) + "\n",
+	strings.Repeat("x", 85) + " y  z " + strings.Repeat("w ", 10) + "v",
 }
 
 // FuzzEmitterValue builds an object tree from the fuzzer's bytes (maps,
@@ -398,5 +411,39 @@ func TestEmitterNulls(t *testing.T) {
 	want := "a: null\nb: null\nc: {}\nd: []\ne:\n- null\n- null\nf:\n  g: null\n"
 	if string(got) != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestEmitterDeepFolding prints long strings of every style nested deeper
+// than column 80, where yaml.v2's line breaking takes other turns (each
+// word on its own line, continuation lines past the best width).
+func TestEmitterDeepFolding(t *testing.T) {
+	long := []string{
+		strings.Repeat("word ", 12) + "end",
+		"a: " + strings.Repeat("word ", 12) + "end",
+		"tab\t" + strings.Repeat("word  ", 12) + "end",
+		"lines\n" + strings.Repeat("word ", 12) + "end\n",
+	}
+	for _, s := range long {
+		var v any = map[string]any{"k": s, "l": []any{s, []any{s}}}
+		for depth := 0; depth < 50; depth++ {
+			if depth%3 == 0 {
+				v = []any{v, s}
+			} else {
+				v = map[string]any{"n": v, "s": s}
+			}
+			obj := map[string]any{"root": v}
+			want, err := referenceFromValue(obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if !encodeDirect(&buf, obj) {
+				t.Fatalf("%q at depth %d: the direct emitter fell back", s, depth)
+			}
+			if got := buf.Bytes(); !bytes.Equal(got, want) {
+				t.Fatalf("%q at depth %d:\n--- emitter\n%s\n--- reference\n%s", s, depth, got, want)
+			}
+		}
 	}
 }

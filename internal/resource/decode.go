@@ -86,6 +86,15 @@ func DecodeValues(data []byte) ([]any, error) {
 
 // decodeOne decodes the first YAML document of d. An empty document gives nil.
 func decodeOne(d document) (any, error) {
+	if v, ok := fastDecode(d.text); ok {
+		return v, nil
+	}
+	return decodeNodes(d)
+}
+
+// decodeNodes is decodeOne through yaml.v3's nodes: for every document
+// fastDecode leaves, and its oracle.
+func decodeNodes(d document) (any, error) {
 	var n yaml.Node
 	err := yaml.NewDecoder(strings.NewReader(d.text)).Decode(&n)
 	if err == io.EOF {

@@ -16,7 +16,9 @@
 // absent key, `x:`, `x: null` and `x: {}` are four different trees. The
 // decoder also corrects what kustomize reads differently from yaml.v3
 // (folded block scalars, keys that are not strings; see nodefix.go), so the
-// output package can reproduce kustomize's bytes.
+// output package can reproduce kustomize's bytes. Documents in the plain
+// block style of generated CRDs are read by fastDecode (fastyaml.go)
+// straight into the same trees; anything else goes through yaml.v3.
 //
 // It imports nothing of kpipe; every other package builds on it.
 package resource

@@ -1,0 +1,328 @@
+package resource
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// fastSeeds are documents in the shapes fastDecode reads, and near misses
+// it must leave to yaml.v3.
+var fastSeeds = []string{
+	"a: b\n",
+	"---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  k: v\n",
+	"a:\n  b: c\n  d:\n  - 1\n  - two\n  -\n  - - x\n    - y\n  e: []\n  f: {}\n",
+	"l:\n- a: 1\n  b: 2\n- c\n-   d: 3\n    e: 4\n",
+	"desc: a plain scalar\n  continued on the next line\n\n  and a paragraph\nnext: x\n",
+	"- a\n  b\n- c # comment\n- d #not\n",
+	"a: |\n  line 1\n\n  line 3\n   indented\nb: |-\n  x\n\n\nc: |+\n  y\n\n\nd: x\n",
+	"a: |\n\n  after an empty line\n",
+	"a: |\n  x\n      \n  y\n",
+	"a: |  # comment\n  x\n# end\nb: 1\n",
+	"s: 'it''s'\nd: \"tab\\there \\\"q\\\" \\u00e9 \\x41 \\U0001F600 \\\\ \\'\"\n'k': 1\n\"k2\": 2\n",
+	"n: 1\nf: 1.5\nh: 0x1F\no: 0o17\nz: 0755\nt: true\nF: False\nnu: null\nti: ~\ny: yes\nts: 2024-01-02\nneg: -1\nbig: 123456789012345678901\ninf: .inf\nu: 1_000\n",
+	"a:\nb: # nothing\nc:\n\nd: x\n",
+	"key with spaces: value with: colon\n",
+	"a: b\n  c: d\n",
+	"a: 'multi\n  line'\n",
+	"a: \"multi\n  line\"\n",
+	"a: >\n  folded\n",
+	"a: |2\n    x\n",
+	"a: &x 1\nb: *x\n",
+	"a: !!str 1\n",
+	"<<: {a: 1}\n",
+	"a: [1, 2]\nb: {c: d}\n",
+	"a: 1\na: 2\n",
+	"? a\n: b\n",
+	"a:\n  - b\n  c: d\n",
+	"a: b # c\n  d\n",
+	"a: b\n\tc: d\n",
+	"1: a\ntrue: b\n",
+	"a: x\n...\n",
+	"a: |\n    x\n  y\n",
+	"a: |\n      \n  x\n",
+	"- - - a\n    - b\n  - c\n",
+	"a:\n  # comment\n  b: c\n",
+	"a: \"x\" # comment\nb: 'y'  \n",
+	"a: -\n",
+	"a: - b\n",
+	"a: :x\nb: ?y\nc: -z\n",
+	"a: b:c\nd: http://x.y/z#frag\n",
+	"a: `x`\n",
+	"a: \"\\q\"\n",
+	"a: \"\\ud800\"\n",
+	"a: ''\nb: \"\"\n",
+	"a: '#not a comment'\n",
+	"a:    \n  b\n",
+	"  a: 1\n  b: 2\n",
+	"a:\n- b\nc: d\n",
+	"a: b\n- c\n",
+	"a: b\nc\n",
+	"a: |-\n  x\nb: |+\n  y\n",
+	"a: |+\n  y\n",
+	"x: \u00e9t\u00e9 \u4e16\n",
+	"--- 0:\n",
+	"a: 'Container name: required\n    for volumes, optional for env\n\n    vars'\nb: 1\n",
+	"a: '\n  x\n\n\n  y  \n  '\n",
+	"a: 'it''s\n  ''quoted'''\n- x\n",
+	"- 'a\n  b'\n- \"c\n  d\"\n- \"e\\\n  f\"\n",
+	"a: 'x\ny'\n",
+	"a: 'x\n  y' z\n",
+	"a: \"x\n  y\" # c\n",
+	"a: \"x \\\n  y\\\n\n  z  \"\n",
+	"a: \"first  \n  \\t second \\\"q\\\" \\u00e9\n\n\n  third\\\n  \"\n",
+	"a: \"x\\\n\n  y\"\n",
+	"- \"a\n  \\\n  b\"\n",
+	"a: b\n   # comment\nc: d\n",
+	"a: b # c\n   # comment\nc: d\n",
+	"a: b\n   # comment\n   e\nc: d\n",
+	"- b\n  # comment\n- d\n",
+}
+
+// TestFastDecodeMatchesNodes checks, for the seeds and the real CRDs under
+// testdata, that fastDecode either leaves a document to yaml.v3 or reads
+// exactly what the yaml.v3 path reads.
+func TestFastDecodeMatchesNodes(t *testing.T) {
+	for _, s := range fastSeeds {
+		checkFast(t, s)
+	}
+}
+
+// TestFastDecodeReadsCRDs checks fastDecode reads a generated CRD (the
+// shape it exists for) itself, as yaml.v3 would.
+func TestFastDecodeReadsCRDs(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "*", "*crd*.yaml"))
+	doc := `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  annotations:
+    controller-gen.kubebuilder.io/version: v0.16.5
+  name: pytorchjobs.kubeflow.org
+spec:
+  versions:
+  - additionalPrinterColumns:
+    - jsonPath: .status.conditions[-1:].type
+      name: State
+      type: string
+    name: v1
+    schema:
+      openAPIV3Schema:
+        description: PyTorchJob Represents a PyTorchJob resource.
+        properties:
+          apiVersion:
+            description: |-
+              APIVersion defines the versioned schema of this representation of an object.
+              More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
+            type: string
+          maxReplicas:
+            description: upper limit for the number of pods that can be set
+              by the autoscaler; cannot be smaller than MinReplicas, defaults
+              to null.
+            format: int32
+            type: integer
+          quantity:
+            anyOf:
+            - type: integer
+            - type: string
+            pattern: ^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$
+            x-kubernetes-int-or-string: true
+          ports:
+            items:
+              type: object
+            type: array
+            x-kubernetes-list-map-keys:
+            - containerPort
+            - protocol
+            x-kubernetes-list-type: map
+          containerName:
+            description: 'Container name: required
+              for volumes, optional for env
+              vars'
+          escaped:
+            description: "Examples: \"ext4\", \"xfs\".\nApart
+              from that, \u00e9 \
+              joined"
+          default:
+            default: "TCP"
+            enum:
+            - 'A'
+            - "B"
+            minimum: 0
+`
+	if _, ok := fastDecode(doc); !ok {
+		t.Errorf("fastDecode left a CRD to yaml.v3")
+	}
+	checkFast(t, doc)
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs, err := splitDocuments(strings.ReplaceAll(string(data), "\r\n", "\n"))
+		if err != nil {
+			continue
+		}
+		for _, d := range docs {
+			checkFast(t, d.text)
+		}
+	}
+}
+
+func checkFast(t *testing.T, text string) {
+	t.Helper()
+	got, ok := fastDecode(text)
+	if !ok {
+		return
+	}
+	want, err := decodeNodes(document{text: text, firstLine: 1})
+	if err != nil {
+		t.Fatalf("fastDecode read %q, yaml.v3 fails: %v\nfast: %#v", text, err, got)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("fastDecode reads %q differently\nfast:    %#v\nyaml.v3: %#v", text, got, want)
+	}
+}
+
+// FuzzFastDecode requires fastDecode to read what yaml.v3 reads, or to
+// leave the document to it.
+func FuzzFastDecode(f *testing.F) {
+	for _, s := range fastSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		if len(text) > 4096 {
+			return
+		}
+		checkFast(t, text)
+	})
+}
+
+// TestFastDecodeGenerated writes random documents in the block style
+// fastDecode reads (nested maps and lists, indentless lists, "- k: v"
+// items, every scalar style on one or more lines, comments, blank lines,
+// indentation of 1 to 4 spaces) and checks each reads as yaml.v3 reads
+// it; most must take the fast path.
+func TestFastDecodeGenerated(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	fast := 0
+	n := 3000
+	if s := os.Getenv("KPIPE_FASTYAML_DOCS"); s != "" {
+		n, _ = strconv.Atoi(s)
+	}
+	for i := 0; i < n; i++ {
+		var b strings.Builder
+		g := docGen{rng: rng, b: &b, step: 1 + rng.IntN(4)}
+		g.mapping(0, 0)
+		text := b.String()
+		if _, ok := fastDecode(text); ok {
+			fast++
+		}
+		checkFast(t, text)
+	}
+	t.Logf("%d of %d fast", fast, n)
+	if fast < n/2 {
+		t.Errorf("only %d of %d generated documents took the fast path", fast, n)
+	}
+}
+
+type docGen struct {
+	rng  *rand.Rand
+	b    *strings.Builder
+	step int
+}
+
+var genScalars = []string{
+	"plain", "two words", "with: colon", "a #hash", "trailing # comment", "'single'", "'it''s'",
+	"\"double \\\"q\\\" \\u00e9\"", "1", "-2", "0x1F", "1.5", "true", "no", "~", "null", "2024-01-02",
+	"\u00e9t\u00e9", "-flag", "http://x/y#z", "[]", "{}", "''", "\"\"",
+}
+
+func (g *docGen) pad(ind int) { g.b.WriteString(strings.Repeat(" ", ind)) }
+
+func (g *docGen) extras(ind int) {
+	switch g.rng.IntN(8) {
+	case 0:
+		g.b.WriteString("\n")
+	case 1:
+		g.pad(g.rng.IntN(ind + 2))
+		g.b.WriteString("# comment\n")
+	}
+}
+
+// scalar writes a scalar value after "k:" or "-", its continuation lines
+// indented past ind.
+func (g *docGen) scalar(ind int) {
+	cont := strings.Repeat(" ", ind+1+g.rng.IntN(3))
+	switch g.rng.IntN(7) {
+	case 0:
+		fmt.Fprintf(g.b, " word%d and\n%smore words\n", g.rng.IntN(9), cont)
+		if g.rng.IntN(2) == 0 {
+			fmt.Fprintf(g.b, "\n%sa paragraph\n", cont)
+		}
+	case 1:
+		fmt.Fprintf(g.b, " 'quoted: text\n%s  spans ''lines''\n\n%send'\n", cont, cont)
+	case 2:
+		fmt.Fprintf(g.b, " \"esc \\\"d\\\"\\t\n%sjoined \\\n%s here  \"\n", cont, cont)
+	case 3, 4:
+		head := []string{"|", "|-", "|+"}[g.rng.IntN(3)]
+		body := strings.Repeat(" ", ind+1+g.rng.IntN(3))
+		fmt.Fprintf(g.b, " %s\n%sline one\n\n%s  indented\n%slast\n", head, body, body, body)
+		for k := g.rng.IntN(3); k > 0; k-- {
+			g.b.WriteString("\n")
+		}
+	default:
+		fmt.Fprintf(g.b, " %s\n", genScalars[g.rng.IntN(len(genScalars))])
+	}
+}
+
+func (g *docGen) mapping(ind, depth int) {
+	for k := 1 + g.rng.IntN(4); k > 0; k-- {
+		g.pad(ind)
+		g.entry(ind, depth, fmt.Sprintf("key%d", k))
+	}
+}
+
+// entry writes "key:" and a value at column ind (the key already
+// indented).
+func (g *docGen) entry(ind, depth int, key string) {
+	g.b.WriteString(key + ":")
+	switch r := g.rng.IntN(10); {
+	case depth < 4 && r < 3:
+		g.b.WriteString("\n")
+		g.extras(ind)
+		g.mapping(ind+g.step, depth+1)
+	case depth < 4 && r < 5:
+		g.b.WriteString("\n")
+		g.sequence(ind+g.rng.IntN(2)*g.step, depth+1) // indentless or not
+	case r == 5:
+		g.b.WriteString("\n") // null
+	default:
+		g.scalar(ind)
+	}
+	g.extras(ind)
+}
+
+func (g *docGen) sequence(ind, depth int) {
+	for k := 1 + g.rng.IntN(4); k > 0; k-- {
+		g.pad(ind)
+		g.b.WriteString("-")
+		switch r := g.rng.IntN(6); {
+		case depth < 4 && r < 2:
+			// "- k: v" and more keys under it.
+			g.b.WriteString(" ")
+			g.entry(ind+2, depth+1, "a")
+			g.pad(ind + 2)
+			g.entry(ind+2, depth+1, "b")
+		case depth < 4 && r == 2:
+			g.b.WriteString("\n")
+			g.mapping(ind+1+g.rng.IntN(3), depth+1)
+		default:
+			g.scalar(ind)
+		}
+	}
+}
