@@ -51,7 +51,7 @@ func runBuild(c *cli.Context) error {
 	if c.NArg() == 1 {
 		dir = c.Args().First()
 	}
-	oneShotGC()
+	softMemoryLimit()
 	restriction, opts, err := buildOptions(c)
 	if err != nil {
 		return err

@@ -174,16 +174,17 @@ func runBuildAll(c *cli.Context) error {
 	return nil
 }
 
-// defaultMemoryLimit is build-all's soft memory limit unless GOMEMLIMIT
-// says otherwise, and defaultGCPercent its GOGC unless GOGC does: the
-// heap may grow to five times what is live (the Go default is twice),
-// which saves a third of the CPU a cold build-all spends (most of it was
-// collecting garbage), up to the limit, where the runtime collects
-// harder instead. What a build-all keeps live grows slowly with the
-// number of roots (about 12 MB per 1,000 roots of the synthetic
-// monorepo, see benchmarks/RESULTS.md), so the limit is what bounds a
-// big run's memory; past about 30,000 such roots the runtime caps the
-// collector at half the CPU rather than fail. Set GOMEMLIMIT (for
+// defaultMemoryLimit is the soft memory limit of build and build-all
+// unless GOMEMLIMIT says otherwise, and defaultGCPercent their GOGC
+// unless GOGC does: the heap may grow to five times what is live between
+// collections (Go's default: twice), which saves a quarter to a third of
+// the CPU of a cold build (most of it was collecting garbage), up to the
+// limit, where the runtime collects harder instead. What a build-all
+// keeps live grows slowly with the number of roots (about 12 MB per 1,000
+// roots of the synthetic monorepo; one build of 3.5 MB of CRDs, about
+// 20 MB), so the limit is what bounds a big run's memory; a run that
+// needs more live memory than the limit slows down (the runtime caps the
+// collector at half the CPU) rather than fail. Set GOMEMLIMIT (for
 // example 2GiB) or GOGC to choose otherwise.
 const (
 	defaultMemoryLimit = 448 << 20
@@ -199,23 +200,6 @@ func softMemoryLimit() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(defaultGCPercent)
 	}
-}
-
-// oneShotGCPercent is `kpipe build`'s garbage collection target unless
-// GOGC says otherwise: the heap may grow to five times what is live
-// between collections (Go's default: twice). One build keeps little live
-// (about 20 MB for 3.5 MB of CRDs) and exits, so collecting less often
-// saves CPU time (a quarter of it for that root) for some tens of MB;
-// the soft memory limit (defaultMemoryLimit) still bounds the heap.
-const oneShotGCPercent = 400
-
-// oneShotGC sets oneShotGCPercent and the soft memory limit where the
-// environment does not set them.
-func oneShotGC() {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(oneShotGCPercent)
-	}
-	softMemoryLimit()
 }
 
 // printStats prints the per-stage table of --stats.
