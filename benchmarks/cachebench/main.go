@@ -260,12 +260,16 @@ func (b *bench) realTree() error {
 	}
 	env := append(os.Environ(), "XDG_CACHE_HOME="+filepath.Join(b.work, "xdg-tree"))
 	os.RemoveAll(filepath.Join(b.work, "xdg-tree"))
+	// Timed over the roots both build: a root that fails in both (most
+	// need the network, which is not there) times the DNS resolver.
 	pass := func() (time.Duration, error) {
 		var total time.Duration
 		for _, r := range roots {
 			out, d, err := run(b.tree, env, b.kpipe, append([]string{"build", r}, b.treeFlags...)...)
-			total += d
 			want, built := kzOut[r]
+			if built {
+				total += d
+			}
 			switch {
 			case built && err != nil:
 				b.fail("tree: %s: kpipe failed where kustomize did not: %v", r, err)
@@ -286,14 +290,14 @@ func (b *bench) realTree() error {
 		return err
 	}
 	name := filepath.Base(b.tree)
-	b.row(fmt.Sprintf("%s: %d kustomizations, one `kpipe build` each, empty cache", name, len(roots)), kzTotal, cold,
-		fmt.Sprintf("%d built by both (outputs compared), %d fail in both", len(ok), len(roots)-len(ok)))
-	b.row(fmt.Sprintf("%s: the same again, nothing changed", name), kzTotal, warm, "")
-	if cold.Seconds()*2 > kzTotal.Seconds() {
-		b.fail("tree: kpipe with an empty cache (%s) not 2x faster than kustomize (%s)", cold, kzTotal)
+	b.row(fmt.Sprintf("%s: %d kustomizations, one `kpipe build` each, empty cache", name, len(roots)), kzOK, cold,
+		fmt.Sprintf("timed over the %d built by both (outputs compared); %d fail in both (kustomize %s on them)", len(ok), len(roots)-len(ok), round(kzTotal-kzOK)))
+	b.row(fmt.Sprintf("%s: the same again, nothing changed", name), kzOK, warm, "")
+	if cold.Seconds()*2 > kzOK.Seconds() {
+		b.fail("tree: kpipe with an empty cache (%s) not 2x faster than kustomize (%s)", cold, kzOK)
 	}
-	if warm.Seconds()*10 > kzTotal.Seconds() {
-		b.fail("tree: kpipe unchanged (%s) not 10x faster than kustomize (%s)", warm, kzTotal)
+	if warm.Seconds()*10 > kzOK.Seconds() {
+		b.fail("tree: kpipe unchanged (%s) not 10x faster than kustomize (%s)", warm, kzOK)
 	}
 	return nil
 }
@@ -331,6 +335,7 @@ func (b *bench) realTreeBuildAll(ok []string, kzOut map[string][]byte, kz time.D
 	var nc, wc []time.Duration
 	for i := 0; i < 5; i++ {
 		os.RemoveAll(out)
+		settleDisk()
 		_, d, err := run(b.tree, nil, b.kpipe, append([]string{"build-all", "--roots-from", list, "--out-dir", out, "--no-cache"}, b.treeFlags...)...)
 		if err != nil {
 			return fmt.Errorf("tree: build-all --no-cache: %v", err)
@@ -339,6 +344,7 @@ func (b *bench) realTreeBuildAll(ok []string, kzOut map[string][]byte, kz time.D
 		check()
 		os.RemoveAll(out)
 		os.RemoveAll(cache)
+		settleDisk()
 		_, d, err = run(b.tree, nil, b.kpipe, append([]string{"build-all", "--roots-from", list, "--out-dir", out, "--cache-dir", cache}, b.treeFlags...)...)
 		if err != nil {
 			return fmt.Errorf("tree: build-all: %v", err)
@@ -354,6 +360,12 @@ func (b *bench) realTreeBuildAll(ok []string, kzOut map[string][]byte, kz time.D
 	}
 	return nil
 }
+
+// settleDisk writes out what the file system holds back (`sync`), so that
+// the deletions and writes of one timed run are not billed to the next:
+// on this project's CI machines (ext4 on a virtual disk) that write-back
+// alone moved a 300 ms run by 20-30%.
+func settleDisk() { _ = exec.Command("sync").Run() }
 
 // memory: build-all's peak RSS with an empty cache at two sizes, and the
 // cost of filling the cache.
@@ -372,6 +384,7 @@ func (b *bench) memory(small, big int) error {
 		var nc, wc []time.Duration
 		for i := 0; i < 7; i++ {
 			os.RemoveAll(ref)
+			settleDisk()
 			_, d, r, err := runRSS(repo, nil, b.kpipe, "build-all", ".", "--out-dir", ref, "--no-cache")
 			if err != nil {
 				return err
@@ -380,6 +393,7 @@ func (b *bench) memory(small, big int) error {
 			_ = r
 			os.RemoveAll(cache)
 			os.RemoveAll(out)
+			settleDisk()
 			_, d, r, err = runRSS(repo, nil, b.kpipe, "build-all", ".", "--out-dir", out, "--cache-dir", cache)
 			if err != nil {
 				return err
