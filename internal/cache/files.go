@@ -221,10 +221,27 @@ func (ix *FileIndex) Record(path string, data []byte, fi os.FileInfo) Key {
 	return d
 }
 
+// Remember records d, the digest of the n bytes read from the regular
+// file at path, with fi, the stat of that file taken before it was read
+// (nil: nothing is recorded), at a time no later than that stat. A file
+// changed since that stat no longer matches it, and one changed within
+// the racy window before that time is not trusted, so a later Digest
+// reads the file again in either case.
+func (ix *FileIndex) Remember(path string, fi os.FileInfo, n int, d Key, statAt time.Time) {
+	if ix != nil && fi != nil && fi.Mode().IsRegular() && fi.Size() == int64(n) {
+		ix.rememberAt(path, fi, d, statAt)
+	}
+}
+
+// remember records d for path, whose stat fi was just taken.
 func (ix *FileIndex) remember(path string, fi os.FileInfo, d Key) {
+	ix.rememberAt(path, fi, d, time.Now())
+}
+
+func (ix *FileIndex) rememberAt(path string, fi os.FileInfo, d Key, statAt time.Time) {
 	ino, dev, ctime := statIDs(fi)
 	e := fileEntry{Size: fi.Size(), ModNano: fi.ModTime().UnixNano(), CtimeNano: ctime, Inode: ino, Dev: dev,
-		Recorded: time.Now().UnixNano(), Digest: d}
+		Recorded: statAt.UnixNano(), Digest: d}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	ix.entries[path] = e

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -175,6 +177,9 @@ type Entry struct {
 
 // Graph is the loaded kustomization graph of one or more roots.
 type Graph struct {
+	// loadStart is when loading began: no earlier than the stat of any
+	// file the load read (the file index's racy window counts from it).
+	loadStart time.Time
 	// Roots are the nodes of the directories asked for, in order.
 	Roots []*Node
 	// Nodes are all nodes by key.
@@ -203,6 +208,7 @@ type Graph struct {
 type fileRead struct {
 	data []byte
 	real string
+	info os.FileInfo // the file's stat before it was read (for the file index)
 	err  error
 }
 
@@ -233,7 +239,7 @@ func Load(roots []string, r loaders.Restriction) (*Graph, []error) {
 // them and reported when that root is built.
 func LoadContext(ctx context.Context, roots []string, o LoadOptions) (*Graph, []error) {
 	r := o.Restriction
-	g := &Graph{Nodes: map[string]*Node{}, DAG: dag.New(), restriction: r, ctx: ctx, remote: o.Remote, warned: map[string]bool{}, kfiles: map[string]kfile{},
+	g := &Graph{loadStart: time.Now(), Nodes: map[string]*Node{}, DAG: dag.New(), restriction: r, ctx: ctx, remote: o.Remote, warned: map[string]bool{}, kfiles: map[string]kfile{},
 		files: map[[2]string]*fileRead{}, helmFree: map[string]bool{}}
 	defer func() { g.ctx = nil }() // only loading fetches remote bases
 	errs := make([]error, len(roots))
@@ -293,7 +299,7 @@ func LoadContext(ctx context.Context, roots []string, o LoadOptions) (*Graph, []
 					continue // fetched by loadResource
 				}
 				f := &fileRead{}
-				f.data, f.real, f.err = ldr.ReadFile(p)
+				f.data, f.real, f.info, f.err = ldr.ReadFileStat(p)
 				reads[i][p] = f
 			}
 			return nil
@@ -540,7 +546,7 @@ func (g *Graph) loadResource(n *Node, p string, chain []string) *Entry {
 	f, ok := g.files[[2]string{n.Dir, p}]
 	if !ok {
 		f = &fileRead{}
-		f.data, f.real, f.err = n.Loader.ReadFile(p)
+		f.data, f.real, f.info, f.err = n.Loader.ReadFileStat(p)
 		g.files[[2]string{n.Dir, p}] = f
 	}
 	fileErr := f.err

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 
 	"github.com/kpipe/kpipe/internal/cache"
+	"github.com/kpipe/kpipe/internal/loaders"
 	"github.com/kpipe/kpipe/internal/remote"
 )
 
@@ -44,7 +45,7 @@ func (b *Builder) Inputs(root *Node) ([]cache.Input, bool) {
 			return false
 		}
 		inputs = append(inputs, cache.Input{Path: n.Dir, Real: n.Dir, Digest: dir})
-		kin, ok := m.fileInput(n.File.Path, n.File.Data)
+		kin, ok := m.fileInput(n.File)
 		if !ok {
 			return false
 		}
@@ -90,20 +91,22 @@ func (b *Builder) Inputs(root *Node) ([]cache.Input, bool) {
 	return inputs, true
 }
 
-// fileInput is the input of a file read whole by its path (a kustomization
-// file), found once per run.
-func (m *memo) fileInput(path string, data []byte) (cache.Input, bool) {
+// fileInput is the input of a kustomization file, found once per run.
+// The file index learns its digest with the stat taken when it was read,
+// so that checking it again after the build costs a stat, not a read.
+func (m *memo) fileInput(f *loaders.KustomizationFile) (cache.Input, bool) {
 	m.mu.Lock()
-	in, ok := m.kinputs[path]
+	in, ok := m.kinputs[f.Path]
 	m.mu.Unlock()
 	if ok {
 		return in, in.Real != ""
 	}
-	if real, err := filepath.EvalSymlinks(path); err == nil {
-		in = cache.Input{Path: path, Real: real, Digest: cache.Digest(data)}
+	if real, err := filepath.EvalSymlinks(f.Path); err == nil {
+		in = cache.Input{Path: f.Path, Real: real, Digest: cache.Digest(f.Data)}
+		m.Files.Remember(real, f.Info, len(f.Data), in.Digest, m.loadStart)
 	}
 	m.mu.Lock()
-	m.kinputs[path] = in
+	m.kinputs[f.Path] = in
 	m.mu.Unlock()
 	return in, in.Real != ""
 }
@@ -119,6 +122,7 @@ func (m *memo) dataDigest(e *Entry) cache.Key {
 	m.mu.Unlock()
 	if !ok {
 		d = cache.Digest(e.Data)
+		m.Files.Remember(e.File, e.src.info, len(e.Data), d, m.loadStart)
 		m.mu.Lock()
 		m.digests[e.src] = d
 		m.mu.Unlock()

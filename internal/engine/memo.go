@@ -7,6 +7,7 @@ import (
 	"encoding/gob"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -105,6 +106,9 @@ type memo struct {
 	// and every node that includes it, is built each run; its stages,
 	// plugin stages included, are still memoized.
 	volatile map[*Node]bool
+	// loadStart is when the graph's load began (no later than the stat
+	// of any file it read).
+	loadStart time.Time
 	// helm resolves the helm binary (path, digest, environment) once per
 	// build; a node with helmCharts has them in its pre-key, so replacing
 	// helm invalidates the node memo, not only the chart stage.
@@ -140,7 +144,7 @@ func SettingsKey(o Options, r loaders.Restriction) cache.Key {
 func newMemo(c Cache, g *Graph, o Options) *memo {
 	m := &memo{Cache: c, opts: settings(o, g.restriction), reads: map[*Node]map[string]readRecord{}, keys: map[*Node]cache.Key{},
 		pres: map[*Node]cache.Key{}, used: map[*Node][]readRecord{}, dirs: map[string]cache.Key{}, volatile: map[*Node]bool{},
-		kinputs: map[string]cache.Input{}, digests: map[*fileRead]cache.Key{}}
+		kinputs: map[string]cache.Input{}, digests: map[*fileRead]cache.Key{}, loadStart: g.loadStart}
 	if m.Files == nil {
 		m.Files, _ = cache.LoadFileIndex("")
 	}
@@ -153,8 +157,8 @@ func newMemo(c Cache, g *Graph, o Options) *memo {
 	}
 	for _, n := range g.Nodes {
 		n := n
-		n.Loader.OnRead(func(path, real string, data []byte) {
-			d := m.Files.Record(real, data, nil)
+		n.Loader.OnRead(func(path, real string, data []byte, fi os.FileInfo) {
+			d := m.Files.Record(real, data, fi)
 			m.mu.Lock()
 			defer m.mu.Unlock()
 			if m.reads[n] == nil {

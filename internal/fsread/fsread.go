@@ -10,6 +10,7 @@
 package fsread
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -31,7 +32,23 @@ var ErrNotRegular = errors.New("not a regular file")
 
 // File reads the regular file at path, following symlinks, refusing
 // anything else and anything larger than MaxFileSize.
-func File(path string) ([]byte, error) { return read(path, true, MaxFileSize) }
+func File(path string) ([]byte, error) {
+	data, _, err := FileStat(path)
+	return data, err
+}
+
+// FileStat is File that also returns what a stat of the open file found
+// before it was read (a cache can tell from it, later, that the file was
+// not changed since).
+func FileStat(path string) ([]byte, os.FileInfo, error) {
+	f, st, err := openRegular(path, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	data, err := readLimited(f, path, st, MaxFileSize)
+	return data, st, err
+}
 
 // Own reads a file kpipe itself wrote (a cache state file): a symlink there
 // is refused rather than followed, as are non-regular files and files
@@ -72,13 +89,22 @@ func read(path string, follow bool, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return readLimited(f, path, st, limit)
+}
+
+// readLimited reads the open regular file f (st: its stat) up to limit.
+func readLimited(f *os.File, path string, st os.FileInfo, limit int64) ([]byte, error) {
 	if st.Size() > limit {
 		return nil, tooLarge(path, limit)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
+	// Sized by the stat (one allocation for a file that did not grow:
+	// ReadFrom wants bytes.MinRead free before each read, the last one
+	// finding the end).
+	buf := bytes.NewBuffer(make([]byte, 0, st.Size()+bytes.MinRead))
+	if _, err := buf.ReadFrom(io.LimitReader(f, limit+1)); err != nil {
 		return nil, err
 	}
+	data := buf.Bytes()
 	if int64(len(data)) > limit {
 		return nil, tooLarge(path, limit)
 	}

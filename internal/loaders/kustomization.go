@@ -51,8 +51,10 @@ func (e *MissingKustomizationError) Error() string {
 type KustomizationFile struct {
 	// Path is the file's absolute path.
 	Path string
-	// Data is the file's raw content.
+	// Data is the file's raw content, and Info the stat of the file taken
+	// before it was read.
 	Data []byte
+	Info os.FileInfo
 	// K is the parsed, normalised kustomization.
 	K *Kustomization
 	// Warnings are the deprecation warnings kustomize prints for the file.
@@ -82,7 +84,7 @@ func FindKustomization(dir string, r Restriction) (*KustomizationFile, error) {
 		return nil, fmt.Errorf("Found multiple kustomization files under: %s\n(%s)", dir, strings.Join(found, ", "))
 	}
 	ldr := &Loader{root: dir, restriction: r}
-	data, _, err := ldr.ReadFile(filepath.Base(found[0]))
+	data, _, info, err := ldr.ReadFileStat(filepath.Base(found[0]))
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +99,7 @@ func FindKustomization(dir string, r Restriction) (*KustomizationFile, error) {
 	if errs := k.enforceFields(); len(errs) > 0 {
 		return nil, fmt.Errorf("Failed to read kustomization file under %s:\n%s", dir, strings.Join(errs, "\n"))
 	}
-	return &KustomizationFile{Path: found[0], Data: data, K: k, Warnings: warnings}, nil
+	return &KustomizationFile{Path: found[0], Data: data, Info: info, K: k, Warnings: warnings}, nil
 }
 
 // ParseKustomization strictly decodes a kustomization file: an unknown field

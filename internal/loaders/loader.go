@@ -48,7 +48,7 @@ func ParseRestriction(s string) (Restriction, error) {
 type Loader struct {
 	root        string
 	restriction Restriction
-	onRead      func(path, real string, data []byte)
+	onRead      func(path, real string, data []byte, fi os.FileInfo)
 	onReadTree  func(path, real string, listing []byte)
 }
 
@@ -56,7 +56,7 @@ type Loader struct {
 // path as asked, its real path and the data read. The build uses it to
 // learn which files a kustomization's stages read, for the cache. It must
 // be set before the loader is used concurrently.
-func (l *Loader) OnRead(fn func(path, real string, data []byte)) { l.onRead = fn }
+func (l *Loader) OnRead(fn func(path, real string, data []byte, fi os.FileInfo)) { l.onRead = fn }
 
 // OnReadTree sets a function called after every successful ReadTree with
 // the directory as asked, its real path and its listing (see TreeListing),
@@ -218,21 +218,28 @@ func Within(dir, path string) bool {
 // ReadFile reads the file at path (relative to the root), enforcing the
 // restriction. It returns the file's absolute real path with its content.
 func (l *Loader) ReadFile(path string) ([]byte, string, error) {
+	data, real, _, err := l.ReadFileStat(path)
+	return data, real, err
+}
+
+// ReadFileStat is ReadFile that also returns the stat of the file taken
+// before it was read (fsread.FileStat).
+func (l *Loader) ReadFileStat(path string) ([]byte, string, os.FileInfo, error) {
 	real, kind, err := l.Resolve(path)
 	if err != nil {
-		return nil, real, err
+		return nil, real, nil, err
 	}
 	if kind == Dir {
-		return nil, real, fmt.Errorf("'%s' must resolve to a file", real)
+		return nil, real, nil, fmt.Errorf("'%s' must resolve to a file", real)
 	}
 	if err := l.Check(real); err != nil {
-		return nil, real, err
+		return nil, real, nil, err
 	}
-	data, err := fsread.File(real)
+	data, fi, err := fsread.FileStat(real)
 	if err == nil && l.onRead != nil {
-		l.onRead(path, real, data)
+		l.onRead(path, real, data, fi)
 	}
-	return data, real, err
+	return data, real, fi, err
 }
 
 // ErrNotDirectory is the error ReadTree wraps when its path is a file.
@@ -280,7 +287,7 @@ func (l *Loader) ReadTree(path string) ([]TreeFile, string, error) {
 			return nil, real, fmt.Errorf("'%s': its files come to more than %d MiB (symlinks that repeat directories count each time), the most kpipe reads from one tree", real, MaxTreeBytes>>20)
 		}
 		if l.onRead != nil {
-			l.onRead(filepath.Join(path, filepath.FromSlash(e.rel)), e.real, data)
+			l.onRead(filepath.Join(path, filepath.FromSlash(e.rel)), e.real, data, nil)
 		}
 		files = append(files, TreeFile{Rel: e.rel, Data: data})
 	}

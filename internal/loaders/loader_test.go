@@ -41,7 +41,7 @@ func TestReadTreeReadsEveryFileAndReportsThem(t *testing.T) {
 	}
 	var read []string
 	var trees []string
-	l.OnRead(func(path, real string, data []byte) { read = append(read, path) })
+	l.OnRead(func(path, real string, data []byte, _ os.FileInfo) { read = append(read, path) })
 	l.OnReadTree(func(path, real string, listing []byte) { trees = append(trees, path+"\n"+string(listing)) })
 	files, real, err := l.ReadTree("charts/c")
 	if err != nil {
