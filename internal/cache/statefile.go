@@ -16,7 +16,8 @@ import (
 // types anew from every record, spent a quarter of such a run's CPU
 // decoding them. Layout: a format byte, then the fields in order; a
 // string is its length (uvarint) and bytes, a Key its 32 bytes, a list
-// its length and items, an absent record a 0 byte and a present one a 1.
+// its length and items, an absent record a 0 byte and a present one a 1;
+// an input's real path is empty when it is the same as its path.
 
 // recordFormat is the first byte of a record's encoding.
 const recordFormat = 2
@@ -97,7 +98,11 @@ func (w *recordWriter) inputs(l []Input) {
 	w.uint(len(l))
 	for _, in := range l {
 		w.string(in.Path)
-		w.string(in.Real)
+		if in.Real == in.Path {
+			w.string("") // most paths are their own real path
+		} else {
+			w.string(in.Real)
+		}
 		w.key(in.Digest)
 	}
 }
@@ -166,7 +171,11 @@ func (r *recordReader) inputs() []Input {
 	}
 	l := make([]Input, 0, n)
 	for i := 0; i < n && !r.bad; i++ {
-		l = append(l, Input{Path: r.string(), Real: r.string(), Digest: r.key()})
+		in := Input{Path: r.string(), Real: r.string(), Digest: r.key()}
+		if in.Real == "" {
+			in.Real = in.Path
+		}
+		l = append(l, in)
 	}
 	return l
 }
