@@ -17,29 +17,9 @@ import (
 func (b *Builder) render(list []*resource.Resource) ([]byte, error) {
 	docs := make([][]byte, len(list))
 	errs := make([]error, len(list))
-	workers := min(len(list), b.opts.Jobs)
-	if workers <= 1 {
-		for i, r := range list {
-			docs[i], errs[i] = b.encodeOnce(r)
-		}
-	} else {
-		// Encode on up to Jobs goroutines, each taking the next
-		// resource; the documents are joined in order below.
-		var next atomic.Int64
-		var wg sync.WaitGroup
-		for range workers {
-			wg.Go(func() {
-				for {
-					i := int(next.Add(1)) - 1
-					if i >= len(list) {
-						return
-					}
-					docs[i], errs[i] = b.encodeOnce(list[i])
-				}
-			})
-		}
-		wg.Wait()
-	}
+	// The documents are encoded on up to Jobs goroutines and joined in
+	// order below.
+	forEach(len(list), b.opts.Jobs, func(i int) { docs[i], errs[i] = b.encodeOnce(list[i]) })
 	size := 0
 	for i, y := range docs {
 		if errs[i] != nil {
@@ -57,6 +37,35 @@ func (b *Builder) render(list []*resource.Resource) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// forEach calls fn(i) for every i in [0, n), on up to workers goroutines
+// (in order on this one when that is one), each taking the next i; it
+// returns when every call has returned.
+func forEach(n, workers int, fn func(i int)) {
+	workers = min(n, workers)
+	if workers <= 1 {
+		for i := range n {
+			fn(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				fn(i)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// encodeOnce returns r's document: encoded once per run when r is frozen
+// (shared by roots), else for this root.
 func (b *Builder) encodeOnce(r *resource.Resource) ([]byte, error) {
 	if !r.Frozen() {
 		return output.MarshalOne(r)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/kpipe/kpipe/internal/cache"
@@ -416,27 +415,7 @@ func (b *Builder) parseFiles(entries []*Entry) {
 			files = append(files, e)
 		}
 	}
-	workers := min(len(files), b.opts.Jobs)
-	if workers <= 1 {
-		for _, e := range files {
-			b.parse(e)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(files) {
-					return
-				}
-				b.parse(files[i])
-			}
-		})
-	}
-	wg.Wait()
+	forEach(len(files), b.opts.Jobs, func(i int) { b.parse(files[i]) })
 }
 
 // parse decodes a resource file entry once.
