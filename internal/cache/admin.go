@@ -270,13 +270,18 @@ func (s *Store) trimIfNeeded() {
 	n, _ := f.ReadAt(buf, 0)
 	at, est, ok := parseEstimate(buf[:n])
 	now := s.opts.Now()
-	if !ok || now.Sub(time.Unix(0, at)) > estimateInterval {
+	switch {
+	case !ok && s.created:
+		// A directory this process made holds what it wrote (and what
+		// others wrote meanwhile): no walk of it on a first run.
+		at, est = now.UnixNano(), written
+	case !ok || now.Sub(time.Unix(0, at)) > estimateInterval:
 		u, err := s.scan()
 		if err != nil {
 			return
 		}
 		at, est = now.UnixNano(), u.total
-	} else {
+	default:
 		est += written
 	}
 	if est > s.opts.MaxSize {
@@ -315,7 +320,7 @@ func Clear(dir string) (removed int, left []string, err error) {
 			if _, serr := os.Stat(dir); errors.Is(serr, fs.ErrNotExist) {
 				return 0, nil, nil // nothing to clear
 			}
-			if cerr := claim(dir); cerr != nil {
+			if _, cerr := claim(dir); cerr != nil {
 				return 0, nil, fmt.Errorf("not clearing %s: %w", dir, cerr)
 			}
 		} else {

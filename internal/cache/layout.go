@@ -85,17 +85,18 @@ type disk struct {
 // it creates dir (0700) and its marker when missing, adopts a directory of
 // the first cache format (deleting its files, which no kpipe can read any
 // more: their keys were salted with the binary that wrote them), and
-// refuses a directory holding anything else.
-func claim(dir string) error {
+// refuses a directory holding anything else. created says it wrote the
+// marker: the directory was not a kpipe cache before.
+func claim(dir string) (created bool, err error) {
 	if _, err := os.Stat(filepath.Join(dir, markerName)); err == nil {
-		return nil
+		return false, nil
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("cannot create it: %w", unwrapPath(err))
+		return false, fmt.Errorf("cannot create it: %w", unwrapPath(err))
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return fmt.Errorf("cannot read it: %w", unwrapPath(err))
+		return false, fmt.Errorf("cannot read it: %w", unwrapPath(err))
 	}
 	var foreign, old []string
 	for _, e := range entries {
@@ -126,18 +127,18 @@ func claim(dir string) error {
 		if len(foreign) > 3 {
 			foreign = append(foreign[:3], "...")
 		}
-		return fmt.Errorf("it holds files kpipe did not create (%s); use an empty or new directory", strings.Join(foreign, ", "))
+		return false, fmt.Errorf("it holds files kpipe did not create (%s); use an empty or new directory", strings.Join(foreign, ", "))
 	}
 	for _, n := range old {
 		if err := os.Remove(filepath.Join(dir, n)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("removing the old cache format: %w", unwrapPath(err))
+			return false, fmt.Errorf("removing the old cache format: %w", unwrapPath(err))
 		}
 	}
 	_ = os.Chmod(dir, 0o700)
 	if err := writeWhole(filepath.Join(dir, markerName), []byte(marker)); err != nil {
-		return fmt.Errorf("cannot write to it: %w", unwrapPath(err))
+		return false, fmt.Errorf("cannot write to it: %w", unwrapPath(err))
 	}
-	return nil
+	return true, nil
 }
 
 // unwrapPath drops the operation and path of a *fs.PathError: the

@@ -60,6 +60,8 @@ type Store struct {
 	disk
 	opts   Options
 	remote *remoteLayer // nil without a remote cache (SetRemote)
+	// created: Open made the directory a cache (it held no marker).
+	created bool
 
 	hits, misses, puts atomic.Int64
 }
@@ -84,11 +86,12 @@ func Open(ctx context.Context, opts Options) *Store {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if err := claim(opts.Dir); err != nil {
+	created, err := claim(opts.Dir)
+	if err != nil {
 		opts.Warn(fmt.Sprintf("cache: not using %s: %v; building without a cache", opts.Dir, err))
 		return nil
 	}
-	s := &Store{disk: disk{dir: opts.Dir, warn: opts.Warn}, opts: opts}
+	s := &Store{disk: disk{dir: opts.Dir, warn: opts.Warn}, opts: opts, created: created}
 	if opts.Pack && packsSupported {
 		s.pack = &packer{}
 	}

@@ -101,7 +101,12 @@ func (m *memo) fileInput(f *loaders.KustomizationFile) (cache.Input, bool) {
 	if ok {
 		return in, in.Real != ""
 	}
-	if real, err := filepath.EvalSymlinks(f.Path); err == nil {
+	real := f.Real
+	if real == "" {
+		// Not read by FindKustomization (a graph made by hand).
+		real, _ = filepath.EvalSymlinks(f.Path)
+	}
+	if real != "" {
 		in = cache.Input{Path: f.Path, Real: real, Digest: cache.Digest(f.Data)}
 		m.Files.Remember(real, f.Info, len(f.Data), in.Digest, m.loadStart)
 	}

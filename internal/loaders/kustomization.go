@@ -49,8 +49,9 @@ func (e *MissingKustomizationError) Error() string {
 
 // KustomizationFile is a kustomization file found and parsed.
 type KustomizationFile struct {
-	// Path is the file's absolute path.
-	Path string
+	// Path is the file's absolute path, and Real that path with symlinks
+	// resolved.
+	Path, Real string
 	// Data is the file's raw content, and Info the stat of the file taken
 	// before it was read.
 	Data []byte
@@ -84,7 +85,7 @@ func FindKustomization(dir string, r Restriction) (*KustomizationFile, error) {
 		return nil, fmt.Errorf("Found multiple kustomization files under: %s\n(%s)", dir, strings.Join(found, ", "))
 	}
 	ldr := &Loader{root: dir, restriction: r}
-	data, _, info, err := ldr.ReadFileStat(filepath.Base(found[0]))
+	data, real, info, err := ldr.ReadFileStat(filepath.Base(found[0]))
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +100,7 @@ func FindKustomization(dir string, r Restriction) (*KustomizationFile, error) {
 	if errs := k.enforceFields(); len(errs) > 0 {
 		return nil, fmt.Errorf("Failed to read kustomization file under %s:\n%s", dir, strings.Join(errs, "\n"))
 	}
-	return &KustomizationFile{Path: found[0], Data: data, Info: info, K: k, Warnings: warnings}, nil
+	return &KustomizationFile{Path: found[0], Real: real, Data: data, Info: info, K: k, Warnings: warnings}, nil
 }
 
 // ParseKustomization strictly decodes a kustomization file: an unknown field
