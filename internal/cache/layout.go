@@ -195,14 +195,16 @@ func (d *disk) size(path string) (int64, bool) {
 	}
 	defer f.Close()
 	head := make([]byte, min(fi.Size(), packFirstReadSz))
-	if _, err := f.ReadAt(head, 0); err != nil && !errors.Is(err, io.EOF) {
+	n, err := f.ReadAt(head, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
 		return 0, false
 	}
+	head = head[:n]
 	if !bytes.HasPrefix(head, []byte(packMagic)) {
 		return fi.Size(), true
 	}
-	_, n, err := packLookup(f, fi.Size(), head, filepath.Base(path))
-	return n, err == nil
+	_, length, err := packLookup(f, fi.Size(), head, filepath.Base(path))
+	return length, err == nil
 }
 
 // write writes an entry file: into the pending pack when the store packs

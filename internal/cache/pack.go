@@ -316,11 +316,13 @@ func readFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: larger than the limit", path)
 	}
 	head := make([]byte, min(size, packFirstReadSz))
-	if _, err := f.ReadAt(head, 0); err != nil && !errors.Is(err, io.EOF) {
+	n, err := f.ReadAt(head, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, err
 	}
+	head = head[:n] // shorter when the file shrank since the stat: a miss below
 	if !bytes.HasPrefix(head, []byte(packMagic)) {
-		if int64(len(head)) == size {
+		if int64(len(head)) == size || int64(len(head)) < packFirstReadSz {
 			return head, nil
 		}
 		if size > fsread.MaxFileSize {
@@ -333,12 +335,12 @@ func readFile(path string) ([]byte, error) {
 		}
 		return data, nil
 	}
-	off, n, err := packLookup(f, size, head, filepath.Base(path))
+	off, length, err := packLookup(f, size, head, filepath.Base(path))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	data := make([]byte, n)
-	if _, err := f.ReadAt(data, off); err != nil && !(errors.Is(err, io.EOF) && n == 0) {
+	data := make([]byte, length)
+	if _, err := f.ReadAt(data, off); err != nil && !(errors.Is(err, io.EOF) && length == 0) {
 		return nil, err
 	}
 	return data, nil
