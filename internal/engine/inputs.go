@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"path/filepath"
-
 	"github.com/kpipe/kpipe/internal/cache"
 	"github.com/kpipe/kpipe/internal/loaders"
 	"github.com/kpipe/kpipe/internal/remote"
@@ -101,14 +99,9 @@ func (m *memo) fileInput(f *loaders.KustomizationFile) (cache.Input, bool) {
 	if ok {
 		return in, in.Real != ""
 	}
-	real := f.Real
-	if real == "" {
-		// Not read by FindKustomization (a graph made by hand).
-		real, _ = filepath.EvalSymlinks(f.Path)
-	}
-	if real != "" {
-		in = cache.Input{Path: f.Path, Real: real, Digest: cache.Digest(f.Data)}
-		m.Files.Remember(real, f.Info, len(f.Data), in.Digest, m.loadStart)
+	if f.Real != "" {
+		in = cache.Input{Path: f.Path, Real: f.Real, Digest: cache.Digest(f.Data)}
+		m.Files.Remember(f.Real, f.Info, len(f.Data), in.Digest, m.loadStart)
 	}
 	m.mu.Lock()
 	m.kinputs[f.Path] = in

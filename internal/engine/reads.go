@@ -2,7 +2,6 @@ package engine
 
 import (
 	"maps"
-	"path/filepath"
 	"slices"
 )
 
@@ -55,11 +54,7 @@ func (b *Builder) Reads(root *Node) ReadSet {
 		seen[n] = true
 		dirs[n.Dir] = true
 		if n.File != nil {
-			real, err := filepath.EvalSymlinks(n.File.Path)
-			if err != nil {
-				real = ""
-			}
-			addFile(n.File.Path, real)
+			addFile(n.File.Path, n.File.Real)
 		}
 		k := n.K
 		known := false
