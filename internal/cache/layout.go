@@ -1,19 +1,15 @@
 package cache
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-
-	"github.com/kpipe/kpipe/internal/fsread"
 	"sync"
 	"sync/atomic"
 )
@@ -182,29 +178,12 @@ func (d *disk) size(path string) (int64, bool) {
 			return int64(len(v)), true
 		}
 	}
-	fi, err := os.Lstat(path)
-	if err != nil || !fi.Mode().IsRegular() {
-		return 0, false
-	}
-	if fi.Size() < int64(packHeaderSize) {
-		return fi.Size(), true
-	}
-	f, fi, err := fsread.OpenOwn(path)
+	f, _, length, err := openEntry(path)
 	if err != nil {
 		return 0, false
 	}
-	defer f.Close()
-	head := make([]byte, min(fi.Size(), packFirstReadSz))
-	n, err := f.ReadAt(head, 0)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return 0, false
-	}
-	head = head[:n]
-	if !bytes.HasPrefix(head, []byte(packMagic)) {
-		return fi.Size(), true
-	}
-	_, length, err := packLookup(f, fi.Size(), head, filepath.Base(path))
-	return length, err == nil
+	f.Close()
+	return length, true
 }
 
 // write writes an entry file: into the pending pack when the store packs

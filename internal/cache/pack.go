@@ -306,44 +306,47 @@ func writeNew(path string, data []byte) error {
 // regular file is refused, and a pack that does not hold the name, or
 // whose index does not fit the file, is a miss (an error).
 func readFile(path string) ([]byte, error) {
-	f, fi, err := fsread.OpenOwn(path)
+	f, off, length, err := openEntry(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	size := fi.Size()
-	if size > fsread.MaxFileSize+packFirstReadSz {
+	if length > fsread.MaxFileSize {
 		return nil, fmt.Errorf("%s: larger than the limit", path)
 	}
-	head := make([]byte, min(size, packFirstReadSz))
-	n, err := f.ReadAt(head, 0)
+	data := make([]byte, length)
+	n, err := f.ReadAt(data, off)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, err
 	}
-	head = head[:n] // shorter when the file shrank since the stat: a miss below
-	if !bytes.HasPrefix(head, []byte(packMagic)) {
-		if int64(len(head)) == size || int64(len(head)) < packFirstReadSz {
-			return head, nil
-		}
-		if size > fsread.MaxFileSize {
-			return nil, fmt.Errorf("%s: larger than the limit", path)
-		}
-		data := make([]byte, size)
-		copy(data, head)
-		if _, err := f.ReadAt(data[len(head):], int64(len(head))); err != nil && !errors.Is(err, io.EOF) {
-			return nil, err
-		}
-		return data, nil
-	}
-	off, length, err := packLookup(f, size, head, filepath.Base(path))
+	// Shorter when the file shrank since its stat: a miss for the caller's
+	// checks.
+	return data[:n], nil
+}
+
+// openEntry opens the file kpipe wrote at path and finds the bytes the
+// name stands for: the whole file, or its member when it is a pack (off
+// and length). The caller closes f.
+func openEntry(path string) (f *os.File, off, length int64, err error) {
+	f, fi, err := fsread.OpenOwn(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, 0, 0, err
 	}
-	data := make([]byte, length)
-	if _, err := f.ReadAt(data, off); err != nil && !(errors.Is(err, io.EOF) && length == 0) {
-		return nil, err
+	head := make([]byte, min(fi.Size(), packFirstReadSz))
+	n, err := f.ReadAt(head, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		f.Close()
+		return nil, 0, 0, err
 	}
-	return data, nil
+	if head = head[:n]; !bytes.HasPrefix(head, []byte(packMagic)) {
+		return f, 0, fi.Size(), nil
+	}
+	off, length, err = packLookup(f, fi.Size(), head, filepath.Base(path))
+	if err != nil {
+		f.Close()
+		return nil, 0, 0, fmt.Errorf("%s: %w", path, err)
+	}
+	return f, off, length, nil
 }
 
 // errNotInPack is the error of a lookup of a name a pack does not hold.
