@@ -27,16 +27,16 @@ var errBadStateFile = errors.New("cache record does not match its digest")
 
 // encodeState encodes a record.
 func encodeState(s *storedRecord) ([]byte, error) {
-	w := recordWriter{buf: []byte{recordFormat}}
-	w.key(s.Settings)
-	w.string(s.Name)
-	if w.present(s.Root != nil) {
+	w := NewEncoder(recordFormat)
+	w.Key(s.Settings)
+	w.String(s.Name)
+	if w.Bool(s.Root != nil) {
 		w.inputs(s.Root.Inputs)
-		w.string(s.Root.Output)
-		w.key(s.Root.OutputDigest)
+		w.String(s.Root.Output)
+		w.Key(s.Root.OutputDigest)
 		w.strings(s.Root.Warnings)
 	}
-	if w.present(s.Discovery != nil) {
+	if w.Bool(s.Discovery != nil) {
 		w.inputs(s.Discovery.Files)
 		w.inputs(s.Discovery.Dirs)
 		w.strings(s.Discovery.Roots)
@@ -51,34 +51,50 @@ func decodeState(data []byte, s *storedRecord) error {
 		return errBadStateFile
 	}
 	body, sum := data[:len(data)-sha256.Size], data[len(data)-sha256.Size:]
-	if got := sha256.Sum256(body); !bytes.Equal(got[:], sum) || body[0] != recordFormat {
+	if got := sha256.Sum256(body); !bytes.Equal(got[:], sum) {
 		return errBadStateFile
 	}
-	r := recordReader{buf: body[1:]}
-	s.Settings = r.key()
-	s.Name = r.string()
-	if r.present() {
-		s.Root = &RootRecord{Inputs: r.inputs(), Output: r.string(), OutputDigest: r.key(), Warnings: r.strings()}
+	r := NewDecoder(body, recordFormat)
+	s.Settings = r.Key()
+	s.Name = r.String()
+	if r.Bool() {
+		s.Root = &RootRecord{Inputs: r.inputs(), Output: r.String(), OutputDigest: r.Key(), Warnings: r.strings()}
 	}
-	if r.present() {
+	if r.Bool() {
 		s.Discovery = &DiscoveryRecord{Files: r.inputs(), Dirs: r.inputs(), Roots: r.strings()}
 	}
-	if r.bad || len(r.buf) != 0 {
+	if !r.Done() {
 		return errBadStateFile
 	}
 	return nil
 }
 
-type recordWriter struct{ buf []byte }
+// Encoder writes the binary encoding of cache records (and of the
+// engine's node manifests): a string is its length (uvarint) and bytes, a
+// Key its 32 bytes, a bool one byte. Written here rather than with gob,
+// whose decoder learns the types anew from every value it reads.
+type Encoder struct{ buf []byte }
 
-func (w *recordWriter) uint(n int) { w.buf = binary.AppendUvarint(w.buf, uint64(n)) }
-func (w *recordWriter) key(k Key)  { w.buf = append(w.buf, k[:]...) }
-func (w *recordWriter) string(s string) {
-	w.uint(len(s))
+// NewEncoder starts an encoding with a format byte.
+func NewEncoder(format byte) *Encoder { return &Encoder{buf: []byte{format}} }
+
+// Bytes returns the encoding so far.
+func (w *Encoder) Bytes() []byte { return w.buf }
+
+// Uint writes a count or length.
+func (w *Encoder) Uint(n int) { w.buf = binary.AppendUvarint(w.buf, uint64(n)) }
+
+// Key writes a key's 32 bytes.
+func (w *Encoder) Key(k Key) { w.buf = append(w.buf, k[:]...) }
+
+// String writes a string.
+func (w *Encoder) String(s string) {
+	w.Uint(len(s))
 	w.buf = append(w.buf, s...)
 }
 
-func (w *recordWriter) present(ok bool) bool {
+// Bool writes ok and returns it.
+func (w *Encoder) Bool(ok bool) bool {
 	if ok {
 		w.buf = append(w.buf, 1)
 	} else {
@@ -87,38 +103,50 @@ func (w *recordWriter) present(ok bool) bool {
 	return ok
 }
 
-func (w *recordWriter) strings(l []string) {
-	w.uint(len(l))
+func (w *Encoder) strings(l []string) {
+	w.Uint(len(l))
 	for _, s := range l {
-		w.string(s)
+		w.String(s)
 	}
 }
 
-func (w *recordWriter) inputs(l []Input) {
-	w.uint(len(l))
+func (w *Encoder) inputs(l []Input) {
+	w.Uint(len(l))
 	for _, in := range l {
-		w.string(in.Path)
+		w.String(in.Path)
 		if in.Real == in.Path {
-			w.string("") // most paths are their own real path
+			w.String("") // most paths are their own real path
 		} else {
-			w.string(in.Real)
+			w.String(in.Real)
 		}
-		w.key(in.Digest)
+		w.Key(in.Digest)
 	}
 }
 
-// recordReader reads what recordWriter wrote; any defect sets bad and
-// reads zero values from then on.
-type recordReader struct {
+// Decoder reads what an Encoder wrote. Any defect (a length past the end,
+// a bool that is neither 0 nor 1) makes every later read a zero value and
+// Done false.
+type Decoder struct {
 	buf []byte
 	bad bool
 }
 
-func (r *recordReader) uint() int {
+// NewDecoder starts reading data, whose first byte must be format.
+func NewDecoder(data []byte, format byte) *Decoder {
+	if len(data) == 0 || data[0] != format {
+		return &Decoder{bad: true}
+	}
+	return &Decoder{buf: data[1:]}
+}
+
+// Done reports whether everything was read without a defect.
+func (r *Decoder) Done() bool { return !r.bad && len(r.buf) == 0 }
+
+// Uint reads a count or length; one past the bytes left is a defect
+// (every item takes at least one byte).
+func (r *Decoder) Uint() int {
 	n, size := binary.Uvarint(r.buf)
 	if r.bad || size <= 0 || n > uint64(len(r.buf)) {
-		// No count or length exceeds the bytes left: every item takes
-		// at least one byte.
 		r.bad = true
 		return 0
 	}
@@ -126,7 +154,7 @@ func (r *recordReader) uint() int {
 	return int(n)
 }
 
-func (r *recordReader) take(n int) []byte {
+func (r *Decoder) take(n int) []byte {
 	if r.bad || n > len(r.buf) {
 		r.bad = true
 		return nil
@@ -136,15 +164,18 @@ func (r *recordReader) take(n int) []byte {
 	return b
 }
 
-func (r *recordReader) key() Key {
+// Key reads a key.
+func (r *Decoder) Key() Key {
 	var k Key
 	copy(k[:], r.take(len(k)))
 	return k
 }
 
-func (r *recordReader) string() string { return string(r.take(r.uint())) }
+// String reads a string.
+func (r *Decoder) String() string { return string(r.take(r.Uint())) }
 
-func (r *recordReader) present() bool {
+// Bool reads a bool.
+func (r *Decoder) Bool() bool {
 	b := r.take(1)
 	if len(b) == 1 && b[0] > 1 {
 		r.bad = true
@@ -152,26 +183,26 @@ func (r *recordReader) present() bool {
 	return len(b) == 1 && b[0] == 1
 }
 
-func (r *recordReader) strings() []string {
-	n := r.uint()
+func (r *Decoder) strings() []string {
+	n := r.Uint()
 	if n == 0 {
 		return nil
 	}
 	l := make([]string, 0, n)
 	for i := 0; i < n && !r.bad; i++ {
-		l = append(l, r.string())
+		l = append(l, r.String())
 	}
 	return l
 }
 
-func (r *recordReader) inputs() []Input {
-	n := r.uint()
+func (r *Decoder) inputs() []Input {
+	n := r.Uint()
 	if n == 0 {
 		return nil
 	}
 	l := make([]Input, 0, n)
 	for i := 0; i < n && !r.bad; i++ {
-		in := Input{Path: r.string(), Real: r.string(), Digest: r.key()}
+		in := Input{Path: r.String(), Real: r.String(), Digest: r.Key()}
 		if in.Real == "" {
 			in.Real = in.Path
 		}

@@ -3,7 +3,6 @@ package engine
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/gob"
 	"encoding/json"
 	"fmt"
@@ -415,74 +414,33 @@ func (m *memo) remember(n *Node) (cache.Key, bool) {
 	return k, true
 }
 
-// encodeManifest and decodeManifest store the files a node's stages read:
-// a format byte, the count, and for each file its path as the
-// kustomization names it, its real path, its digest and whether it is a
-// tree (lengths as uvarints). Written by hand rather than with gob, whose
-// decoder learns the types anew from every manifest: a node whose key is
-// checked reads one.
+// encodeManifest and decodeManifest store the files a node's stages read
+// (cache.Encoder's encoding): the count, and for each file its path as
+// the kustomization names it, its real path, its digest and whether it is
+// a tree. A node whose key is checked reads one.
 func encodeManifest(recs []readRecord) []byte {
-	buf := []byte{manifestFormat}
-	buf = binary.AppendUvarint(buf, uint64(len(recs)))
+	w := cache.NewEncoder(manifestFormat)
+	w.Uint(len(recs))
 	for _, r := range recs {
-		buf = binary.AppendUvarint(buf, uint64(len(r.Path)))
-		buf = append(buf, r.Path...)
-		buf = binary.AppendUvarint(buf, uint64(len(r.Real)))
-		buf = append(buf, r.Real...)
-		buf = append(buf, r.Digest[:]...)
-		if r.Tree {
-			buf = append(buf, 1)
-		} else {
-			buf = append(buf, 0)
-		}
+		w.String(r.Path)
+		w.String(r.Real)
+		w.Key(r.Digest)
+		w.Bool(r.Tree)
 	}
-	return buf
+	return w.Bytes()
 }
 
 const manifestFormat = 1
 
 // decodeManifest reads what encodeManifest wrote; false for anything else.
 func decodeManifest(data []byte) ([]readRecord, bool) {
-	if len(data) == 0 || data[0] != manifestFormat {
-		return nil, false
-	}
-	data = data[1:]
-	count := func() (int, bool) {
-		n, size := binary.Uvarint(data)
-		if size <= 0 || n > uint64(len(data)) {
-			return 0, false
-		}
-		data = data[size:]
-		return int(n), true
-	}
-	str := func() (string, bool) {
-		n, ok := count()
-		if !ok || n > len(data) {
-			return "", false
-		}
-		s := string(data[:n])
-		data = data[n:]
-		return s, true
-	}
-	n, ok := count()
-	if !ok {
-		return nil, false
-	}
+	r := cache.NewDecoder(data, manifestFormat)
+	n := r.Uint()
 	recs := make([]readRecord, 0, n)
 	for i := 0; i < n; i++ {
-		var r readRecord
-		var ok1, ok2 bool
-		r.Path, ok1 = str()
-		r.Real, ok2 = str()
-		if !ok1 || !ok2 || len(data) < len(r.Digest)+1 || data[len(r.Digest)] > 1 {
-			return nil, false
-		}
-		copy(r.Digest[:], data)
-		r.Tree = data[len(r.Digest)] == 1
-		data = data[len(r.Digest)+1:]
-		recs = append(recs, r)
+		recs = append(recs, readRecord{Path: r.String(), Real: r.String(), Digest: r.Key(), Tree: r.Bool()})
 	}
-	return recs, len(data) == 0
+	return recs, r.Done()
 }
 
 // encodeAccumulation and decodeAccumulation store a node's result. The
