@@ -13,7 +13,6 @@ package batch
 import (
 	"bufio"
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -352,10 +351,13 @@ func buildRoots(ctx context.Context, o Options, all *engine.Graph, roots []strin
 			StageHits: res.StagesCached, StageMisses: res.StagesRan}
 		err := res.Err
 		if err == nil {
-			sum := sha256.Sum256(res.YAML)
+			sum := res.Digest // computed by the build when it has a cache
+			if sum.IsZero() {
+				sum = cache.Digest(res.YAML)
+			}
 			rr.Digest = hex.EncodeToString(sum[:])
 			prev, known := index.Root(root)
-			rr.Changed = !known || prev.OutputDigest != cache.Key(sum)
+			rr.Changed = !known || prev.OutputDigest != sum
 			if rr.Output != "" {
 				var wrote bool
 				wrote, err = writeIfChanged(rr.Output, res.YAML)

@@ -430,11 +430,11 @@ func (s *Store) Verify() (VerifyResult, error) {
 			r.Corrupt++
 			continue
 		}
-		if _, ok := s.get(k); ok {
+		if _, _, ok := s.get(k); ok {
 			r.Good++
 			continue
 		}
-		line, err := s.read(f.path)
+		line, err := s.readListed(f.path)
 		if err != nil || len(line) < entrySize {
 			r.Incomplete++
 			continue
@@ -479,7 +479,7 @@ func (s *Store) Uploadable(includeSensitive bool) ([]string, error) {
 		if _, err := hex.Decode(k[:], []byte(strings.TrimSuffix(name, sufAction))); err != nil {
 			continue
 		}
-		line, err := s.read(f.path)
+		line, err := s.readListed(f.path)
 		if err != nil {
 			continue
 		}

@@ -75,6 +75,14 @@ type disk struct {
 	mkdirOnce sync.Map // subdirectory -> struct{}: known to exist
 	written   atomic.Int64
 	pack      *packer // nil: every file is written on its own
+
+	// fresh: this process made the directory a cache, so it held no
+	// entries then. A lookup of a name this process has not written
+	// (mine) is then a miss without a try: on a cold run every lookup
+	// misses, and each failed open costs a path walk. Another process
+	// may write entries meanwhile; not seeing them is only a miss.
+	fresh bool
+	mine  sync.Map // path -> struct{}: written by this process (when fresh)
 }
 
 // claim makes dir a kpipe cache directory, or says why it cannot be one:
@@ -167,7 +175,30 @@ func (d *disk) read(path string) ([]byte, error) {
 			return v, nil
 		}
 	}
+	if !d.maybeThere(path) {
+		return nil, fs.ErrNotExist
+	}
 	return readFile(path)
+}
+
+// readListed is read for a name found by listing the directory, which
+// exists whoever wrote it.
+func (d *disk) readListed(path string) ([]byte, error) {
+	if d.pack != nil {
+		if v, ok := d.pack.get(path); ok {
+			return v, nil
+		}
+	}
+	return readFile(path)
+}
+
+// maybeThere says whether a lookup of path is worth trying (see fresh).
+func (d *disk) maybeThere(path string) bool {
+	if !d.fresh {
+		return true
+	}
+	_, ok := d.mine.Load(path)
+	return ok
 }
 
 // size returns the length of the file kpipe wrote at path (of its member,
@@ -177,6 +208,9 @@ func (d *disk) size(path string) (int64, bool) {
 		if v, ok := d.pack.get(path); ok {
 			return int64(len(v)), true
 		}
+	}
+	if !d.maybeThere(path) {
+		return 0, false
 	}
 	f, _, length, err := openEntry(path)
 	if err != nil {
@@ -191,6 +225,9 @@ func (d *disk) size(path string) (int64, bool) {
 func (d *disk) write(path string, data []byte) {
 	if d.broken.Load() {
 		return
+	}
+	if d.fresh {
+		d.mine.Store(path, struct{}{})
 	}
 	if d.pack != nil && len(data) <= packMaxMember {
 		full, ok := d.pack.add(path, data)

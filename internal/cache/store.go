@@ -5,7 +5,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -91,7 +93,14 @@ func Open(ctx context.Context, opts Options) *Store {
 		opts.Warn(fmt.Sprintf("cache: not using %s: %v; building without a cache", opts.Dir, err))
 		return nil
 	}
-	s := &Store{disk: disk{dir: opts.Dir, warn: opts.Warn}, opts: opts, created: created}
+	// A directory this process made a cache is fresh unless it held
+	// entries of a cache whose marker was lost.
+	fresh := false
+	if created {
+		_, err := os.Lstat(filepath.Join(opts.Dir, layoutDir))
+		fresh = errors.Is(err, fs.ErrNotExist)
+	}
+	s := &Store{disk: disk{dir: opts.Dir, warn: opts.Warn, fresh: fresh}, opts: opts, created: created}
 	if opts.Pack && packsSupported {
 		s.pack = &packer{}
 	}
@@ -181,19 +190,29 @@ func parseEntry(key Key, data []byte) (entry, bool) {
 // missing, partial, unreadable or corrupt entry is a miss, silently: the
 // caller computes the value again.
 func (s *Store) Get(key Key) ([]byte, bool) {
+	v, _, ok := s.GetDigest(key)
+	return v, ok
+}
+
+// GetDigest is Get that also returns the value's SHA-256 (Digest), which
+// the entry records and Get verifies anyway.
+func (s *Store) GetDigest(key Key) ([]byte, Key, bool) {
 	if s == nil {
-		return nil, false
+		return nil, Key{}, false
 	}
-	v, ok := s.get(key)
+	v, d, ok := s.get(key)
 	if !ok && s.remote != nil {
 		v, ok = s.fetchRemote(key)
+		if ok {
+			d = Digest(v)
+		}
 	}
 	if ok {
 		s.hits.Add(1)
 	} else {
 		s.misses.Add(1)
 	}
-	return v, ok
+	return v, d, ok
 }
 
 // GetLocal is Get from the directory only, without asking a remote cache
@@ -202,39 +221,40 @@ func (s *Store) GetLocal(key Key) ([]byte, bool) {
 	if s == nil {
 		return nil, false
 	}
-	return s.get(key)
+	v, _, ok := s.get(key)
+	return v, ok
 }
 
-func (s *Store) get(key Key) ([]byte, bool) {
+func (s *Store) get(key Key) ([]byte, Key, bool) {
 	kh := hex.EncodeToString(key[:])
 	ap := s.name(kh, sufAction)
 	line, err := s.read(ap)
 	if err != nil {
-		return nil, false
+		return nil, Key{}, false
 	}
 	if len(line) > entrySize {
 		// A value kept inline, after the line.
 		e, ok := parseEntry(key, line[:entrySize])
 		value := line[entrySize:]
 		if !ok || int64(len(value)) != e.size || sha256.Sum256(value) != e.digest {
-			return nil, false
+			return nil, Key{}, false
 		}
 		s.markUsed(ap)
-		return value, true
+		return value, e.digest, true
 	}
 	e, ok := parseEntry(key, line)
 	if !ok {
-		return nil, false
+		return nil, Key{}, false
 	}
 	dh := hex.EncodeToString(e.digest[:])
 	dp := s.name(dh, sufData)
 	value, err := s.read(dp)
 	if err != nil || int64(len(value)) != e.size || sha256.Sum256(value) != e.digest {
-		return nil, false
+		return nil, Key{}, false
 	}
 	s.markUsed(ap)
 	s.markUsed(dp)
-	return value, true
+	return value, e.digest, true
 }
 
 // fetchRemote reads key's entry from the remote cache, verified, and
@@ -318,11 +338,24 @@ func (s *Store) PutLocal(key Key, value []byte) { s.put(key, value, false, false
 
 // put writes an entry to the directory and, when send is set, hands it to
 // the remote cache (which uploads it if its options allow).
+// PutDigest is Put, or PutSensitive when sensitive is true, for a value
+// whose SHA-256 the caller has computed (digest == Digest(value)), which
+// the store then does not compute again.
+func (s *Store) PutDigest(key Key, value []byte, digest Key, sensitive bool) {
+	s.putDigest(key, value, digest, sensitive, true)
+}
+
 func (s *Store) put(key Key, value []byte, sensitive, send bool) {
 	if s == nil {
 		return
 	}
-	digest := sha256.Sum256(value)
+	s.putDigest(key, value, sha256.Sum256(value), sensitive, send)
+}
+
+func (s *Store) putDigest(key Key, value []byte, digest Key, sensitive, send bool) {
+	if s == nil {
+		return
+	}
 	line := formatEntry(key, digest, int64(len(value)), s.opts.Now().UnixNano(), sensitive)
 	if send && s.remote != nil {
 		s.remote.send(key, line, value, digest, sensitive)

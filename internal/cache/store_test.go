@@ -52,6 +52,16 @@ func TestPutGetVerified(t *testing.T) {
 	if v, ok := other.Get(k); !ok || string(v) != "value" {
 		t.Errorf("a second store got %q, %v", v, ok)
 	}
+	// A value stored with its digest reads back, small and large, with
+	// the digest it was stored with.
+	for _, v := range [][]byte{[]byte("small"), bytes.Repeat([]byte("large "), 1000)} {
+		k := key(string(v))
+		s.PutDigest(k, v, Digest(v), false)
+		got, d, ok := other.GetDigest(k)
+		if !ok || !bytes.Equal(got, v) || d != Digest(v) {
+			t.Errorf("GetDigest after PutDigest of %d bytes = %d bytes, %v, %v", len(v), len(got), d, ok)
+		}
+	}
 	if len(warns) != 0 {
 		t.Errorf("warnings: %v", warns)
 	}
@@ -560,5 +570,43 @@ func TestWorker(t *testing.T) {
 	s.Close()
 	if len(warns) != 0 {
 		t.Fatalf("warnings: %v", warns)
+	}
+}
+
+// TestFreshStoreReadsItsOwnWrites checks the cold-run shortcut: a store
+// that made its directory a cache looks up only the names it wrote, and
+// finds them in a pack after a flush as before it.
+func TestFreshStoreReadsItsOwnWrites(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "cache")
+	var warns []string
+	s := Open(context.Background(), Options{Dir: dir, Pack: true, Warn: func(m string) { warns = append(warns, m) }})
+	if s == nil || !s.fresh {
+		t.Fatalf("a new directory did not open as a fresh cache: %v", warns)
+	}
+	big := bytes.Repeat([]byte("x"), inlineMax+1)
+	s.Put(key("small"), []byte("v"))
+	s.Put(key("big"), big)
+	for _, flushed := range []bool{false, true} {
+		if v, ok := s.Get(key("small")); !ok || string(v) != "v" {
+			t.Errorf("flushed=%v: Get(small) = %q, %v", flushed, v, ok)
+		}
+		if v, ok := s.Get(key("big")); !ok || !bytes.Equal(v, big) || !s.Has(key("big")) {
+			t.Errorf("flushed=%v: Get(big) = %d bytes, %v", flushed, len(v), ok)
+		}
+		s.Flush()
+	}
+	if _, ok := s.Get(key("never")); ok {
+		t.Error("a fresh store hit a key nobody wrote")
+	}
+	// The next process finds the entries on disk.
+	other := mustOpen(t, dir, &warns)
+	if other.fresh {
+		t.Error("a second open of the directory is fresh")
+	}
+	if v, ok := other.Get(key("big")); !ok || !bytes.Equal(v, big) {
+		t.Errorf("second store: Get(big) = %d bytes, %v", len(v), ok)
+	}
+	if len(warns) != 0 {
+		t.Errorf("warnings: %v", warns)
 	}
 }

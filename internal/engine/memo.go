@@ -3,8 +3,10 @@ package engine
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/gob"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -443,26 +445,91 @@ func decodeManifest(data []byte) ([]readRecord, bool) {
 	return recs, r.Done()
 }
 
-// encodeAccumulation and decodeAccumulation store a node's result. The
-// default field-spec configuration, which most nodes have, is not stored:
-// it is the same for every node and large.
-func encodeAccumulation(acc *Accumulation) ([]byte, error) {
-	v := *acc
-	if v.PlainConfig {
-		v.Config = nil
+// encodeAccumulation and decodeAccumulation store a node's result:
+// accumulationFormat; 1 when Config is kustomize's default field specs,
+// which most nodes have and which is large, so not stored, else 0; the
+// length (uvarint) and gob encoding of the rest (the Config when it is
+// not the default, the Vars), empty when there is neither; then the
+// resources in resource.AppendListUnsorted's encoding, which is most of
+// the bytes and which gob would copy once more. The encoding is written
+// into a buffer reused across nodes (Builder.scratch) and copied out at
+// its final size.
+func (b *Builder) encodeAccumulation(acc *Accumulation) ([]byte, error) {
+	var extra []byte
+	if !acc.PlainConfig || len(acc.Vars.ByName) > 0 {
+		v := accumulationExtra{Vars: acc.Vars}
+		if !acc.PlainConfig {
+			v.Config = acc.Config
+		}
+		var eb bytes.Buffer
+		if err := gob.NewEncoder(&eb).Encode(&v); err != nil {
+			return nil, err
+		}
+		extra = eb.Bytes()
 	}
-	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(&v); err != nil {
+	bp, _ := b.scratch.Get().(*[]byte)
+	if bp == nil {
+		bp = new([]byte)
+	}
+	buf := append((*bp)[:0], accumulationFormat)
+	if acc.PlainConfig {
+		buf = append(buf, 1)
+	} else {
+		buf = append(buf, 0)
+	}
+	buf = binary.AppendUvarint(buf, uint64(len(extra)))
+	buf = append(buf, extra...)
+	rs := acc.Resources
+	if rs == nil {
+		rs = resource.NewList()
+	}
+	buf, err := resource.AppendListUnsorted(buf, rs)
+	out := append([]byte(nil), buf...)
+	if cap(buf) <= maxScratch {
+		*bp = buf[:0]
+		b.scratch.Put(bp)
+	}
+	if err != nil {
 		return nil, err
 	}
-	return buf.Bytes(), nil
+	return out, nil
+}
+
+// accumulationFormat is the first byte of a stored accumulation.
+const accumulationFormat = 3
+
+// maxScratch bounds the encoding buffer kept for the next node.
+const maxScratch = 64 << 20
+
+// accumulationExtra is the part of an Accumulation stored with gob.
+type accumulationExtra struct {
+	Config *fieldspec.Config
+	Vars   stages.VarSet
 }
 
 func (b *Builder) decodeAccumulation(data []byte) (*Accumulation, error) {
-	acc := &Accumulation{}
-	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(acc); err != nil {
+	if len(data) < 2 || data[0] != accumulationFormat || data[1] > 1 {
+		return nil, errBadAccumulation
+	}
+	acc := &Accumulation{PlainConfig: data[1] == 1}
+	n, w := binary.Uvarint(data[2:])
+	rest := data[2:]
+	if w <= 0 || n > uint64(len(rest)-w) {
+		return nil, errBadAccumulation
+	}
+	extra, list := rest[w:w+int(n)], rest[w+int(n):]
+	if len(extra) > 0 {
+		var v accumulationExtra
+		if err := gob.NewDecoder(bytes.NewReader(extra)).Decode(&v); err != nil {
+			return nil, err
+		}
+		acc.Config, acc.Vars = v.Config, v.Vars
+	}
+	rs, err := resource.DecodeList(list)
+	if err != nil {
 		return nil, err
 	}
+	acc.Resources = rs
 	if acc.PlainConfig {
 		cfg, err := b.plainConfig()
 		if err != nil {
@@ -473,12 +540,11 @@ func (b *Builder) decodeAccumulation(data []byte) (*Accumulation, error) {
 	if acc.Config == nil {
 		acc.Config = &fieldspec.Config{}
 	}
-	if acc.Resources == nil {
-		acc.Resources = resource.NewList()
-	}
 	acc.Resources.Freeze()
 	return acc, nil
 }
+
+var errBadAccumulation = errors.New("malformed stored accumulation")
 
 // visit resolves one graph node: from the cache when its key is known and
 // stored, else by building it.
@@ -521,7 +587,7 @@ func (b *Builder) resolve(ctx context.Context, n *Node) *nodeResult {
 		// A root no other node includes needs no accumulation entry: its
 		// finished output is stored (finishRoot), and nothing else reads it.
 		if b.storesAccumulation(n) {
-			if data, err := encodeAccumulation(acc); err == nil {
+			if data, err := b.encodeAccumulation(acc); err == nil {
 				m.put(k, data, hasSecret(acc.Resources.All()) || runsPlugins(n))
 			}
 		}

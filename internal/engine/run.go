@@ -84,6 +84,9 @@ type Result struct {
 	Err error
 	// YAML is the rendered output (what `kustomize build` prints).
 	YAML []byte
+	// Digest is YAML's SHA-256 (cache.Digest) when the build computed it,
+	// as it does with a cache; zero otherwise.
+	Digest cache.Key
 	// Cached says the final output came from the cache.
 	Cached bool
 	// Sensitive says the output may hold a Secret's data or a plugin's
@@ -105,6 +108,9 @@ type Builder struct {
 	parsed map[*fileRead]*parsedFile // resource files decoded, once each
 	stats  Stats
 	memo   *memo
+	// scratch holds a buffer (*[]byte) that stored accumulations are
+	// encoded into, reused from node to node.
+	scratch sync.Pool
 
 	// included are the nodes some other node of the run includes.
 	included map[*Node]bool
@@ -228,7 +234,7 @@ func (b *Builder) RunEach(ctx context.Context, loadErrs []error, emit func(i int
 		case r.err != nil:
 			res.Err = r.err
 		default:
-			res.Resources, res.YAML, res.Cached, res.Err = b.finishRoot(ctx, n, r)
+			b.finishRoot(ctx, n, r, &res)
 			res.Sensitive = yamlHasSecret(res.YAML) || runsPlugins(n)
 		}
 		if r != nil {
@@ -461,30 +467,36 @@ func (b *Builder) child(ctx context.Context, n *Node) (*Accumulation, error) {
 
 // finishRoot runs the root-only steps on a root's accumulation and renders
 // the output, or takes both from the cache.
-func (b *Builder) finishRoot(ctx context.Context, n *Node, r *nodeResult) ([]*resource.Resource, []byte, bool, error) {
+func (b *Builder) finishRoot(ctx context.Context, n *Node, r *nodeResult, res *Result) {
 	var key cache.Key
 	if b.memo != nil && r.key != (cache.Key{}) {
 		key = b.memo.key("root").Key(r.key).Sum()
-		if data, ok := b.memo.Store.Get(key); ok && !b.opts.VerifyCache {
+		if data, sum, ok := b.memo.Store.GetDigest(key); ok && !b.opts.VerifyCache {
 			b.count(func(s *Stats) { s.RootsCached++ })
-			return nil, data, true, nil
+			res.YAML, res.Digest, res.Cached = data, sum, true
+			return
 		}
 	}
 	acc, err := b.load(ctx, n, r)
 	if err != nil {
-		return nil, nil, false, err
+		res.Err = err
+		return
 	}
 	out, err := b.finish(ctx, n, acc)
 	if err != nil {
-		return nil, nil, false, err
+		res.Err = err
+		return
 	}
 	y, err := b.render(out)
 	if err != nil {
-		return nil, nil, false, err
+		res.Err = err
+		return
 	}
+	res.Resources, res.YAML = out, y
 	if key != (cache.Key{}) {
-		// The output as rendered is the whole entry: no second encoding.
-		b.memo.put(key, y, hasSecret(out) || runsPlugins(n))
+		// The output as rendered is the whole entry: no second encoding,
+		// and its digest, computed once, serves the caller too.
+		res.Digest = cache.Digest(y)
+		b.memo.Store.PutDigest(key, y, res.Digest, hasSecret(out) || runsPlugins(n))
 	}
-	return out, y, false, nil
 }

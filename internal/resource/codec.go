@@ -11,8 +11,9 @@ import (
 
 // This file is the binary encoding of resources for the cache: the object
 // tree with every scalar's Go type kept (an int stays an int, a float a
-// float), and the build state. Map keys are written in sorted order, so
-// equal resources encode to equal bytes and the encoding can be hashed.
+// float), and the build state. EncodeList writes map keys in sorted
+// order, so equal resources encode to equal bytes and the encoding can be
+// hashed; AppendListUnsorted, for values only stored, does not sort.
 
 // Value tags of the encoding.
 const (
@@ -38,9 +39,14 @@ const codecVersion byte = 2
 // not know; EncodeList turns it into an error.
 type unencodable struct{ t string }
 
-// appendEncoded appends the encoding of r to buf.
-func (r *Resource) appendEncoded(buf []byte) []byte {
-	buf = appendValue(buf, r.obj)
+// appendEncoded appends the encoding of r to buf, its map keys sorted
+// when sorted is true.
+func (r *Resource) appendEncoded(buf []byte, sorted bool) []byte {
+	if sorted {
+		buf = appendValue(buf, r.obj)
+	} else {
+		buf = appendValueUnsorted(buf, r.obj)
+	}
 	buf = binary.AppendUvarint(buf, uint64(len(r.prev)))
 	for _, p := range r.prev {
 		buf = appendString(appendString(appendString(buf, p.Kind), p.Name), p.Namespace)
@@ -66,7 +72,20 @@ func (r *Resource) appendEncoded(buf []byte) []byte {
 // EncodeList encodes the resources of l, in order. It fails only when an
 // object holds a value of a type YAML decoding never produces (which a
 // stage put there); callers then do without the cache.
-func EncodeList(l *List) (buf []byte, err error) {
+func EncodeList(l *List) ([]byte, error) {
+	return appendList(nil, l, true)
+}
+
+// AppendListUnsorted appends the encoding of l to buf with each map's keys
+// in the order the map gives them. It decodes (DecodeList) to the same
+// resources as EncodeList's encoding and costs less to write, but equal
+// lists may encode to different bytes: it is for values that are stored,
+// never for values that are hashed into a key.
+func AppendListUnsorted(buf []byte, l *List) ([]byte, error) {
+	return appendList(buf, l, false)
+}
+
+func appendList(buf []byte, l *List, sorted bool) (_ []byte, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			u, ok := p.(unencodable)
@@ -76,10 +95,10 @@ func EncodeList(l *List) (buf []byte, err error) {
 			buf, err = nil, fmt.Errorf("cannot encode a value of type %s in a resource", u.t)
 		}
 	}()
-	buf = []byte{codecVersion}
+	buf = append(buf, codecVersion)
 	buf = binary.AppendUvarint(buf, uint64(l.Len()))
 	for _, r := range l.All() {
-		buf = r.appendEncoded(buf)
+		buf = r.appendEncoded(buf, sorted)
 	}
 	return buf, nil
 }
@@ -129,7 +148,32 @@ func appendID(buf []byte, id ID) []byte {
 	return buf
 }
 
+// appendValue appends the encoding of v, each map's keys sorted.
 func appendValue(buf []byte, v any) []byte {
+	switch t := v.(type) {
+	case map[string]any:
+		buf = binary.AppendUvarint(append(buf, tagMap), uint64(len(t)))
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			buf = appendValue(appendString(buf, k), t[k])
+		}
+		return buf
+	case []any:
+		buf = binary.AppendUvarint(append(buf, tagList), uint64(len(t)))
+		for _, e := range t {
+			buf = appendValue(buf, e)
+		}
+		return buf
+	}
+	return appendScalar(buf, v)
+}
+
+// appendScalar appends the encoding of a value that is not a map or list.
+func appendScalar(buf []byte, v any) []byte {
 	switch t := v.(type) {
 	case nil:
 		return append(buf, tagNil)
@@ -155,25 +199,27 @@ func appendValue(buf []byte, v any) []byte {
 		return binary.BigEndian.AppendUint64(append(buf, tagFloat64), math.Float64bits(t))
 	case time.Time:
 		return appendString(append(buf, tagTime), t.Format(time.RFC3339Nano))
+	}
+	panic(unencodable{fmt.Sprintf("%T", v)})
+}
+
+// appendValueUnsorted is appendValue with map keys in map order.
+func appendValueUnsorted(buf []byte, v any) []byte {
+	switch t := v.(type) {
 	case map[string]any:
 		buf = binary.AppendUvarint(append(buf, tagMap), uint64(len(t)))
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			buf = appendValue(appendString(buf, k), t[k])
+		for k, e := range t {
+			buf = appendValueUnsorted(appendString(buf, k), e)
 		}
 		return buf
 	case []any:
 		buf = binary.AppendUvarint(append(buf, tagList), uint64(len(t)))
 		for _, e := range t {
-			buf = appendValue(buf, e)
+			buf = appendValueUnsorted(buf, e)
 		}
 		return buf
 	}
-	panic(unencodable{fmt.Sprintf("%T", v)})
+	return appendScalar(buf, v)
 }
 
 type decoder struct {
@@ -317,19 +363,5 @@ func (d *decoder) value() any {
 		return l
 	}
 	d.fail()
-	return nil
-}
-
-// GobEncode encodes the list with EncodeList, so that structs holding lists
-// can be stored with encoding/gob.
-func (l *List) GobEncode() ([]byte, error) { return EncodeList(l) }
-
-// GobDecode decodes what GobEncode wrote.
-func (l *List) GobDecode(data []byte) error {
-	d, err := DecodeList(data)
-	if err != nil {
-		return err
-	}
-	l.items = d.items
 	return nil
 }

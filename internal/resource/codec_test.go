@@ -52,6 +52,23 @@ spec:
 	if !bytes.Equal(enc, again) {
 		t.Errorf("encoding is not deterministic")
 	}
+
+	// The unsorted encoding, appended after other bytes, decodes to the
+	// same resource.
+	un, err := AppendListUnsorted([]byte("prefix"), l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(un, []byte("prefix")) || len(un)-len("prefix") != len(enc) {
+		t.Fatalf("unsorted encoding: %d bytes after the prefix, want %d", len(un)-len("prefix"), len(enc))
+	}
+	back, err = DecodeList(un[len("prefix"):])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := back.At(0); !reflect.DeepEqual(got.Object(), r.Object()) || !reflect.DeepEqual(got.AllIDs(), r.AllIDs()) {
+		t.Errorf("unsorted encoding changed the resource in a round trip:\n got %#v\nwant %#v", got.Object(), r.Object())
+	}
 }
 
 func TestDecodeListRejectsGarbage(t *testing.T) {
