@@ -1,7 +1,6 @@
 package main
 
 import (
-	"crypto/sha256"
 	"os"
 	"sync"
 
@@ -68,8 +67,8 @@ func (br *buildRecord) lookup() ([]byte, []string, bool) {
 	if !ok || !br.checker.Unchanged(rec.Inputs) {
 		return nil, nil, false
 	}
-	y, ok := br.store.Get(br.outKey)
-	if !ok || sha256.Sum256(y) != rec.OutputDigest {
+	y, d, ok := br.store.GetDigest(br.outKey)
+	if !ok || d != rec.OutputDigest {
 		return nil, nil, false
 	}
 	return y, rec.Warnings, true
@@ -87,23 +86,26 @@ func (br *buildRecord) recordWarnings(warn func(string)) func(string) {
 }
 
 // record stores the root's output and inputs after a successful build,
-// when the build knows every input and none changed while it ran.
+// when the build knows every input.
 func (br *buildRecord) record(b *engine.Builder, n *engine.Node, res engine.Result) {
 	if br.root == "" || n == nil {
 		return
 	}
+	// No second check of the inputs: every digest in the record is of the
+	// bytes the build used, and lookup checks them all (see buildRoots in
+	// internal/batch).
 	inputs, ok := b.Inputs(n)
-	if !ok || !br.checker.Unchanged(inputs) {
+	if !ok {
 		return
 	}
-	if res.Sensitive {
-		br.store.PutSensitive(br.outKey, res.YAML)
-	} else {
-		br.store.Put(br.outKey, res.YAML)
+	sum := res.Digest
+	if sum.IsZero() {
+		sum = cache.Digest(res.YAML)
 	}
+	br.store.PutDigest(br.outKey, res.YAML, sum, res.Sensitive)
 	br.mu.Lock()
 	warnings := append([]string(nil), br.warnings...)
 	br.mu.Unlock()
-	br.index.SetRoot(br.root, &cache.RootRecord{Inputs: inputs, OutputDigest: sha256.Sum256(res.YAML), Warnings: warnings})
+	br.index.SetRoot(br.root, &cache.RootRecord{Inputs: inputs, OutputDigest: sum, Warnings: warnings})
 	_ = br.index.Save()
 }

@@ -231,7 +231,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 
 	var st engine.Stats
 	if len(todo) > 0 {
-		st = buildRoots(ctx, o, all, roots, todo, outputOf, index, checker, man, rep)
+		st = buildRoots(ctx, o, all, roots, todo, outputOf, index, man, rep)
 	}
 	_ = index.Save()
 	if opts.Cache.Files != nil {
@@ -316,7 +316,7 @@ func outputIntact(files *cache.FileIndex, rec cache.RootRecord) bool {
 // from all when discovery loaded one), writes their outputs, fills their
 // report entries and records their inputs in index.
 func buildRoots(ctx context.Context, o Options, all *engine.Graph, roots []string, todo []int, outputOf func(string) string,
-	index *cache.RootIndex, checker *cache.InputChecker, man *manifest, rep *Report) engine.Stats {
+	index *cache.RootIndex, man *manifest, rep *Report) engine.Stats {
 	opts := o.Engine
 	dirs := make([]string, len(todo))
 	for j, i := range todo {
@@ -366,9 +366,14 @@ func buildRoots(ctx context.Context, o Options, all *engine.Graph, roots []strin
 				rr.Changed = rr.Changed || wrote
 			}
 			if err == nil && store != nil {
-				// Record the root only if every input still has the
-				// content the build used.
-				if inputs, ok := b.Inputs(g.Roots[j]); ok && checker.Unchanged(inputs) {
+				// Record the root when the build knows every input. The
+				// record is true even if an input changed while the root
+				// was built: each digest in it is of the bytes the build
+				// used (the listing of a directory is taken before the
+				// build), and the next run compares every input with its
+				// digest again before it trusts the record. Checking the
+				// inputs here too cost a stat of each, for nothing.
+				if inputs, ok := b.Inputs(g.Roots[j]); ok {
 					index.SetRoot(root, &cache.RootRecord{Inputs: inputs, Output: rr.Output, OutputDigest: sum})
 				}
 			}
@@ -534,6 +539,9 @@ func findRootsContext(ctx context.Context, o Options, index *cache.RootIndex, ch
 		roots = append(roots, d)
 	}
 	if index.Persistent() {
+		// The kustomization files were just read: their digests need no
+		// second read.
+		g.RememberKustomizations(checker.Files(), runtime.NumCPU())
 		var eg errgroup.Group
 		eg.SetLimit(runtime.NumCPU())
 		for _, ins := range [][]cache.Input{files, dirs} {

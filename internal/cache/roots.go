@@ -244,6 +244,9 @@ func NewInputChecker(files *FileIndex) *InputChecker {
 	return &InputChecker{files: files, real: map[string]realPath{}, same: map[Input]bool{}}
 }
 
+// Files returns the file index the checker reads digests through.
+func (c *InputChecker) Files() *FileIndex { return c.files }
+
 // Digest returns the digest of the file or directory at path, an absolute
 // symlink-free path, through the checker's file index.
 func (c *InputChecker) Digest(path string) (Key, bool) { return c.files.Digest(path) }

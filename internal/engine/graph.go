@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kpipe/kpipe/internal/cache"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -355,6 +356,23 @@ func (g *Graph) WithRoots(dirs []string) (*Graph, []error) {
 		c.Roots = append(c.Roots, n)
 	}
 	return &c, errs
+}
+
+// RememberKustomizations records in ix the digest of every kustomization
+// file g read, with the stat taken before the read (see
+// cache.FileIndex.Remember), so that a later Digest of one costs a stat,
+// not a read.
+func (g *Graph) RememberKustomizations(ix *cache.FileIndex, jobs int) {
+	var files []*loaders.KustomizationFile
+	for _, n := range g.Nodes {
+		if n.File != nil && n.File.Real != "" && n.File.Info != nil {
+			files = append(files, n.File)
+		}
+	}
+	forEach(len(files), jobs, func(i int) {
+		f := files[i]
+		ix.Remember(f.Real, f.Info, len(f.Data), cache.Digest(f.Data), g.loadStart)
+	})
 }
 
 // load returns the node for dir reached through chain (the directories of

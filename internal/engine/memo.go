@@ -149,11 +149,24 @@ func newMemo(c Cache, g *Graph, o Options) *memo {
 	if m.Files == nil {
 		m.Files, _ = cache.LoadFileIndex("")
 	}
+	// Each node's directory is digested before anything is built (a root's
+	// record must not pair a listing taken after the build with its
+	// output), on every worker: a cold run lists every directory.
+	var dirs []string
 	for _, n := range g.Nodes {
 		if _, ok := m.dirs[n.Dir]; !ok {
-			if d, ok := m.Files.Digest(n.Dir); ok {
-				m.dirs[n.Dir] = d
-			}
+			m.dirs[n.Dir] = cache.Key{}
+			dirs = append(dirs, n.Dir)
+		}
+	}
+	digests := make([]cache.Key, len(dirs))
+	found := make([]bool, len(dirs))
+	forEach(len(dirs), o.Jobs, func(i int) { digests[i], found[i] = m.Files.Digest(dirs[i]) })
+	for i, dir := range dirs {
+		if found[i] {
+			m.dirs[dir] = digests[i]
+		} else {
+			delete(m.dirs, dir)
 		}
 	}
 	for _, n := range g.Nodes {
