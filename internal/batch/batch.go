@@ -520,7 +520,9 @@ func findRootsContext(ctx context.Context, o Options, index *cache.RootIndex, ch
 	}
 	// Components are not roots; unless --all-kustomizations, neither is a
 	// kustomization another one refers to.
-	g, _ := engine.LoadContext(ctx, all, engine.LoadOptions{Restriction: r, Remote: o.Remote})
+	// (The walk resolved every directory: it starts at a real one and
+	// does not follow symlinks.)
+	g, _ := engine.LoadContext(ctx, all, engine.LoadOptions{Restriction: r, Remote: o.Remote, Resolved: true})
 	referenced := map[string]bool{}
 	for _, n := range g.Nodes {
 		for _, e := range n.Children() {

@@ -225,6 +225,10 @@ type LoadOptions struct {
 	// Remote fetches remote bases (git URLs) and http(s) resource files;
 	// nil makes every such entry fail.
 	Remote *remote.Fetcher
+	// Resolved says the local roots are absolute, symlink-free directories
+	// already (build-all's discovery finds them so), which LoadContext
+	// then does not resolve again.
+	Resolved bool
 }
 
 // Load reads the kustomizations reachable from the given root
@@ -278,8 +282,9 @@ func LoadContext(ctx context.Context, roots []string, o LoadOptions) (*Graph, []
 			continue
 		}
 		eg.Go(func() error {
-			dirs[i], errs[i] = loaders.RealDir(root)
-			if errs[i] != nil {
+			if o.Resolved && repos[i] == nil {
+				dirs[i] = root
+			} else if dirs[i], errs[i] = loaders.RealDir(root); errs[i] != nil {
 				return nil
 			}
 			parsed[i].kf, parsed[i].err = loaders.FindKustomization(dirs[i], r)
@@ -290,10 +295,7 @@ func LoadContext(ctx context.Context, roots []string, o LoadOptions) (*Graph, []
 			if repos[i] != nil {
 				restriction = loaders.RootOnly
 			}
-			ldr, err := loaders.New(dirs[i], restriction)
-			if err != nil {
-				return nil
-			}
+			ldr := loaders.NewReal(dirs[i], restriction)
 			reads[i] = map[string]*fileRead{}
 			for _, p := range parsed[i].kf.K.Resources {
 				if remote.IsHTTPURL(p) {
@@ -438,8 +440,12 @@ func (g *Graph) load(dir, helmNS string, inheritedAPI *schemaSource, chain []str
 	if repo != nil {
 		restriction = loaders.RootOnly // as kustomize: clones never read outside
 	}
-	ldr, err := loaders.New(dir, restriction)
-	if err != nil {
+	var ldr *loaders.Loader
+	if repo == nil {
+		// A root's directory comes from RealDir, a base's from
+		// Loader.Resolve: both resolved already.
+		ldr = loaders.NewReal(dir, restriction)
+	} else if ldr, err = loaders.New(dir, restriction); err != nil {
 		return nil, err
 	}
 	n := &Node{Key: key, Dir: dir, File: kf, K: &k, HelmNamespace: helmNS, Loader: ldr, Origin: m.origin, Repo: repo}

@@ -75,6 +75,14 @@ func New(dir string, r Restriction) (*Loader, error) {
 	return &Loader{root: root, restriction: r}, nil
 }
 
+// NewReal is New for a directory the caller has resolved already (by
+// RealDir or Loader.Resolve): absolute, symlink-free and a directory. It
+// touches no file: resolving again cost a stat of every path component,
+// for every kustomization of a build.
+func NewReal(dir string, r Restriction) *Loader {
+	return &Loader{root: dir, restriction: r}
+}
+
 // RealDir returns the absolute, symlink-free form of dir, or an error when
 // dir is not a directory.
 func RealDir(dir string) (string, error) {
