@@ -224,3 +224,42 @@ func mutate(t *testing.T, rng *rand.Rand, dir string) string {
 	}
 	return what
 }
+
+// TestGatheringBaseIsBuiltOnlyWhenAsked checks the nodes that store no
+// accumulation (gathersOnly): a run with nothing changed builds nothing,
+// not even them, and a run whose overlay changed builds the base again
+// from its files, giving the output a build without the cache gives.
+func TestGatheringBaseIsBuiltOnlyWhenAsked(t *testing.T) {
+	dir := t.TempDir()
+	writeText(t, filepath.Join(dir, "base", "kustomization.yaml"), "resources:\n- cm.yaml\n")
+	writeText(t, filepath.Join(dir, "base", "cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  k: one\n")
+	writeText(t, filepath.Join(dir, "overlay", "kustomization.yaml"), "namePrefix: a-\nresources:\n- ../base\n")
+	g, _ := Load([]string{filepath.Join(dir, "base"), filepath.Join(dir, "overlay")}, loaders.RootOnly)
+	if !gathersOnly(g.Roots[0]) || gathersOnly(g.Roots[1]) {
+		t.Fatalf("gathersOnly: base (only resources) %v, overlay (namePrefix) %v", gathersOnly(g.Roots[0]), gathersOnly(g.Roots[1]))
+	}
+	roots := []string{filepath.Join(dir, "overlay")}
+	cacheDir := filepath.Join(dir, ".cache")
+	run := func() (string, Stats) {
+		t.Helper()
+		store := cache.Open(context.Background(), cache.Options{Dir: cacheDir, Pack: true})
+		out, st := outputs(t, roots, store)
+		want, _ := outputs(t, roots, nil)
+		if out[0] != want[0] {
+			t.Fatalf("cached output\n%s\nwant\n%s", out[0], want[0])
+		}
+		return out[0], st
+	}
+	run()
+	if _, st := run(); st.NodesBuilt != 0 {
+		t.Errorf("nothing changed, yet %d nodes were built", st.NodesBuilt)
+	}
+	writeText(t, filepath.Join(dir, "overlay", "kustomization.yaml"), "namePrefix: b-\nresources:\n- ../base\n")
+	if out, _ := run(); !strings.Contains(out, "name: b-cm") || !strings.Contains(out, "k: one") {
+		t.Errorf("after the overlay changed:\n%s", out)
+	}
+	writeText(t, filepath.Join(dir, "base", "cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  k: two\n")
+	if out, _ := run(); !strings.Contains(out, "k: two") {
+		t.Errorf("after the base's file changed:\n%s", out)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -581,12 +582,14 @@ func (b *Builder) resolve(ctx context.Context, n *Node) *nodeResult {
 		acc, err := b.buildNode(ctx, n)
 		return &nodeResult{acc: acc, err: err}
 	}
-	if k, ok := m.fullKey(n); ok && !b.opts.VerifyCache && ((b.isRoot(n) && m.Store.Has(m.key("root").Key(k).Sum())) || m.Store.Has(k)) {
+	gathers := gathersOnly(n)
+	if k, ok := m.fullKey(n); ok && !b.opts.VerifyCache && (gathers || (b.isRoot(n) && m.Store.Has(m.key("root").Key(k).Sum())) || m.Store.Has(k)) {
 		// (A root's finished output stands for its accumulation, which is
-		// not stored when no node includes the root; load builds it when
-		// needed after all. The output is asked for first: with a remote
-		// cache each question is a round trip, and most roots have no
-		// accumulation entry.)
+		// not stored when no node includes the root, and so does a
+		// gathering node's key: load builds either when needed after
+		// all. The output is asked for first: with a remote cache each
+		// question is a round trip, and most roots have no accumulation
+		// entry.)
 		m.setKey(n, k)
 		b.count(func(s *Stats) { s.NodesCached++ })
 		return &nodeResult{key: k, fromCache: true}
@@ -599,7 +602,7 @@ func (b *Builder) resolve(ctx context.Context, n *Node) *nodeResult {
 	if k, ok := m.remember(n); ok {
 		// A root no other node includes needs no accumulation entry: its
 		// finished output is stored (finishRoot), and nothing else reads it.
-		if b.storesAccumulation(n) {
+		if !gathers && b.storesAccumulation(n) {
 			if data, err := b.encodeAccumulation(acc); err == nil {
 				m.put(k, data, hasSecret(acc.Resources.All()) || runsPlugins(n))
 			}
@@ -607,6 +610,34 @@ func (b *Builder) resolve(ctx context.Context, n *Node) *nodeResult {
 		r.key = k
 	}
 	return r
+}
+
+// gathersOnly says that building n runs no stage: its kustomization lists
+// resources (files and directories) and nothing else, and no origin
+// annotations are asked for. Its accumulation is then its files and its
+// children's accumulations, in order: storing it would save no work that
+// reading those does not, and it is the costliest entry to write (the
+// whole content of every base under it, again). Such a node stores no
+// accumulation; a run that finds its key (the manifest is stored) takes
+// it as found, and load builds it only when a dependent that is rebuilt
+// asks for it. A kustomization with any other field is not gathering, so
+// a field added later errs on the side of storing.
+func gathersOnly(n *Node) bool {
+	if n.Origin != nil || n.K == nil {
+		return false
+	}
+	v := reflect.ValueOf(n.K).Elem()
+	t := v.Type()
+	for i := range v.NumField() {
+		switch t.Field(i).Name {
+		case "Kind", "APIVersion", "MetaData", "Resources", "Bases":
+		default:
+			if !v.Field(i).IsZero() {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // load returns a node result's accumulation, reading it from the cache on

@@ -114,6 +114,8 @@ type Builder struct {
 
 	// included are the nodes some other node of the run includes.
 	included map[*Node]bool
+	// roots are the graph's roots, as a set (g.Roots may hold thousands).
+	roots map[*Node]bool
 
 	plainOnce sync.Once
 	plain     *fieldspec.Config
@@ -178,7 +180,12 @@ func NewBuilder(g *Graph, opts Options) *Builder {
 	if opts.Warn == nil {
 		opts.Warn = func(string) {}
 	}
-	b := &Builder{g: g, opts: opts, done: map[string]*nodeResult{}, parsed: map[*fileRead]*parsedFile{}}
+	b := &Builder{g: g, opts: opts, done: map[string]*nodeResult{}, parsed: map[*fileRead]*parsedFile{}, roots: make(map[*Node]bool, len(g.Roots))}
+	for _, r := range g.Roots {
+		if r != nil {
+			b.roots[r] = true
+		}
+	}
 	if opts.Cache.Store != nil {
 		b.memo = newMemo(opts.Cache, g, opts)
 		b.memo.helm = b.helmSettings
@@ -279,16 +286,7 @@ func (b *Builder) RunEach(ctx context.Context, loadErrs []error, emit func(i int
 func (b *Builder) storesAccumulation(n *Node) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.included[n] || !b.isRootLocked(n)
-}
-
-func (b *Builder) isRootLocked(n *Node) bool {
-	for _, r := range b.g.Roots {
-		if r == n {
-			return true
-		}
-	}
-	return false
+	return b.included[n] || !b.roots[n]
 }
 
 // parentCounts counts, for every node reachable from roots, the entries
@@ -374,14 +372,7 @@ func (b *Builder) countSubgraph(root *Node, res *Result) {
 }
 
 // isRoot reports whether n is one of the graph's build roots.
-func (b *Builder) isRoot(n *Node) bool {
-	for _, r := range b.g.Roots {
-		if r == n {
-			return true
-		}
-	}
-	return false
-}
+func (b *Builder) isRoot(n *Node) bool { return b.roots[n] }
 
 func (b *Builder) result(n *Node) *nodeResult {
 	b.mu.Lock()
