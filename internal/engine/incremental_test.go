@@ -225,19 +225,18 @@ func mutate(t *testing.T, rng *rand.Rand, dir string) string {
 	return what
 }
 
-// TestGatheringBaseIsBuiltOnlyWhenAsked checks the nodes that store no
-// accumulation (gathersOnly): a run with nothing changed builds nothing,
-// not even them, and a run whose overlay changed builds the base again
-// from its files, giving the output a build without the cache gives.
-func TestGatheringBaseIsBuiltOnlyWhenAsked(t *testing.T) {
+// TestLazyBaseIsBuiltOnlyWhenAsked checks the nodes that store no
+// accumulation (lazy: their build ran only cheap stages): a run with
+// nothing changed builds nothing, not even them, and a run whose overlay
+// changed builds the base again, giving the output a build without the
+// cache gives.
+func TestLazyBaseIsBuiltOnlyWhenAsked(t *testing.T) {
 	dir := t.TempDir()
-	writeText(t, filepath.Join(dir, "base", "kustomization.yaml"), "resources:\n- cm.yaml\n")
+	// A lazy base (a label is a cheap stage) and a patch over it.
+	writeText(t, filepath.Join(dir, "base", "kustomization.yaml"), "labels:\n- pairs: {app: web}\nresources:\n- cm.yaml\n")
 	writeText(t, filepath.Join(dir, "base", "cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  k: one\n")
-	writeText(t, filepath.Join(dir, "overlay", "kustomization.yaml"), "namePrefix: a-\nresources:\n- ../base\n")
-	g, _ := Load([]string{filepath.Join(dir, "base"), filepath.Join(dir, "overlay")}, loaders.RootOnly)
-	if !gathersOnly(g.Roots[0]) || gathersOnly(g.Roots[1]) {
-		t.Fatalf("gathersOnly: base (only resources) %v, overlay (namePrefix) %v", gathersOnly(g.Roots[0]), gathersOnly(g.Roots[1]))
-	}
+	const patch = "patches:\n- patch: |-\n    - op: add\n      path: /data/p\n      value: x\n  target: {kind: ConfigMap}\n"
+	writeText(t, filepath.Join(dir, "overlay", "kustomization.yaml"), "namePrefix: a-\nresources:\n- ../base\n"+patch)
 	roots := []string{filepath.Join(dir, "overlay")}
 	cacheDir := filepath.Join(dir, ".cache")
 	run := func() (string, Stats) {
@@ -254,9 +253,15 @@ func TestGatheringBaseIsBuiltOnlyWhenAsked(t *testing.T) {
 	if _, st := run(); st.NodesBuilt != 0 {
 		t.Errorf("nothing changed, yet %d nodes were built", st.NodesBuilt)
 	}
-	writeText(t, filepath.Join(dir, "overlay", "kustomization.yaml"), "namePrefix: b-\nresources:\n- ../base\n")
-	if out, _ := run(); !strings.Contains(out, "name: b-cm") || !strings.Contains(out, "k: one") {
+	writeText(t, filepath.Join(dir, "overlay", "kustomization.yaml"), "namePrefix: b-\nresources:\n- ../base\n"+patch)
+	out, st := run()
+	if !strings.Contains(out, "name: b-cm") || !strings.Contains(out, "k: one") || !strings.Contains(out, "app: web") || !strings.Contains(out, "p: x") {
 		t.Errorf("after the overlay changed:\n%s", out)
+	}
+	if st.NodesBuilt != 2 {
+		// The base has no stored accumulation: the overlay's build asks
+		// for it, and it is built.
+		t.Errorf("after the overlay changed, %d nodes were built, want 2 (the overlay, and the lazy base it asked for)", st.NodesBuilt)
 	}
 	writeText(t, filepath.Join(dir, "base", "cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  k: two\n")
 	if out, _ := run(); !strings.Contains(out, "k: two") {

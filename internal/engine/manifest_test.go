@@ -16,18 +16,19 @@ func TestManifestRoundTripAndDamage(t *testing.T) {
 		{Path: "charts/web", Real: "/repo/charts/web", Digest: cache.Digest([]byte("listing")), Tree: true},
 		{Path: "ü/../x", Real: "/x", Digest: cache.Digest(nil)},
 	}
-	for _, want := range [][]readRecord{recs, {}} {
-		data := encodeManifest(want)
-		got, ok := decodeManifest(data)
-		if !ok || !reflect.DeepEqual(got, want) {
-			t.Fatalf("decoded %+v, %v; want %+v", got, ok, want)
+	for i, want := range [][]readRecord{recs, {}} {
+		lazy := i == 1
+		data := encodeManifest(want, lazy)
+		got, gotLazy, ok := decodeManifest(data)
+		if !ok || !reflect.DeepEqual(got, want) || gotLazy != lazy {
+			t.Fatalf("decoded %+v, lazy %v, %v; want %+v, lazy %v", got, gotLazy, ok, want, lazy)
 		}
 		for n := 0; n < len(data); n++ {
-			if _, ok := decodeManifest(data[:n]); ok {
+			if _, _, ok := decodeManifest(data[:n]); ok {
 				t.Errorf("a manifest cut to %d of %d bytes decoded", n, len(data))
 			}
 		}
-		if _, ok := decodeManifest(append(data, 0)); ok {
+		if _, _, ok := decodeManifest(append(data, 0)); ok {
 			t.Error("a manifest with a trailing byte decoded")
 		}
 	}

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -306,7 +305,7 @@ func (m *memo) componentKey(c *Node) (cache.Key, bool) {
 	if k, ok := m.knownKey(c); ok {
 		return k, true
 	}
-	k, ok := m.fullKey(c)
+	k, _, ok := m.fullKey(c)
 	if ok {
 		m.setKey(c, k)
 	}
@@ -314,41 +313,42 @@ func (m *memo) componentKey(c *Node) (cache.Key, bool) {
 }
 
 // fullKey completes a node's key with the files its manifest lists, as
-// they are now.
-func (m *memo) fullKey(n *Node) (cache.Key, bool) {
+// they are now; lazy is the manifest's mark that the node's accumulation
+// is not stored.
+func (m *memo) fullKey(n *Node) (k cache.Key, lazy, ok bool) {
 	pre, ok := m.preKey(n)
 	if !ok {
-		return cache.Key{}, false
+		return cache.Key{}, false, false
 	}
 	data, ok := m.Store.Get(m.manifestKey(pre))
 	if !ok {
-		return cache.Key{}, false
+		return cache.Key{}, false, false
 	}
-	recs, ok := decodeManifest(data)
+	recs, lazy, ok := decodeManifest(data)
 	if !ok {
-		return cache.Key{}, false
+		return cache.Key{}, false, false
 	}
 	for i, r := range recs {
 		real, _, err := n.Loader.Resolve(r.Path)
 		if err != nil {
-			return cache.Key{}, false
+			return cache.Key{}, false, false
 		}
 		var d cache.Key
 		if r.Tree {
 			listing, err := loaders.TreeListing(real)
 			if err != nil {
-				return cache.Key{}, false
+				return cache.Key{}, false, false
 			}
 			d = cache.Digest(listing)
 		} else if d, ok = m.Files.Digest(real); !ok {
-			return cache.Key{}, false
+			return cache.Key{}, false, false
 		}
 		recs[i].Real, recs[i].Digest = real, d
 	}
 	m.mu.Lock()
 	m.used[n] = recs
 	m.mu.Unlock()
-	return m.completeKey(n.Dir, pre, recs), true
+	return m.completeKey(n.Dir, pre, recs), lazy, true
 }
 
 func (m *memo) manifestKey(pre cache.Key) cache.Key {
@@ -398,9 +398,9 @@ func (m *memo) setVolatile(n *Node) {
 }
 
 // remember stores n's manifest after n was built (or applied, for a
-// component) in this run, and returns n's full key; false for a volatile
-// node, which gets no key.
-func (m *memo) remember(n *Node) (cache.Key, bool) {
+// component) in this run, with lazy (see encodeManifest), and returns n's
+// full key; false for a volatile node, which gets no key.
+func (m *memo) remember(n *Node, lazy bool) (cache.Key, bool) {
 	m.mu.Lock()
 	v := m.volatile[n]
 	m.mu.Unlock()
@@ -410,7 +410,7 @@ func (m *memo) remember(n *Node) (cache.Key, bool) {
 	for _, e := range n.Components {
 		if e.Child != nil {
 			if _, ok := m.knownKey(e.Child); !ok {
-				if _, ok := m.remember(e.Child); !ok {
+				if _, ok := m.remember(e.Child, false); !ok {
 					return cache.Key{}, false
 				}
 			}
@@ -421,7 +421,7 @@ func (m *memo) remember(n *Node) (cache.Key, bool) {
 		return cache.Key{}, false
 	}
 	recs := m.recorded(n)
-	m.Store.Put(m.manifestKey(pre), encodeManifest(recs))
+	m.Store.Put(m.manifestKey(pre), encodeManifest(recs, lazy))
 	m.mu.Lock()
 	m.used[n] = recs
 	m.mu.Unlock()
@@ -433,8 +433,10 @@ func (m *memo) remember(n *Node) (cache.Key, bool) {
 // encodeManifest and decodeManifest store the files a node's stages read
 // (cache.Encoder's encoding): the count, and for each file its path as
 // the kustomization names it, its real path, its digest and whether it is
-// a tree. A node whose key is checked reads one.
-func encodeManifest(recs []readRecord) []byte {
+// a tree; last, lazy: the node's accumulation is not stored, because its
+// build ran only cheap stages (see resolve). A node whose key is checked
+// reads one.
+func encodeManifest(recs []readRecord, lazy bool) []byte {
 	w := cache.NewEncoder(manifestFormat)
 	w.Uint(len(recs))
 	for _, r := range recs {
@@ -443,20 +445,22 @@ func encodeManifest(recs []readRecord) []byte {
 		w.Key(r.Digest)
 		w.Bool(r.Tree)
 	}
+	w.Bool(lazy)
 	return w.Bytes()
 }
 
-const manifestFormat = 1
+const manifestFormat = 2
 
 // decodeManifest reads what encodeManifest wrote; false for anything else.
-func decodeManifest(data []byte) ([]readRecord, bool) {
+func decodeManifest(data []byte) (recs []readRecord, lazy, ok bool) {
 	r := cache.NewDecoder(data, manifestFormat)
 	n := r.Uint()
-	recs := make([]readRecord, 0, n)
+	recs = make([]readRecord, 0, n)
 	for i := 0; i < n; i++ {
 		recs = append(recs, readRecord{Path: r.String(), Real: r.String(), Digest: r.Key(), Tree: r.Bool()})
 	}
-	return recs, r.Done()
+	lazy = r.Bool()
+	return recs, lazy, r.Done()
 }
 
 // encodeAccumulation and decodeAccumulation store a node's result:
@@ -582,14 +586,12 @@ func (b *Builder) resolve(ctx context.Context, n *Node) *nodeResult {
 		acc, err := b.buildNode(ctx, n)
 		return &nodeResult{acc: acc, err: err}
 	}
-	gathers := gathersOnly(n)
-	if k, ok := m.fullKey(n); ok && !b.opts.VerifyCache && (gathers || (b.isRoot(n) && m.Store.Has(m.key("root").Key(k).Sum())) || m.Store.Has(k)) {
+	if k, lazy, ok := m.fullKey(n); ok && !b.opts.VerifyCache && (lazy || (b.isRoot(n) && m.Store.Has(m.key("root").Key(k).Sum())) || m.Store.Has(k)) {
 		// (A root's finished output stands for its accumulation, which is
-		// not stored when no node includes the root, and so does a
-		// gathering node's key: load builds either when needed after
-		// all. The output is asked for first: with a remote cache each
-		// question is a round trip, and most roots have no accumulation
-		// entry.)
+		// not stored when no node includes the root, and so does a lazy
+		// node's key: load builds either when needed after all. The
+		// output is asked for first: with a remote cache each question
+		// is a round trip, and most roots have no accumulation entry.)
 		m.setKey(n, k)
 		b.count(func(s *Stats) { s.NodesCached++ })
 		return &nodeResult{key: k, fromCache: true}
@@ -599,10 +601,19 @@ func (b *Builder) resolve(ctx context.Context, n *Node) *nodeResult {
 		return &nodeResult{err: err}
 	}
 	r := &nodeResult{acc: acc}
-	if k, ok := m.remember(n); ok {
+	// A node whose build ran only cheap stages (or none: it gathered its
+	// files and its bases) is lazy: it stores no accumulation. Building
+	// it again costs what its bases' entries cost to read plus a few
+	// field edits, about what reading its own entry would; and that entry
+	// would be the costliest to write, the whole content of every base
+	// under it once more. A later run that finds its key takes it as
+	// found, and load builds it only when a dependent that is rebuilt
+	// asks for it.
+	lazy := !ranCostly(ctx)
+	if k, ok := m.remember(n, lazy); ok {
 		// A root no other node includes needs no accumulation entry: its
 		// finished output is stored (finishRoot), and nothing else reads it.
-		if !gathers && b.storesAccumulation(n) {
+		if !lazy && b.storesAccumulation(n) {
 			if data, err := b.encodeAccumulation(acc); err == nil {
 				m.put(k, data, hasSecret(acc.Resources.All()) || runsPlugins(n))
 			}
@@ -610,34 +621,6 @@ func (b *Builder) resolve(ctx context.Context, n *Node) *nodeResult {
 		r.key = k
 	}
 	return r
-}
-
-// gathersOnly says that building n runs no stage: its kustomization lists
-// resources (files and directories) and nothing else, and no origin
-// annotations are asked for. Its accumulation is then its files and its
-// children's accumulations, in order: storing it would save no work that
-// reading those does not, and it is the costliest entry to write (the
-// whole content of every base under it, again). Such a node stores no
-// accumulation; a run that finds its key (the manifest is stored) takes
-// it as found, and load builds it only when a dependent that is rebuilt
-// asks for it. A kustomization with any other field is not gathering, so
-// a field added later errs on the side of storing.
-func gathersOnly(n *Node) bool {
-	if n.Origin != nil || n.K == nil {
-		return false
-	}
-	v := reflect.ValueOf(n.K).Elem()
-	t := v.Type()
-	for i := range v.NumField() {
-		switch t.Field(i).Name {
-		case "Kind", "APIVersion", "MetaData", "Resources", "Bases":
-		default:
-			if !v.Field(i).IsZero() {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // load returns a node result's accumulation, reading it from the cache on
@@ -697,6 +680,11 @@ func (b *Builder) runStageEncoded(ctx context.Context, s stages.Stage, rs *resou
 		}
 		b.stageDone(ctx, s.Kind(), false, time.Since(start))
 		return nil, nil
+	}
+	if c, _ := ctx.Value(nodeCountsKey{}).(*nodeCounts); c != nil {
+		c.mu.Lock()
+		c.costly++
+		c.mu.Unlock()
 	}
 	desc, isPlugin := asPlugin(s)
 	var want []byte // --verify-cache: the output the stage must give
@@ -794,6 +782,19 @@ type nodeCounts struct {
 	node, key   string // the node's directory and its key in the graph
 	mu          sync.Mutex
 	ran, cached int
+	costly      int // stages run or cached that are not stages.Cheap
+}
+
+// ranCostly says whether a stage that is not stages.Cheap ran (or came
+// from the cache) in the node ctx counts for.
+func ranCostly(ctx context.Context) bool {
+	c, _ := ctx.Value(nodeCountsKey{}).(*nodeCounts)
+	if c == nil {
+		return true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.costly > 0
 }
 
 type nodeCountsKey struct{}
