@@ -504,8 +504,12 @@ func findRootsContext(ctx context.Context, o Options, index *cache.RootIndex, ch
 	var all []string
 	var files, dirs []cache.Input
 	seen := map[string]bool{}
+	var fileIndex *cache.FileIndex
+	if index.Persistent() {
+		fileIndex = checker.Files() // the walk's listings give the directories' digests
+	}
 	for _, p := range paths {
-		found, walked, err := findKustomizations(p, o.OutDir)
+		found, walked, err := findKustomizations(p, o.OutDir, fileIndex)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -564,7 +568,10 @@ func findRootsContext(ctx context.Context, o Options, index *cache.RootIndex, ch
 // file, skipping hidden directories and outDir, and returns each
 // directory's kustomization file (the first of loaders.FileNames there),
 // in the order of the directories' paths, and the directories it walked.
-func findKustomizations(tree, outDir string) (found, walked []cache.Input, err error) {
+// With files, it records each directory's digest there from the listing
+// it read (cache.FileIndex.RememberDir).
+func findKustomizations(tree, outDir string, files *cache.FileIndex) (found, walked []cache.Input, err error) {
+	start := time.Now()
 	tree, err = loaders.RealDir(tree)
 	if err != nil {
 		return nil, nil, err
@@ -577,10 +584,15 @@ func findKustomizations(tree, outDir string) (found, walked []cache.Input, err e
 	}
 	var walk func(dir string) error
 	walk = func(dir string) error {
+		var fi os.FileInfo
+		if files != nil {
+			fi, _ = os.Lstat(dir) // before the listing, as RememberDir needs
+		}
 		entries, err := os.ReadDir(dir)
 		if err != nil {
 			return err
 		}
+		files.RememberDir(dir, fi, entries, start)
 		walked = append(walked, cache.Input{Path: dir, Real: dir})
 		names := map[string]fs.DirEntry{}
 		for _, e := range entries {

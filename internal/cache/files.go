@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -195,6 +196,23 @@ func dirDigest(path string, ino uint64) (Key, bool) {
 	if err != nil {
 		return Key{}, false
 	}
+	return listingDigest(path, ino, entries), true
+}
+
+// RememberDir records the digest of the directory at path from entries,
+// its listing, read after fi, the directory's stat, was taken (at statAt
+// or later; see Remember): a later Digest of the directory costs a stat
+// instead of a second listing.
+func (ix *FileIndex) RememberDir(path string, fi os.FileInfo, entries []fs.DirEntry, statAt time.Time) {
+	if ix == nil || fi == nil || !fi.IsDir() {
+		return
+	}
+	ino, _, _ := statIDs(fi)
+	ix.rememberAt(path, fi, listingDigest(path, ino, entries), statAt)
+}
+
+// listingDigest is dirDigest of a listing already read.
+func listingDigest(path string, ino uint64, entries []fs.DirEntry) Key {
 	names := make([]string, len(entries))
 	for i, e := range entries {
 		names[i] = e.Name() + "\x00" + e.Type().String()
@@ -205,7 +223,7 @@ func dirDigest(path string, ino uint64) (Key, bool) {
 	for _, n := range names {
 		kb.String(n)
 	}
-	return kb.Sum(), true
+	return kb.Sum()
 }
 
 // Record notes the digest of data, just read from path whose stat (taken

@@ -105,3 +105,39 @@ func TestRootRecords(t *testing.T) {
 		t.Error("a forgotten root still has a record")
 	}
 }
+
+// TestRememberDirGivesTheListingDigest checks that a directory recorded
+// from a listing already read has the digest a fresh listing gives, and
+// that a file added afterwards changes it.
+func TestRememberDirGivesTheListingDigest(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "d")
+	if err := os.MkdirAll(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "a.yaml"), []byte("a"), 0o644)
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(dir, old, old)
+	time.Sleep(20 * time.Millisecond) // past the racy window set below (ctime is now)
+
+	fresh, _ := LoadFileIndex("")
+	want, ok := fresh.Digest(dir)
+	if !ok {
+		t.Fatal("no digest for a directory")
+	}
+	ix, _ := LoadFileIndex("")
+	ix.window = 10 * time.Millisecond
+	start := time.Now()
+	fi, _ := os.Lstat(dir)
+	entries, _ := os.ReadDir(dir)
+	ix.RememberDir(dir, fi, entries, start)
+	if got, _ := ix.Digest(dir); got != want {
+		t.Errorf("remembered digest %v, a listing gives %v", got, want)
+	}
+	if _, fromIndex := ix.Counts(); fromIndex != 1 {
+		t.Errorf("the digest was not taken from the remembered listing (%d from the index)", fromIndex)
+	}
+	os.WriteFile(filepath.Join(dir, "b.yaml"), []byte("b"), 0o644)
+	if got, _ := ix.Digest(dir); got == want {
+		t.Error("a file added to the directory did not change its digest")
+	}
+}
