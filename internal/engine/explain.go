@@ -137,8 +137,8 @@ func (m *memo) nodeRecord(n *Node) map[string]string {
 			rec["setting "+name] = string(s)
 		}
 	}
-	if k, err := json.Marshal(n.K); err == nil {
-		rec["kustomization "+n.KustFileName()] = short(cache.Digest(k))
+	if d, ok := m.kustomizationDigest(n); ok {
+		rec["kustomization "+n.KustFileName()] = short(d)
 	}
 	if c := strings.TrimPrefix(n.Key, n.Dir) + n.schemaID(); c != "" {
 		rec["context"] = c

@@ -221,8 +221,8 @@ func (m *memo) computePreKey(n *Node) (cache.Key, bool) {
 		return cache.Key{}, false
 	}
 	kb := m.key("node")
-	k, err := json.Marshal(n.K)
-	if err != nil {
+	kd, ok := m.kustomizationDigest(n)
+	if !ok {
 		return cache.Key{}, false
 	}
 	// Relocatable: no absolute path enters a key. The node is identified by
@@ -231,7 +231,7 @@ func (m *memo) computePreKey(n *Node) (cache.Key, bool) {
 	// n.Key is the directory plus the context the node is built in
 	// (inherited namespace, buildMetadata origin, openapi): keep the
 	// context, drop the directory.
-	kb.String(strings.TrimPrefix(n.Key, n.Dir)).Bytes(k).String(n.schemaID())
+	kb.String(strings.TrimPrefix(n.Key, n.Dir)).Key(kd).String(n.schemaID())
 	if n.Repo != nil {
 		// A node of a remote base: its repository and the commit its ref
 		// resolved to (its files are also keyed by content, like any).
@@ -282,6 +282,26 @@ func (m *memo) computePreKey(n *Node) (cache.Key, bool) {
 		kb.String("plugins:" + e.Path).Key(ck)
 	}
 	return kb.Sum(), true
+}
+
+// kustomizationDigest is what a node's key takes from its kustomization:
+// the file's name and the digest of its bytes. The parsed kustomization
+// is a function of those (and of the node's context, which the key takes
+// from n.Key, and of kpipe's version, which salts every key); the file's
+// digest is computed once per run for the root records anyway, where
+// encoding the parsed form cost a few percent of a cold run. A node whose
+// file is not at hand is keyed by its parsed form, as JSON.
+func (m *memo) kustomizationDigest(n *Node) (cache.Key, bool) {
+	if n.File != nil && n.File.Data != nil {
+		if in, ok := m.fileInput(n.File); ok {
+			return cache.NewKey("kustomization", filepath.Base(n.File.Path)).Key(in.Digest).Sum(), true
+		}
+	}
+	k, err := json.Marshal(n.K)
+	if err != nil {
+		return cache.Key{}, false
+	}
+	return cache.Digest(k), true
 }
 
 // knownKey returns the full key of a node resolved earlier in this run.
