@@ -19,11 +19,15 @@ func (b *Builder) accumulate(ctx context.Context, n *Node, acc *Accumulation) er
 	if err := b.accumulateResources(ctx, n, acc); err != nil {
 		return fmt.Errorf("accumulating resources: %w", err)
 	}
-	cfg, err := b.transformerConfig(n)
-	if err != nil {
-		return err
+	var cfg *fieldspec.Config // nil where mergeConfig takes the shared defaults
+	var err error
+	plain := len(n.K.Configurations) == 0
+	if !plain || !(acc.PlainConfig || acc.Config.IsEmpty()) {
+		if cfg, err = b.transformerConfig(n); err != nil {
+			return err
+		}
 	}
-	if err = b.mergeConfig(acc, cfg, len(n.K.Configurations) == 0); err != nil {
+	if err = b.mergeConfig(acc, cfg, plain); err != nil {
 		return fmt.Errorf("merging config: %w", err)
 	}
 	if len(n.K.Crds) > 0 {
