@@ -25,7 +25,9 @@
 //     index (at most 512 records, so a lookup costs the same whatever the
 //     cache holds); the member's bytes are checked as a file's would be;
 //   - Open reads nothing but the marker file, so it costs the same after one
-//     run or ten thousand; a lookup opens one or two files;
+//     run or ten thousand; a lookup opens one or two files, and in a
+//     directory the process made a cache none for a name it has not
+//     written (a cold run's lookups all miss; layout.go, fresh);
 //   - every file is self-checking (an entry line names its key and its
 //     content's digest, a record ends in its digest), data is written
 //     before the entry that points at it, and a pack is written whole

@@ -28,7 +28,8 @@ import (
 // definition plus its inputs' keys):
 //
 //   - a node (one kustomization's accumulation): kpipe's version, the
-//     options that change output, the kustomization as built, the digest of
+//     options that change output, the kustomization file (its name and
+//     content digest) and the context it is built in, the digest of
 //     every resource file, the keys of its bases and components, and the
 //     digest of every other file its stages read (patches, configurations,
 //     generator files). Which other files a node reads is only known after
@@ -36,7 +37,12 @@ import (
 //     node's pre-key (everything but those files); on the next run the
 //     manifest's files are hashed (cheaply, through the file index) to
 //     complete the key. A node whose key is unchanged is not re-entered,
-//     and its value is not even read unless a parent needs it.
+//     and its value is not even read unless a parent needs it. A node
+//     whose build ran only cheap stages (stages.Cheap) is lazy: its
+//     manifest says so and its accumulation is not stored, because
+//     building it again from its bases' entries costs about what reading
+//     its own would, and writing it would copy every base under it once
+//     more (resolve).
 //   - a stage: its kind, its fingerprint and the digest of its input
 //     resources.
 //   - a root's final output: the root node's key plus the finishing steps.
