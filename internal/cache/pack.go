@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 
@@ -104,6 +105,9 @@ type packer struct {
 	// their links exist.
 	writing map[*map[string][]byte]bool
 	off     bool // hard links failed here: plain files from now on
+	// bufs holds buffers (*[]byte) a pack is assembled in, reused from
+	// pack to pack: a pack is up to packMaxBytes.
+	bufs sync.Pool
 }
 
 // get returns the content of path if it waits to be written.
@@ -216,7 +220,15 @@ func (d *disk) writePack(b *map[string][]byte) {
 	for _, m := range members {
 		size += len(m.data)
 	}
-	buf := make([]byte, 0, size)
+	bp, _ := d.pack.bufs.Get().(*[]byte)
+	if bp == nil {
+		bp = new([]byte)
+	}
+	defer func() {
+		*bp = (*bp)[:0]
+		d.pack.bufs.Put(bp)
+	}()
+	buf := slices.Grow((*bp)[:0], size)
 	buf = append(buf, packMagic...)
 	buf = binary.LittleEndian.AppendUint32(buf, uint32(len(members)))
 	buf = binary.LittleEndian.AppendUint32(buf, 0)
@@ -263,6 +275,7 @@ func (d *disk) writePack(b *map[string][]byte) {
 		}
 	}
 	d.written.Add(roundBlock(int64(len(buf))))
+	*bp = buf
 }
 
 // link makes path a name of the pack at tmp, replacing any file there

@@ -144,12 +144,31 @@ type entry struct {
 }
 
 func formatEntry(key Key, digest [sha256.Size]byte, size, t int64, sensitive bool) []byte {
+	return appendEntry(make([]byte, 0, entrySize), key, digest, size, t, sensitive)
+}
+
+// appendEntry appends formatEntry's line to dst: "v2 <key> <digest>
+// <size> <time> <flag>\n", the numbers right-aligned in 20 columns (as
+// fmt's %20d writes them).
+func appendEntry(dst []byte, key Key, digest [sha256.Size]byte, size, t int64, sensitive bool) []byte {
 	flag := byte(flagPlain)
 	if sensitive {
 		flag = flagSensitive
 	}
-	line := fmt.Sprintf("v2 %x %x %20d %20d %c\n", key[:], digest[:], size, t, flag)
-	return []byte(line)
+	dst = append(dst, "v2 "...)
+	dst = hex.AppendEncode(dst, key[:])
+	dst = append(dst, ' ')
+	dst = hex.AppendEncode(dst, digest[:])
+	for _, n := range []int64{size, t} {
+		var num [24]byte
+		d := strconv.AppendInt(num[:0], n, 10)
+		dst = append(dst, ' ')
+		for i := len(d); i < 20; i++ {
+			dst = append(dst, ' ')
+		}
+		dst = append(dst, d...)
+	}
+	return append(dst, ' ', flag, '\n')
 }
 
 // parseEntry reads an entry line; false on any defect (a miss).
@@ -356,9 +375,15 @@ func (s *Store) putDigest(key Key, value []byte, digest Key, sensitive, send boo
 	if s == nil {
 		return
 	}
-	line := formatEntry(key, digest, int64(len(value)), s.opts.Now().UnixNano(), sensitive)
+	var line []byte
+	if len(value) <= inlineMax {
+		// The value follows the line in the entry file: one buffer for both.
+		line = appendEntry(make([]byte, 0, entrySize+len(value)), key, digest, int64(len(value)), s.opts.Now().UnixNano(), sensitive)
+	} else {
+		line = formatEntry(key, digest, int64(len(value)), s.opts.Now().UnixNano(), sensitive)
+	}
 	if send && s.remote != nil {
-		s.remote.send(key, line, value, digest, sensitive)
+		s.remote.send(key, line[:len(line):len(line)], value, digest, sensitive)
 	}
 	if s.broken.Load() {
 		return

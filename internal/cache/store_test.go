@@ -610,3 +610,23 @@ func TestFreshStoreReadsItsOwnWrites(t *testing.T) {
 		t.Errorf("warnings: %v", warns)
 	}
 }
+
+// TestEntryLineFormat pins the entry line to the format earlier kpipes
+// wrote with fmt ("v2 %x %x %20d %20d %c\n"), which readers of other
+// versions parse.
+func TestEntryLineFormat(t *testing.T) {
+	k, d := key("k"), Digest([]byte("v"))
+	for _, c := range []struct {
+		size, t   int64
+		sensitive bool
+	}{{0, 0, false}, {5, 1764000000000000000, true}, {1 << 40, 1, false}, {123456789, -1, false}} {
+		flag := byte(flagPlain)
+		if c.sensitive {
+			flag = flagSensitive
+		}
+		want := fmt.Sprintf("v2 %x %x %20d %20d %c\n", k[:], d[:], c.size, c.t, flag)
+		if got := string(formatEntry(k, d, c.size, c.t, c.sensitive)); got != want || len(got) != entrySize {
+			t.Errorf("entry line %q (%d bytes), want %q (%d)", got, len(got), want, entrySize)
+		}
+	}
+}
