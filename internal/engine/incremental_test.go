@@ -225,11 +225,11 @@ func mutate(t *testing.T, rng *rand.Rand, dir string) string {
 	return what
 }
 
-// TestLazyBaseIsBuiltOnlyWhenAsked checks the nodes that store no
-// accumulation (lazy: their build ran only cheap stages): a run with
-// nothing changed builds nothing, not even them, and a run whose overlay
+// TestLazyBaseIsBuiltOnlyWhenAsked checks the nodes whose build does not
+// store their accumulation (lazy: it ran only cheap stages): a run with
+// nothing changed builds nothing, not even them; a run whose overlay
 // changed builds the base again, giving the output a build without the
-// cache gives.
+// cache gives, and stores it, so that the next such run reads it.
 func TestLazyBaseIsBuiltOnlyWhenAsked(t *testing.T) {
 	dir := t.TempDir()
 	// A lazy base (a label is a cheap stage) and a patch over it.
@@ -260,8 +260,12 @@ func TestLazyBaseIsBuiltOnlyWhenAsked(t *testing.T) {
 	}
 	if st.NodesBuilt != 2 {
 		// The base has no stored accumulation: the overlay's build asks
-		// for it, and it is built.
+		// for it, and it is built (and stored now).
 		t.Errorf("after the overlay changed, %d nodes were built, want 2 (the overlay, and the lazy base it asked for)", st.NodesBuilt)
+	}
+	writeText(t, filepath.Join(dir, "overlay", "kustomization.yaml"), "namePrefix: c-\nresources:\n- ../base\n"+patch)
+	if out, st := run(); !strings.Contains(out, "name: c-cm") || st.NodesBuilt != 1 {
+		t.Errorf("after the overlay changed again, %d nodes were built, want 1 (the base was stored when it was asked for):\n%s", st.NodesBuilt, out)
 	}
 	writeText(t, filepath.Join(dir, "base", "cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  k: two\n")
 	if out, _ := run(); !strings.Contains(out, "k: two") {

@@ -620,7 +620,7 @@ func (b *Builder) resolve(ctx context.Context, n *Node) *nodeResult {
 		// is a round trip, and most roots have no accumulation entry.)
 		m.setKey(n, k)
 		b.count(func(s *Stats) { s.NodesCached++ })
-		return &nodeResult{key: k, fromCache: true}
+		return &nodeResult{key: k, fromCache: true, lazy: lazy}
 	}
 	acc, err := b.buildNode(ctx, n)
 	if err != nil {
@@ -628,12 +628,14 @@ func (b *Builder) resolve(ctx context.Context, n *Node) *nodeResult {
 	}
 	r := &nodeResult{acc: acc}
 	// A node whose build ran only cheap stages (or none: it gathered its
-	// files and its bases) is lazy: it stores no accumulation. Building
-	// it again costs what its bases' entries cost to read plus a few
-	// field edits, about what reading its own entry would; and that entry
-	// would be the costliest to write, the whole content of every base
-	// under it once more. A later run that finds its key takes it as
-	// found, and load builds it only when a dependent that is rebuilt
+	// files and its bases) is lazy: its accumulation is not stored by the
+	// build that made it. Building it again costs what its bases' entries
+	// cost to read plus a few field edits, about what reading its own
+	// entry would, and that entry would be the costliest to write, the
+	// whole content of every base under it once more; most such nodes
+	// are never asked for again (their dependents' outputs are stored).
+	// A later run that finds its key takes it as found; load reads it, or
+	// builds and then stores it, only when a dependent that is rebuilt
 	// asks for it.
 	lazy := !ranCostly(ctx)
 	if k, ok := m.remember(n, lazy); ok {
@@ -662,7 +664,21 @@ func (b *Builder) load(ctx context.Context, n *Node, r *nodeResult) (*Accumulati
 				return
 			}
 		}
+		if b.opts.Explain && r.lazy {
+			e := b.explainOf(n.Key)
+			b.mu.Lock()
+			e.Status = "built when a dependent asked (lazy: not stored by the build that made it; stored now)"
+			b.mu.Unlock()
+		}
 		r.acc, r.err = b.buildNode(ctx, n)
+		if r.lazy && r.err == nil && b.storesAccumulation(n) {
+			// A lazy node asked for after all (a dependent changed, or
+			// one that runs plugins is built every run) is stored now:
+			// the next run that needs it reads it.
+			if data, err := b.encodeAccumulation(r.acc); err == nil {
+				b.memo.put(r.key, data, hasSecret(r.acc.Resources.All()) || runsPlugins(n))
+			}
+		}
 	})
 	return r.acc, r.err
 }

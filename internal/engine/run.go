@@ -161,6 +161,7 @@ type nodeResult struct {
 
 	key       cache.Key // the node's full key, when known
 	fromCache bool      // acc is to be read from the cache under key
+	lazy      bool      // with fromCache: the value may not be stored (load then builds it)
 	once      sync.Once
 
 	// stagesRan and stagesCached count the node's own stage runs.
