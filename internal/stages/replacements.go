@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -329,9 +328,8 @@ func compileTarget(t *ReplacementTarget) (*targetSelector, error) {
 // matchesID reports whether every ID part the selector names matches id.
 // The namespace is matched as written (empty for an object without one).
 func (c *compiledSelector) matchesID(id resource.ID) bool {
-	m := func(re *regexp.Regexp, v string) bool { return re == nil || re.MatchString(v) }
-	return m(c.group, id.Group) && m(c.version, id.Version) && m(c.kind, id.Kind) &&
-		m(c.name, id.Name) && m(c.namespace, id.Namespace)
+	return c.group.match(id.Group) && c.version.match(id.Version) && c.kind.match(id.Kind) &&
+		c.name.match(id.Name) && c.namespace.match(id.Namespace)
 }
 
 // selects reports whether the target takes r, whose IDs (current first)

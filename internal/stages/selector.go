@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/kpipe/kpipe/internal/resource"
 )
@@ -33,25 +34,58 @@ func (s Selector) String() string {
 
 // compiledSelector is a Selector ready to match.
 type compiledSelector struct {
-	group, version, kind, name, namespace *regexp.Regexp
+	group, version, kind, name, namespace pattern
 	labels, annotations                   labelSelector
+}
+
+// pattern matches a whole value against one selector field. A field with
+// no regular-expression syntax (most are a plain kind or name) matches by
+// equality, which is what its anchored expression would do, without
+// compiling one for every patch of every build; the zero pattern (an
+// empty field) matches anything.
+type pattern struct {
+	set bool
+	lit string
+	re  *regexp.Regexp
+}
+
+func compilePattern(p string) (pattern, error) {
+	if p == "" {
+		return pattern{}, nil
+	}
+	if regexp.QuoteMeta(p) == p && utf8.ValidString(p) && !strings.ContainsRune(p, utf8.RuneError) {
+		return pattern{set: true, lit: p}, nil
+	}
+	re, err := regexp.Compile("^(?:" + p + ")$")
+	if err != nil {
+		return pattern{}, err
+	}
+	return pattern{set: true, re: re}, nil
+}
+
+// match reports whether the pattern takes v.
+func (p pattern) match(v string) bool {
+	switch {
+	case !p.set:
+		return true
+	case p.re != nil:
+		return p.re.MatchString(v)
+	}
+	return v == p.lit
 }
 
 // compile prepares the selector's expressions.
 func (s Selector) compile() (*compiledSelector, error) {
 	c := &compiledSelector{}
 	for _, e := range []struct {
-		pattern string
-		re      **regexp.Regexp
+		field string
+		p     *pattern
 	}{{s.Group, &c.group}, {s.Version, &c.version}, {s.Kind, &c.kind}, {s.Name, &c.name}, {s.Namespace, &c.namespace}} {
-		if e.pattern == "" {
-			continue
-		}
-		re, err := regexp.Compile("^(?:" + e.pattern + ")$")
+		p, err := compilePattern(e.field)
 		if err != nil {
 			return nil, err
 		}
-		*e.re = re
+		*e.p = p
 	}
 	var err error
 	if c.labels, err = parseLabelSelector(s.LabelSelector); err != nil {
@@ -80,12 +114,12 @@ func (s Selector) Select(rs *resource.List) ([]int, error) {
 
 func (c *compiledSelector) matches(r *resource.Resource) bool {
 	cur, org := r.ID(), r.OrigID()
-	match := func(re *regexp.Regexp, values ...string) bool {
-		if re == nil {
+	match := func(p pattern, values ...string) bool {
+		if !p.set {
 			return true
 		}
 		for _, v := range values {
-			if re.MatchString(v) {
+			if p.match(v) {
 				return true
 			}
 		}
