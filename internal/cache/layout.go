@@ -170,15 +170,10 @@ func (d *disk) name(hexName, suf string) string {
 // writes none other, so a FIFO, a device or a symlink planted in the cache
 // (say, a stat record linked to /dev/zero) is a miss, never a hang.
 func (d *disk) read(path string) ([]byte, error) {
-	if d.pack != nil {
-		if v, ok := d.pack.get(path); ok {
-			return v, nil
-		}
-	}
 	if !d.maybeThere(path) {
 		return nil, fs.ErrNotExist
 	}
-	return readFile(path)
+	return d.readListed(path)
 }
 
 // readListed is read for a name found by listing the directory, which
@@ -192,7 +187,8 @@ func (d *disk) readListed(path string) ([]byte, error) {
 	return readFile(path)
 }
 
-// maybeThere says whether a lookup of path is worth trying (see fresh).
+// maybeThere says whether a lookup of path is worth trying (see fresh):
+// true for every name this process wrote, pending ones included.
 func (d *disk) maybeThere(path string) bool {
 	if !d.fresh {
 		return true
@@ -204,13 +200,13 @@ func (d *disk) maybeThere(path string) bool {
 // size returns the length of the file kpipe wrote at path (of its member,
 // for a name of a pack).
 func (d *disk) size(path string) (int64, bool) {
+	if !d.maybeThere(path) {
+		return 0, false
+	}
 	if d.pack != nil {
 		if v, ok := d.pack.get(path); ok {
 			return int64(len(v)), true
 		}
-	}
-	if !d.maybeThere(path) {
-		return 0, false
 	}
 	f, _, length, err := openEntry(path)
 	if err != nil {
@@ -319,22 +315,15 @@ func writeWhole(path string, data []byte) error {
 	var rnd [6]byte
 	_, _ = rand.Read(rnd[:])
 	tmp := filepath.Join(filepath.Dir(path), tmpPrefix+filepath.Base(path)+"-"+hex.EncodeToString(rnd[:]))
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
+	if err := writeNew(tmp, data); err != nil {
 		return err
 	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-		if err != nil {
-			// On Windows a file another process holds open cannot be
-			// replaced; the content is the same (names derive from it).
-			if _, serr := os.Stat(path); serr == nil && renameBusy(err) {
-				err = nil
-			}
+	err := os.Rename(tmp, path)
+	if err != nil {
+		// On Windows a file another process holds open cannot be
+		// replaced; the content is the same (names derive from it).
+		if _, serr := os.Stat(path); serr == nil && renameBusy(err) {
+			err = nil
 		}
 	}
 	if err != nil {

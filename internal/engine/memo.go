@@ -639,16 +639,24 @@ func (b *Builder) resolve(ctx context.Context, n *Node) *nodeResult {
 	// asks for it.
 	lazy := !ranCostly(ctx)
 	if k, ok := m.remember(n, lazy); ok {
-		// A root no other node includes needs no accumulation entry: its
-		// finished output is stored (finishRoot), and nothing else reads it.
-		if !lazy && b.storesAccumulation(n) {
-			if data, err := b.encodeAccumulation(acc); err == nil {
-				m.put(k, data, hasSecret(acc.Resources.All()) || runsPlugins(n))
-			}
+		if !lazy {
+			b.storeAccumulation(n, k, acc)
 		}
 		r.key = k
 	}
 	return r
+}
+
+// storeAccumulation stores n's accumulation under its key k, unless n is a
+// root no other node of the run includes (storesAccumulation): its
+// finished output is stored (finishRoot), and nothing else reads it.
+func (b *Builder) storeAccumulation(n *Node, k cache.Key, acc *Accumulation) {
+	if !b.storesAccumulation(n) {
+		return
+	}
+	if data, err := b.encodeAccumulation(acc); err == nil {
+		b.memo.put(k, data, hasSecret(acc.Resources.All()) || runsPlugins(n))
+	}
 }
 
 // load returns a node result's accumulation, reading it from the cache on
@@ -671,13 +679,11 @@ func (b *Builder) load(ctx context.Context, n *Node, r *nodeResult) (*Accumulati
 			b.mu.Unlock()
 		}
 		r.acc, r.err = b.buildNode(ctx, n)
-		if r.lazy && r.err == nil && b.storesAccumulation(n) {
+		if r.lazy && r.err == nil {
 			// A lazy node asked for after all (a dependent changed, or
 			// one that runs plugins is built every run) is stored now:
 			// the next run that needs it reads it.
-			if data, err := b.encodeAccumulation(r.acc); err == nil {
-				b.memo.put(r.key, data, hasSecret(r.acc.Resources.All()) || runsPlugins(n))
-			}
+			b.storeAccumulation(n, r.key, r.acc)
 		}
 	})
 	return r.acc, r.err

@@ -42,11 +42,7 @@ type unencodable struct{ t string }
 // appendEncoded appends the encoding of r to buf, its map keys sorted
 // when sorted is true.
 func (r *Resource) appendEncoded(buf []byte, sorted bool) []byte {
-	if sorted {
-		buf = appendValue(buf, r.obj)
-	} else {
-		buf = appendValueUnsorted(buf, r.obj)
-	}
+	buf = appendValue(buf, r.obj, sorted)
 	buf = binary.AppendUvarint(buf, uint64(len(r.prev)))
 	for _, p := range r.prev {
 		buf = appendString(appendString(appendString(buf, p.Kind), p.Name), p.Namespace)
@@ -148,24 +144,31 @@ func appendID(buf []byte, id ID) []byte {
 	return buf
 }
 
-// appendValue appends the encoding of v, each map's keys sorted.
-func appendValue(buf []byte, v any) []byte {
+// appendValue appends the encoding of v, each map's keys sorted when
+// sorted is true (else in map order).
+func appendValue(buf []byte, v any, sorted bool) []byte {
 	switch t := v.(type) {
 	case map[string]any:
 		buf = binary.AppendUvarint(append(buf, tagMap), uint64(len(t)))
+		if !sorted {
+			for k, e := range t {
+				buf = appendValue(appendString(buf, k), e, false)
+			}
+			return buf
+		}
 		keys := make([]string, 0, len(t))
 		for k := range t {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			buf = appendValue(appendString(buf, k), t[k])
+			buf = appendValue(appendString(buf, k), t[k], true)
 		}
 		return buf
 	case []any:
 		buf = binary.AppendUvarint(append(buf, tagList), uint64(len(t)))
 		for _, e := range t {
-			buf = appendValue(buf, e)
+			buf = appendValue(buf, e, sorted)
 		}
 		return buf
 	}
@@ -201,25 +204,6 @@ func appendScalar(buf []byte, v any) []byte {
 		return appendString(append(buf, tagTime), t.Format(time.RFC3339Nano))
 	}
 	panic(unencodable{fmt.Sprintf("%T", v)})
-}
-
-// appendValueUnsorted is appendValue with map keys in map order.
-func appendValueUnsorted(buf []byte, v any) []byte {
-	switch t := v.(type) {
-	case map[string]any:
-		buf = binary.AppendUvarint(append(buf, tagMap), uint64(len(t)))
-		for k, e := range t {
-			buf = appendValueUnsorted(appendString(buf, k), e)
-		}
-		return buf
-	case []any:
-		buf = binary.AppendUvarint(append(buf, tagList), uint64(len(t)))
-		for _, e := range t {
-			buf = appendValueUnsorted(buf, e)
-		}
-		return buf
-	}
-	return appendScalar(buf, v)
 }
 
 type decoder struct {
