@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/kpipe/kpipe/internal/cache"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/kpipe/kpipe/internal/cache"
 	"github.com/kpipe/kpipe/internal/dag"
 	"github.com/kpipe/kpipe/internal/loaders"
 	"github.com/kpipe/kpipe/internal/remote"
