@@ -548,10 +548,16 @@ func findRootsContext(ctx context.Context, o Options, index *cache.RootIndex, ch
 		// The kustomization files were just read: their digests need no
 		// second read.
 		g.RememberKustomizations(checker.Files(), runtime.NumCPU())
+		// The walk's listings and the graph's reads gave most digests
+		// (Known); the others cost a stat or a read each.
 		var eg errgroup.Group
 		eg.SetLimit(runtime.NumCPU())
 		for _, ins := range [][]cache.Input{files, dirs} {
 			for i := range ins {
+				if d, ok := checker.Files().Known(ins[i].Real); ok {
+					ins[i].Digest = d
+					continue
+				}
 				eg.Go(func() error {
 					ins[i].Digest, _ = checker.Digest(ins[i].Real)
 					return nil

@@ -190,6 +190,21 @@ func (ix *FileIndex) Digest(path string) (Key, bool) {
 	return ix.Record(path, data, fi), true
 }
 
+// Known returns the digest this run recorded for path (Record, Remember,
+// RememberDir, or a Digest that checked the file), without a stat: the
+// digest of the bytes or the listing the run read. A record of the run's
+// build pairs its output with exactly those, so it takes them from here;
+// whether the file changed since is the next run's question (Digest).
+func (ix *FileIndex) Known(path string) (Key, bool) {
+	if ix == nil {
+		return Key{}, false
+	}
+	ix.mu.Lock()
+	e, ok := ix.entries[path]
+	ix.mu.Unlock()
+	return e.Digest, ok
+}
+
 // dirDigest digests a directory's inode and listing.
 func dirDigest(path string, ino uint64) (Key, bool) {
 	entries, err := os.ReadDir(path)

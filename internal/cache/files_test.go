@@ -141,3 +141,33 @@ func TestRememberDirGivesTheListingDigest(t *testing.T) {
 		t.Error("a file added to the directory did not change its digest")
 	}
 }
+
+// TestKnownIsWhatTheRunRead: Known gives the digest of the bytes this run
+// read, even when the file changed since (a record pairs the output with
+// those bytes; the next run's Digest sees the change), and nothing for a
+// file the run did not read.
+func TestKnownIsWhatTheRunRead(t *testing.T) {
+	dir := t.TempDir()
+	ix, _ := LoadFileIndex("")
+	f := filepath.Join(dir, "a.yaml")
+	if err := os.WriteFile(f, []byte("one"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := ix.Known(f); ok {
+		t.Fatal("Known answered for a file the run did not read")
+	}
+	ix.Record(f, []byte("one"), fi)
+	if err := os.WriteFile(f, []byte("two, longer"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if d, ok := ix.Known(f); !ok || d != Digest([]byte("one")) {
+		t.Fatalf("Known = %x, %v; want the digest of what was read", d, ok)
+	}
+	if d, ok := ix.Digest(f); !ok || d != Digest([]byte("two, longer")) {
+		t.Fatalf("Digest after the change = %x, %v; want the new content's", d, ok)
+	}
+}

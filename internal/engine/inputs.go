@@ -31,54 +31,14 @@ func (b *Builder) Inputs(root *Node) ([]cache.Input, bool) {
 			return true
 		}
 		seen[n] = true
-		if n.Repo != nil || remote.IsHTTPURL(n.K.OpenAPI["path"]) {
-			return false // in a remote base, or a schema by URL: see Entry.Remote below
-		}
-		k := n.K
-		if len(k.Generators)+len(k.Transformers)+len(k.Validators)+len(k.HelmCharts) > 0 {
+		own := m.nodeInputs(n)
+		if own == nil {
 			return false
 		}
-		dir, ok := m.dirs[n.Dir]
-		if !ok {
-			return false
-		}
-		inputs = append(inputs, cache.Input{Path: n.Dir, Real: n.Dir, Digest: dir})
-		kin, ok := m.fileInput(n.File)
-		if !ok {
-			return false
-		}
-		inputs = append(inputs, kin)
-		m.mu.Lock()
-		used, ok := m.used[n]
-		m.mu.Unlock()
-		if !ok {
-			return false
-		}
-		for _, r := range used {
-			if r.Tree {
-				return false // a whole tree (a chart): not one digest the file index can check
-			}
-			inputs = append(inputs, cache.Input{Path: n.Loader.Abs(r.Path), Real: r.Real, Digest: r.Digest})
-		}
-		for _, e := range append(append([]*Entry(nil), n.Resources...), n.Components...) {
-			switch {
-			case e.Err != nil:
+		for _, it := range own.items {
+			inputs = append(inputs, it.in)
+			if it.child != nil && !walk(it.child) {
 				return false
-			case e.Remote || (e.Child != nil && e.Child.Repo != nil):
-				// A URL: what it names now is known only by asking (or, for
-				// a pinned commit, by the fetcher's cache), not by a stat.
-				return false
-			case e.Child != nil:
-				d, ok := m.dirs[e.Child.Dir]
-				if !ok {
-					return false
-				}
-				inputs = append(inputs, cache.Input{Path: n.Loader.Abs(e.Path), Real: e.Child.Dir, Digest: d})
-				if !walk(e.Child) {
-					return false
-				}
-			default:
-				inputs = append(inputs, cache.Input{Path: n.Loader.Abs(e.Path), Real: e.File, Digest: m.dataDigest(e)})
 			}
 		}
 		return true
@@ -87,6 +47,91 @@ func (b *Builder) Inputs(root *Node) ([]cache.Input, bool) {
 		return nil, false
 	}
 	return inputs, true
+}
+
+// ownInputs are the inputs of one node, in the order Inputs lists them:
+// an item with a child is the child's directory, whose own inputs follow
+// it (unless the root reached the child before).
+type ownInputs struct {
+	items []inputItem
+}
+
+type inputItem struct {
+	in    cache.Input
+	child *Node
+}
+
+// nodeInputs returns n's own inputs, found once per run for the roots
+// that share n (a base, a component); nil when n's output may depend on
+// something no input covers (see Inputs). It is asked for only after n
+// was resolved, when its key and the files it read are known.
+func (m *memo) nodeInputs(n *Node) *ownInputs {
+	m.mu.Lock()
+	own, done := m.inputs[n]
+	m.mu.Unlock()
+	if done {
+		return own
+	}
+	own = m.findNodeInputs(n)
+	m.mu.Lock()
+	m.inputs[n] = own
+	m.mu.Unlock()
+	return own
+}
+
+func (m *memo) findNodeInputs(n *Node) *ownInputs {
+	if n.Repo != nil || remote.IsHTTPURL(n.K.OpenAPI["path"]) {
+		return nil // in a remote base, or a schema by URL: see Entry.Remote below
+	}
+	k := n.K
+	if len(k.Generators)+len(k.Transformers)+len(k.Validators)+len(k.HelmCharts) > 0 {
+		return nil
+	}
+	dir, ok := m.dirs[n.Dir]
+	if !ok {
+		return nil
+	}
+	kin, ok := m.fileInput(n.File)
+	if !ok {
+		return nil
+	}
+	m.mu.Lock()
+	used, ok := m.used[n]
+	m.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	own := &ownInputs{items: make([]inputItem, 0, 2+len(used)+len(n.Resources)+len(n.Components))}
+	add := func(in cache.Input, child *Node) { own.items = append(own.items, inputItem{in, child}) }
+	add(cache.Input{Path: n.Dir, Real: n.Dir, Digest: dir}, nil)
+	add(kin, nil)
+	for _, r := range used {
+		if r.Tree {
+			return nil // a whole tree (a chart): not one digest the file index can check
+		}
+		add(cache.Input{Path: n.Loader.Abs(r.Path), Real: r.Real, Digest: r.Digest}, nil)
+	}
+	for _, list := range [][]*Entry{n.Resources, n.Components} {
+		for _, e := range list {
+			switch {
+			case e.Err != nil:
+				return nil
+			case e.Remote || (e.Child != nil && e.Child.Repo != nil):
+				// A URL: what it names now is known only by asking (or, for
+				// a pinned commit, by the fetcher's cache), not by a stat.
+				return nil
+			case e.Child != nil:
+				d, ok := m.dirs[e.Child.Dir]
+				if !ok {
+					return nil
+				}
+				add(cache.Input{Path: n.Loader.Abs(e.Path), Real: e.Child.Dir, Digest: d}, e.Child)
+			default:
+				add(cache.Input{Path: n.Loader.Abs(e.Path), Real: e.File, Digest: m.dataDigest(e)}, nil)
+			}
+		}
+	}
+	return own
 }
 
 // fileInput is the input of a kustomization file, found once per run.

@@ -108,6 +108,7 @@ type memo struct {
 	// share nodes and files.
 	kinputs map[string]cache.Input
 	digests map[*fileRead]cache.Key
+	inputs  map[*Node]*ownInputs // nil: the node cannot be recorded
 	// volatile nodes run external plugins: what those read (executables,
 	// the environment, any file) is not in a node's key, so such a node,
 	// and every node that includes it, is built each run; its stages,
@@ -151,16 +152,21 @@ func SettingsKey(o Options, r loaders.Restriction) cache.Key {
 func newMemo(c Cache, g *Graph, o Options) *memo {
 	m := &memo{Cache: c, opts: settings(o, g.restriction), reads: map[*Node]map[string]readRecord{}, keys: map[*Node]cache.Key{},
 		pres: map[*Node]cache.Key{}, used: map[*Node][]readRecord{}, dirs: map[string]cache.Key{}, volatile: map[*Node]bool{},
-		kinputs: map[string]cache.Input{}, digests: map[*fileRead]cache.Key{}, loadStart: g.loadStart}
+		kinputs: map[string]cache.Input{}, digests: map[*fileRead]cache.Key{}, inputs: map[*Node]*ownInputs{}, loadStart: g.loadStart}
 	if m.Files == nil {
 		m.Files, _ = cache.LoadFileIndex("")
 	}
 	// Each node's directory is digested before anything is built (a root's
 	// record must not pair a listing taken after the build with its
 	// output), on every worker: a cold run lists every directory.
+	// (A build-all's discovery walk listed most of them already: Known.)
 	var dirs []string
 	for _, n := range g.Nodes {
 		if _, ok := m.dirs[n.Dir]; !ok {
+			if d, ok := m.Files.Known(n.Dir); ok {
+				m.dirs[n.Dir] = d
+				continue
+			}
 			m.dirs[n.Dir] = cache.Key{}
 			dirs = append(dirs, n.Dir)
 		}
