@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
-	"hash"
 )
 
 // Key identifies a cached result: the SHA-256 digest of everything that
@@ -12,30 +11,33 @@ import (
 type Key [sha256.Size]byte
 
 // KeyBuilder accumulates the inputs of a Key. Every field is written with
-// its length, so that no two different sequences of fields collide.
+// its length, so that no two different sequences of fields collide. The
+// fields are gathered in a buffer and hashed once by Sum (a key's fields
+// are short: kinds, paths and other keys): a streaming hash.Hash would
+// copy every string field and length to the heap on its way in.
 type KeyBuilder struct {
-	h hash.Hash
+	buf []byte
 }
 
 // NewKey starts a key for a result of the given kind (for example "node"
 // or a stage kind), salted with the producer's version: a new kpipe never
 // trusts an old kpipe's results.
 func NewKey(version, kind string) *KeyBuilder {
-	b := &KeyBuilder{h: sha256.New()}
+	b := &KeyBuilder{buf: make([]byte, 0, 256)}
 	return b.String(version).String(kind)
 }
 
 // String adds a string field.
 func (b *KeyBuilder) String(s string) *KeyBuilder {
-	b.length(len(s))
-	b.h.Write([]byte(s))
+	b.buf = binary.AppendUvarint(b.buf, uint64(len(s)))
+	b.buf = append(b.buf, s...)
 	return b
 }
 
 // Bytes adds a byte-slice field.
 func (b *KeyBuilder) Bytes(p []byte) *KeyBuilder {
-	b.length(len(p))
-	b.h.Write(p)
+	b.buf = binary.AppendUvarint(b.buf, uint64(len(p)))
+	b.buf = append(b.buf, p...)
 	return b
 }
 
@@ -50,17 +52,8 @@ func (b *KeyBuilder) Bool(v bool) *KeyBuilder {
 	return b.String("0")
 }
 
-// Sum returns the key.
-func (b *KeyBuilder) Sum() Key {
-	var k Key
-	copy(k[:], b.h.Sum(nil))
-	return k
-}
-
-func (b *KeyBuilder) length(n int) {
-	var buf [binary.MaxVarintLen64]byte
-	b.h.Write(buf[:binary.PutUvarint(buf[:], uint64(n))])
-}
+// Sum returns the key: the SHA-256 digest of the fields so far.
+func (b *KeyBuilder) Sum() Key { return sha256.Sum256(b.buf) }
 
 // MarshalBinary encodes the key as its bytes (gob would otherwise write
 // the array byte by byte).

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
+	"slices"
 )
 
 // Records (root and discovery records, roots.go) are a small binary
@@ -28,6 +29,15 @@ var errBadStateFile = errors.New("cache record does not match its digest")
 // encodeState encodes a record.
 func encodeState(s *storedRecord) ([]byte, error) {
 	w := NewEncoder(recordFormat)
+	// Most of a record is its inputs: size the buffer for them (and the
+	// trailing digest) once.
+	size := 2*sha256.Size + len(s.Name) + 64
+	for _, l := range [][]Input{rootInputs(s.Root), discoveryInputs(s.Discovery, true), discoveryInputs(s.Discovery, false)} {
+		for _, in := range l {
+			size += len(in.Path) + len(in.Real) + sha256.Size + 4
+		}
+	}
+	w.buf = slices.Grow(w.buf, size)
 	w.Key(s.Settings)
 	w.String(s.Name)
 	if w.Bool(s.Root != nil) {
@@ -209,4 +219,21 @@ func (r *Decoder) inputs() []Input {
 		l = append(l, in)
 	}
 	return l
+}
+
+func rootInputs(r *RootRecord) []Input {
+	if r == nil {
+		return nil
+	}
+	return r.Inputs
+}
+
+func discoveryInputs(r *DiscoveryRecord, files bool) []Input {
+	switch {
+	case r == nil:
+		return nil
+	case files:
+		return r.Files
+	}
+	return r.Dirs
 }

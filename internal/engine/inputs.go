@@ -23,7 +23,10 @@ func (b *Builder) Inputs(root *Node) ([]cache.Input, bool) {
 	if m == nil {
 		return nil, false
 	}
+	// Two walks over the nodes root reaches: one counts (and finds each
+	// node's inputs), one lists, into a slice of the right size.
 	var inputs []cache.Input
+	count := 0
 	seen := map[*Node]bool{}
 	var walk func(n *Node) bool
 	walk = func(n *Node) bool {
@@ -36,7 +39,11 @@ func (b *Builder) Inputs(root *Node) ([]cache.Input, bool) {
 			return false
 		}
 		for _, it := range own.items {
-			inputs = append(inputs, it.in)
+			if inputs != nil {
+				inputs = append(inputs, it.in)
+			} else {
+				count++
+			}
 			if it.child != nil && !walk(it.child) {
 				return false
 			}
@@ -46,6 +53,9 @@ func (b *Builder) Inputs(root *Node) ([]cache.Input, bool) {
 	if !walk(root) {
 		return nil, false
 	}
+	inputs = make([]cache.Input, 0, count)
+	clear(seen)
+	walk(root)
 	return inputs, true
 }
 
