@@ -92,7 +92,8 @@ type NodeStats struct {
 // memo is the cache state of one Builder.
 type memo struct {
 	Cache
-	opts []byte // the build options that change output, canonical
+	opts    []byte    // the build options that change output, canonical
+	optsKey cache.Key // their digest, which every key of the run takes
 
 	mu    sync.Mutex
 	reads map[*Node]map[string]readRecord
@@ -153,6 +154,7 @@ func newMemo(c Cache, g *Graph, o Options) *memo {
 	m := &memo{Cache: c, opts: settings(o, g.restriction), reads: map[*Node]map[string]readRecord{}, keys: map[*Node]cache.Key{},
 		pres: map[*Node]cache.Key{}, used: map[*Node][]readRecord{}, dirs: map[string]cache.Key{}, volatile: map[*Node]bool{},
 		kinputs: map[string]cache.Input{}, digests: map[*fileRead]cache.Key{}, inputs: map[*Node]*ownInputs{}, loadStart: g.loadStart}
+	m.optsKey = cache.Digest(m.opts)
 	if m.Files == nil {
 		m.Files, _ = cache.LoadFileIndex("")
 	}
@@ -206,7 +208,7 @@ func newMemo(c Cache, g *Graph, o Options) *memo {
 }
 
 func (m *memo) key(kind string) *cache.KeyBuilder {
-	return cache.NewKey(m.Version, kind).Bytes(m.opts)
+	return cache.NewKey(m.Version, kind).Key(m.optsKey)
 }
 
 // preKey is a node's key without the files its stages read; false when it
