@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/rand"
 	"encoding/binary"
@@ -11,7 +12,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"sync"
 
@@ -105,8 +105,8 @@ type packer struct {
 	// their links exist.
 	writing map[*map[string][]byte]bool
 	off     bool // hard links failed here: plain files from now on
-	// bufs holds buffers (*[]byte) a pack is assembled in, reused from
-	// pack to pack: a pack is up to packMaxBytes.
+	// bufs holds the buffered writers (*bufio.Writer) packs are written
+	// through, reused from pack to pack.
 	bufs sync.Pool
 }
 
@@ -194,15 +194,10 @@ func (d *disk) writePack(b *map[string][]byte) {
 		delete(d.pack.writing, b)
 		d.pack.mu.Unlock()
 	}()
-	type member struct {
-		path string
-		name packName
-		data []byte
-	}
-	var members []member
+	var members []packMember
 	for path, data := range *b {
 		if n, ok := parsePackName(filepath.Base(path)); ok {
-			members = append(members, member{path, n, data})
+			members = append(members, packMember{path, n, data})
 		} else {
 			d.writePlain(path, data)
 		}
@@ -216,33 +211,6 @@ func (d *disk) writePack(b *map[string][]byte) {
 		return
 	}
 	sort.Slice(members, func(i, j int) bool { return members[i].name.less(members[j].name) })
-	size := packHeaderSize + len(members)*packRecordSize
-	for _, m := range members {
-		size += len(m.data)
-	}
-	bp, _ := d.pack.bufs.Get().(*[]byte)
-	if bp == nil {
-		bp = new([]byte)
-	}
-	defer func() {
-		*bp = (*bp)[:0]
-		d.pack.bufs.Put(bp)
-	}()
-	buf := slices.Grow((*bp)[:0], size)
-	buf = append(buf, packMagic...)
-	buf = binary.LittleEndian.AppendUint32(buf, uint32(len(members)))
-	buf = binary.LittleEndian.AppendUint32(buf, 0)
-	off := uint64(packHeaderSize + len(members)*packRecordSize)
-	for _, m := range members {
-		buf = append(buf, m.name.hash[:]...)
-		buf = append(buf, m.name.suf)
-		buf = binary.LittleEndian.AppendUint64(buf, off)
-		buf = binary.LittleEndian.AppendUint64(buf, uint64(len(m.data)))
-		off += uint64(len(m.data))
-	}
-	for _, m := range members {
-		buf = append(buf, m.data...)
-	}
 	// The pack is written under a temporary name in the first member's
 	// subdirectory (where the prune finds it if this process dies), then
 	// linked under each name, then its temporary name goes.
@@ -253,7 +221,8 @@ func (d *disk) writePack(b *map[string][]byte) {
 	var rnd [8]byte
 	_, _ = rand.Read(rnd[:])
 	tmp := filepath.Join(sub, packPrefix+hex.EncodeToString(rnd[:]))
-	if err := writeNew(tmp, buf); err != nil {
+	size, err := d.pack.writeTo(tmp, members)
+	if err != nil {
 		d.fail(err)
 		return
 	}
@@ -274,8 +243,65 @@ func (d *disk) writePack(b *map[string][]byte) {
 			d.writePlain(m.path, m.data)
 		}
 	}
-	d.written.Add(roundBlock(int64(len(buf))))
-	*bp = buf
+	d.written.Add(roundBlock(size))
+}
+
+// packMember is a file waiting in a batch: its path, its name in the
+// pack, its bytes.
+type packMember struct {
+	path string
+	name packName
+	data []byte
+}
+
+// packWriteBuf is the buffer a pack is written through: a pack is up to
+// packMaxBytes, assembled whole it cost a fresh 8 MiB of memory (page
+// faults and a copy) per pack.
+const packWriteBuf = 256 << 10
+
+// writeTo writes members, sorted by name, as a new pack file at path and
+// returns its size.
+func (p *packer) writeTo(path string, members []packMember) (int64, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return 0, err
+	}
+	bp, _ := p.bufs.Get().(*bufio.Writer)
+	if bp == nil {
+		bp = bufio.NewWriterSize(f, packWriteBuf)
+	} else {
+		bp.Reset(f)
+	}
+	defer func() {
+		bp.Reset(nil)
+		p.bufs.Put(bp)
+	}()
+	var head [packRecordSize]byte
+	bp.WriteString(packMagic)
+	binary.LittleEndian.PutUint32(head[:4], uint32(len(members)))
+	binary.LittleEndian.PutUint32(head[4:8], 0)
+	bp.Write(head[:8])
+	off := uint64(packHeaderSize + len(members)*packRecordSize)
+	for _, m := range members {
+		copy(head[:32], m.name.hash[:])
+		head[32] = m.name.suf
+		binary.LittleEndian.PutUint64(head[33:41], off)
+		binary.LittleEndian.PutUint64(head[41:49], uint64(len(m.data)))
+		bp.Write(head[:])
+		off += uint64(len(m.data))
+	}
+	for _, m := range members {
+		bp.Write(m.data)
+	}
+	err = bp.Flush()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return 0, err
+	}
+	return int64(off), nil
 }
 
 // link makes path a name of the pack at tmp, replacing any file there
