@@ -106,6 +106,9 @@ type Builder struct {
 	mu     sync.Mutex
 	done   map[string]*nodeResult
 	parsed map[*fileRead]*parsedFile // resource files decoded, once each
+	// patches are the `patches` texts decoded, once each (a component's
+	// are configured again in every parent).
+	patches stages.Patches
 	stats  Stats
 	memo   *memo
 	// scratch holds a buffer (*[]byte) that stored accumulations are

@@ -63,7 +63,7 @@ func (b *Builder) fieldTransformers(n *Node, tc *fieldspec.Config) ([]stages.Sta
 		out = append(out, s)
 	}
 	for _, p := range k.Patches {
-		if err := add(stages.NewPatch(stages.PatchConfig{Path: p.Path, Patch: p.Patch, Target: selector(p.Target), Options: patchOptions(p.Options)}, read)); err != nil {
+		if err := add(b.patches.New(stages.PatchConfig{Path: p.Path, Patch: p.Patch, Target: selector(p.Target), Options: patchOptions(p.Options)}, read)); err != nil {
 			if p.Path != "" && errors.Is(err, fs.ErrNotExist) {
 				// Say where and what was probably meant, before
 				// kustomize's wording.

@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
+
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 
 	"github.com/kpipe/kpipe/internal/resource"
 )
@@ -27,6 +30,61 @@ type PatchConfig struct {
 // NewPatch returns the PatchTransformer stage for one `patches` entry,
 // reading the patch file (if any) with read.
 func NewPatch(cfg PatchConfig, read ReadFile) (Stage, error) {
+	var p *Patches
+	return p.New(cfg, read)
+}
+
+// Patches decodes patch texts once for a build: a component's patches are
+// configured again in every parent that includes it (each parent applies
+// them in its own context, as kustomize does), and decoding a text, as
+// strategic-merge patches and as a JSON patch, costs more than applying
+// it. A nil *Patches decodes every time. It is safe for concurrent use.
+type Patches struct {
+	mu     sync.Mutex
+	byText map[string]*decodedPatch
+}
+
+// decodedPatch is a patch text decoded both ways, shared by the stages
+// made from it, which only read it: a strategic-merge stage merges a
+// conversion of its patch (smp.Merge builds the result from node trees;
+// with a target it merges a copy), and a JSON patch is only read by Apply.
+// The strategic-merge patches are frozen all the same.
+type decodedPatch struct {
+	once    sync.Once
+	smp     []*resource.Resource
+	errSM   error
+	jp      jsonpatch.Patch
+	errJSON error
+}
+
+func (p *Patches) decode(text string) *decodedPatch {
+	var d *decodedPatch
+	if p == nil {
+		d = &decodedPatch{}
+	} else {
+		p.mu.Lock()
+		if p.byText == nil {
+			p.byText = map[string]*decodedPatch{}
+		}
+		d = p.byText[text]
+		if d == nil {
+			d = &decodedPatch{}
+			p.byText[text] = d
+		}
+		p.mu.Unlock()
+	}
+	d.once.Do(func() {
+		d.smp, d.errSM = decodePatches(text)
+		for _, r := range d.smp {
+			r.Freeze()
+		}
+		d.jp, d.errJSON = decodeJSONPatch(text)
+	})
+	return d
+}
+
+// New is NewPatch, with the texts p decoded before.
+func (p *Patches) New(cfg PatchConfig, read ReadFile) (Stage, error) {
 	cfg.Patch = strings.TrimSpace(cfg.Patch)
 	var text, source string
 	switch {
@@ -43,8 +101,8 @@ func NewPatch(cfg PatchConfig, read ReadFile) (Stage, error) {
 		}
 		text, source = string(data), fmt.Sprintf("[path: %q]", cfg.Path)
 	}
-	smp, errSM := decodePatches(text)
-	jp, errJSON := decodeJSONPatch(text)
+	d := p.decode(text)
+	smp, errSM, jp, errJSON := d.smp, d.errSM, d.jp, d.errJSON
 	switch {
 	case errSM == nil && errJSON == nil && len(smp) > 0 && len(jp) > 0:
 		return nil, fmt.Errorf("illegally qualifies as both an SM and JSON patch: %s", source)
