@@ -501,6 +501,7 @@ func findRootsContext(ctx context.Context, o Options, index *cache.RootIndex, ch
 		// The same directories hold the same kustomization files.
 		return rec.Roots, nil, nil
 	}
+	start := time.Now() // before the walk: see LoadOptions.Since
 	var all []string
 	var files, dirs []cache.Input
 	seen := map[string]bool{}
@@ -526,7 +527,7 @@ func findRootsContext(ctx context.Context, o Options, index *cache.RootIndex, ch
 	// kustomization another one refers to.
 	// (The walk resolved every directory: it starts at a real one and
 	// does not follow symlinks.)
-	g, _ := engine.LoadContext(ctx, all, engine.LoadOptions{Restriction: r, Remote: o.Remote, Resolved: true})
+	g, _ := engine.LoadContext(ctx, all, engine.LoadOptions{Restriction: r, Remote: o.Remote, Resolved: true, Since: start})
 	referenced := map[string]bool{}
 	for _, n := range g.Nodes {
 		for _, e := range n.Children() {
@@ -554,7 +555,7 @@ func findRootsContext(ctx context.Context, o Options, index *cache.RootIndex, ch
 		eg.SetLimit(runtime.NumCPU())
 		for _, ins := range [][]cache.Input{files, dirs} {
 			for i := range ins {
-				if d, ok := checker.Files().Known(ins[i].Real); ok {
+				if d, ok := checker.Files().Known(ins[i].Real, start); ok {
 					ins[i].Digest = d
 					continue
 				}

@@ -190,19 +190,24 @@ func (ix *FileIndex) Digest(path string) (Key, bool) {
 	return ix.Record(path, data, fi), true
 }
 
-// Known returns the digest this run recorded for path (Record, Remember,
-// RememberDir, or a Digest that checked the file), without a stat: the
-// digest of the bytes or the listing the run read. A record of the run's
-// build pairs its output with exactly those, so it takes them from here;
-// whether the file changed since is the next run's question (Digest).
-func (ix *FileIndex) Known(path string) (Key, bool) {
+// Known returns the digest recorded for path at since or later (by
+// Record, Remember or RememberDir), without a stat: with since the start
+// of a run, the digest of the bytes or the listing that run read. A record
+// of the run's build pairs its output with exactly those, so it takes them
+// from here; whether the file changed since is the next run's question
+// (Digest). An index that outlives a run (an embedder's) may hold older
+// digests, which since leaves out.
+func (ix *FileIndex) Known(path string, since time.Time) (Key, bool) {
 	if ix == nil {
 		return Key{}, false
 	}
 	ix.mu.Lock()
 	e, ok := ix.entries[path]
 	ix.mu.Unlock()
-	return e.Digest, ok
+	if !ok || e.Recorded < since.UnixNano() {
+		return Key{}, false
+	}
+	return e.Digest, true
 }
 
 // dirDigest digests a directory's inode and listing.

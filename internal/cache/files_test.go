@@ -145,7 +145,8 @@ func TestRememberDirGivesTheListingDigest(t *testing.T) {
 // TestKnownIsWhatTheRunRead: Known gives the digest of the bytes this run
 // read, even when the file changed since (a record pairs the output with
 // those bytes; the next run's Digest sees the change), and nothing for a
-// file the run did not read.
+// file the run did not read, or read only in an earlier run (an index an
+// embedder keeps across builds).
 func TestKnownIsWhatTheRunRead(t *testing.T) {
 	dir := t.TempDir()
 	ix, _ := LoadFileIndex("")
@@ -157,15 +158,19 @@ func TestKnownIsWhatTheRunRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := ix.Known(f); ok {
+	start := time.Now()
+	if _, ok := ix.Known(f, start); ok {
 		t.Fatal("Known answered for a file the run did not read")
 	}
 	ix.Record(f, []byte("one"), fi)
 	if err := os.WriteFile(f, []byte("two, longer"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if d, ok := ix.Known(f); !ok || d != Digest([]byte("one")) {
+	if d, ok := ix.Known(f, start); !ok || d != Digest([]byte("one")) {
 		t.Fatalf("Known = %x, %v; want the digest of what was read", d, ok)
+	}
+	if _, ok := ix.Known(f, time.Now()); ok {
+		t.Error("Known answered with a digest recorded before the run it was asked for began")
 	}
 	if d, ok := ix.Digest(f); !ok || d != Digest([]byte("two, longer")) {
 		t.Fatalf("Digest after the change = %x, %v; want the new content's", d, ok)

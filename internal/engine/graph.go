@@ -229,6 +229,11 @@ type LoadOptions struct {
 	// already (build-all's discovery finds them so), which LoadContext
 	// then does not resolve again.
 	Resolved bool
+	// Since, when set, is when the run that loads the graph began, before
+	// the load: build-all's discovery walk, whose listings a build's
+	// records may take (cache.FileIndex.Known). Zero is when LoadContext
+	// is called.
+	Since time.Time
 }
 
 // Load reads the kustomizations reachable from the given root
@@ -244,7 +249,11 @@ func Load(roots []string, r loaders.Restriction) (*Graph, []error) {
 // them and reported when that root is built.
 func LoadContext(ctx context.Context, roots []string, o LoadOptions) (*Graph, []error) {
 	r := o.Restriction
-	g := &Graph{loadStart: time.Now(), Nodes: map[string]*Node{}, DAG: dag.New(), restriction: r, ctx: ctx, remote: o.Remote, warned: map[string]bool{}, kfiles: map[string]kfile{},
+	start := o.Since
+	if start.IsZero() {
+		start = time.Now()
+	}
+	g := &Graph{loadStart: start, Nodes: map[string]*Node{}, DAG: dag.New(), restriction: r, ctx: ctx, remote: o.Remote, warned: map[string]bool{}, kfiles: map[string]kfile{},
 		files: map[[2]string]*fileRead{}, helmFree: map[string]bool{}}
 	defer func() { g.ctx = nil }() // only loading fetches remote bases
 	errs := make([]error, len(roots))

@@ -165,7 +165,7 @@ func newMemo(c Cache, g *Graph, o Options) *memo {
 	var dirs []string
 	for _, n := range g.Nodes {
 		if _, ok := m.dirs[n.Dir]; !ok {
-			if d, ok := m.Files.Known(n.Dir); ok {
+			if d, ok := m.Files.Known(n.Dir, g.loadStart); ok {
 				m.dirs[n.Dir] = d
 				continue
 			}

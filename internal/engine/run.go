@@ -109,8 +109,8 @@ type Builder struct {
 	// patches are the `patches` texts decoded, once each (a component's
 	// are configured again in every parent).
 	patches stages.Patches
-	stats  Stats
-	memo   *memo
+	stats   Stats
+	memo    *memo
 	// scratch holds a buffer (*[]byte) that stored accumulations are
 	// encoded into, reused from node to node.
 	scratch sync.Pool
