@@ -121,24 +121,31 @@ func (g *Graph) walkOrdered(ctx context.Context, jobs int, set map[string]struct
 	}
 	heap.Init(ready)
 
-	// The channel holds a result for every vertex, so workers never block
-	// on it.
+	// jobs long-lived workers run the vertices (a goroutine per vertex
+	// would start each call on a small stack and grow it again: a few
+	// percent of a build). The result channel holds a result for every
+	// vertex, so workers never block on it; work holds at most jobs.
 	results := make(chan result, len(set))
+	work := make(chan string, jobs)
 	var wg sync.WaitGroup
+	for range min(jobs, len(set)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for v := range work {
+				if err := ctx.Err(); err != nil {
+					results <- result{v, err}
+					continue
+				}
+				results <- result{v, fn(ctx, v)}
+			}
+		}()
+	}
 	running := 0
 	fill := func() {
 		for running < jobs && ready.Len() > 0 {
-			v := heap.Pop(ready).(string)
 			running++
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if err := ctx.Err(); err != nil {
-					results <- result{v, err}
-					return
-				}
-				results <- result{v, fn(ctx, v)}
-			}()
+			work <- heap.Pop(ready).(string)
 		}
 	}
 	fill()
@@ -165,6 +172,7 @@ func (g *Graph) walkOrdered(ctx context.Context, jobs int, set map[string]struct
 		}
 		fill()
 	}
+	close(work)
 	wg.Wait()
 
 	if len(errs) == 0 {
