@@ -37,9 +37,9 @@ func (b *Builder) render(list []*resource.Resource) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// forEach calls fn(i) for every i in [0, n), on up to workers goroutines
-// (in order on this one when that is one), each taking the next i; it
-// returns when every call has returned.
+// forEach calls fn(i) for every i in [0, n), on up to workers goroutines,
+// this one among them (in order on this one alone when workers is one),
+// each taking the next i; it returns when every call has returned.
 func forEach(n, workers int, fn func(i int)) {
 	workers = min(n, workers)
 	if workers <= 1 {
@@ -49,18 +49,22 @@ func forEach(n, workers int, fn func(i int)) {
 		return
 	}
 	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= n {
-					return
-				}
-				fn(i)
+	work := func() {
+		for {
+			i := int(next.Add(1)) - 1
+			if i >= n {
+				return
 			}
-		})
+			fn(i)
+		}
 	}
+	// The caller is one of the workers: its stack has grown already, a
+	// new goroutine's grows again (the encoders recurse deeply).
+	var wg sync.WaitGroup
+	for range workers - 1 {
+		wg.Go(work)
+	}
+	work()
 	wg.Wait()
 }
 
