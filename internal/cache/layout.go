@@ -108,6 +108,13 @@ func claim(dir string) (created bool, err error) {
 		case e.Name() == layoutDir && e.IsDir():
 			// A v2 layout whose marker was lost: ours if it only holds
 			// our names (checked by the trim, which deletes nothing else).
+		case e.Name() == markerName:
+			// Another kpipe wrote the marker since the check above.
+			return false, nil
+		case strings.HasPrefix(e.Name(), tmpPrefix+markerName+"-") && e.Type().IsRegular():
+			// The marker another kpipe is writing at this moment (many
+			// processes may open a new cache at once), or one that died
+			// writing it: this one writes the marker too.
 		case oldName(e.Name()) && e.Type().IsRegular():
 			old = append(old, e.Name())
 		default:

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -634,5 +635,44 @@ func TestEntryLineFormat(t *testing.T) {
 		if got := string(formatEntry(k, d, c.size, c.t, c.sensitive)); got != want || len(got) != entrySize {
 			t.Errorf("entry line %q (%d bytes), want %q (%d)", got, len(got), want, entrySize)
 		}
+	}
+}
+
+// TestNewDirectoryOpenedByManyAtOnce: processes that open the same new
+// cache directory at once all use it, without a warning: one may list the
+// directory while another is writing the marker (its temporary file is
+// there, the marker not yet), and a marker's temporary file left by a
+// process that died is no foreign file either.
+func TestNewDirectoryOpenedByManyAtOnce(t *testing.T) {
+	for round := 0; round < 20; round++ {
+		dir := filepath.Join(t.TempDir(), "cache")
+		var wg sync.WaitGroup
+		warns := make([][]string, 8)
+		for i := range warns {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if s := open(t, dir, &warns[i]); s != nil {
+					s.Close()
+				}
+			}()
+		}
+		wg.Wait()
+		for i, w := range warns {
+			if len(w) > 0 {
+				t.Fatalf("round %d, opener %d warned: %q", round, i, w)
+			}
+		}
+	}
+
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, tmpPrefix+markerName+"-0123456789ab"), []byte(marker[:10]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var warns []string
+	s := mustOpen(t, dir, &warns)
+	s.Close()
+	if len(warns) > 0 {
+		t.Errorf("a marker's leftover temporary file made the directory foreign: %q", warns)
 	}
 }
