@@ -2,8 +2,12 @@ package stages
 
 import (
 	"context"
+	"math/rand/v2"
+	"regexp"
 	"strings"
 	"testing"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/kpipe/kpipe/internal/output"
 	"github.com/kpipe/kpipe/internal/resource"
@@ -1005,6 +1009,85 @@ func TestImagesAnyDigestAlgorithm(t *testing.T) {
 		}
 		if !strings.Contains(out, "image: mirror/nginx") {
 			t.Errorf("%s: not renamed:\n%s", ref, out)
+		}
+	}
+}
+
+// TestImageMatcherIsTheExpression: the matcher of an `images` name agrees
+// with kustomize's expression, "^" + name + imageRefSuffix, on random
+// names (dots, other expression syntax, unicode, U+FFFD) and references
+// (tags, digests, newlines, invalid UTF-8).
+func TestImageMatcherIsTheExpression(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	nameParts := []string{"a", "b", "nginx", "registry", ".", "example", "com", "/", "-", "_", "é", "\uFFFD", "1", "io", ":", "+", "*", "[a-z]", "(x|y)", "\\."}
+	refParts := []string{"", ":1.0", ":v2", "@sha256:abc", ":1@sha256:0f", "\n", "\xff", "x", ".", "é", "\uFFFD", ":", "@", "/", "b"}
+	pick := func(parts []string, n int) string {
+		var b strings.Builder
+		for range n {
+			b.WriteString(parts[rng.IntN(len(parts))])
+		}
+		return b.String()
+	}
+	literal := 0
+	for range 20000 {
+		name := pick(nameParts, 1+rng.IntN(4))
+		m := newImageMatcher(name)
+		if m.literal {
+			literal++
+		}
+		re, err := regexp.Compile("^" + name + imageRefSuffix)
+		for range 5 {
+			ref := pick(refParts, rng.IntN(3))
+			switch rng.IntN(3) {
+			case 0:
+				ref = name + ref
+			case 1:
+				ref = strings.ReplaceAll(name, ".", pick([]string{"x", ".", "é", "\xff", "\n"}, 1)) + ref
+			}
+			want := err == nil && re.MatchString(ref)
+			if got := m.matches(ref); got != want {
+				t.Fatalf("name %q, reference %q: matcher says %v, the expression %v", name, ref, got, want)
+			}
+		}
+	}
+	if literal < 1000 {
+		t.Fatalf("only %d names took the literal path", literal)
+	}
+}
+
+// TestSimplePlainStringIsWhatTheParserSays: every string the shortcut
+// takes for a plain scalar reads back from YAML as itself, and the
+// shortcut takes the common ones (image references).
+func TestSimplePlainStringIsWhatTheParserSays(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	parts := []string{"a", "Z", "y", "n", "o", "true", "TRUE", "null", "Null", "no", "on", "off", "yes", "0", "1", "1.0", "e5", ".", ":", "@", "/", "-", "_", " ", "#", ": ", "'", "\"", "{", "[", ",", "!", "&", "*", "%", "é", "~", "\n", "0x1F", "inf", ".inf", "2006-01-02"}
+	took := 0
+	for range 50000 {
+		var b strings.Builder
+		for range 1 + rng.IntN(4) {
+			b.WriteString(parts[rng.IntN(len(parts))])
+		}
+		s := b.String()
+		if !simplePlainString(s) {
+			continue
+		}
+		took++
+		var doc yaml.Node
+		if err := yaml.Unmarshal([]byte(s), &doc); err != nil || len(doc.Content) != 1 {
+			t.Fatalf("%q: taken for a plain string, the parser says %v", s, err)
+		}
+		n := doc.Content[0]
+		var v any
+		if n.Kind != yaml.ScalarNode || n.Style != 0 || n.Value != s || n.Decode(&v) != nil || v != s {
+			t.Fatalf("%q: taken for a plain string, reads back as %#v (kind %v, style %v)", s, v, n.Kind, n.Style)
+		}
+	}
+	if took < 1000 {
+		t.Fatalf("the shortcut took only %d strings", took)
+	}
+	for _, s := range []string{"registry.example.com/app000:1.0.0", "nginx", "gcr.io/x/y@sha256:0f0f", "my-app_1"} {
+		if !simplePlainString(s) {
+			t.Errorf("%q: not taken", s)
 		}
 	}
 }
