@@ -65,6 +65,9 @@ func SplitPath(path string) []string {
 	if len(parts) > 1 && parts[0] == "" {
 		parts = parts[1:]
 	}
+	if !strings.Contains(path, `\`) {
+		return parts // no escaped slash to join back (most paths)
+	}
 	out := []string{parts[0]}
 	for _, p := range parts[1:] {
 		last := len(out) - 1

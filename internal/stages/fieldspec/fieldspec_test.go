@@ -470,6 +470,12 @@ func TestWalkErrors(t *testing.T) {
 		"spec/0":    "fieldName: 0: wrong node kind: expected SequenceNode but got MappingNode",
 		"spec/[a]":  "fieldName: [a]: list path element must contain fieldName=fieldValue",
 		"metadata/": "cannot set or create an empty field name",
+		// Every element kyaml reads as other than a key, met at a map.
+		"spec/+1":    "fieldName: +1: wrong node kind: expected SequenceNode but got MappingNode",
+		"spec/-2":    "fieldName: -2: array index -2 cannot be negative",
+		"spec/-":     "fieldName: -: wrong node kind: expected SequenceNode but got MappingNode",
+		"spec/*":     "fieldName: *: wildcard is not supported in PathGetter",
+		"spec/[a=b]": "fieldName: [a=b]: wrong node kind: expected SequenceNode but got MappingNode",
 	} {
 		_, _, err := walk(t, obj, FieldSpec{Path: path, CreateIfNotPresent: true}, CreateMap)
 		if err == nil || !strings.Contains(err.Error(), want) {

@@ -215,6 +215,9 @@ func (w *walker) visitMap(m map[string]any, at Field, i int) error {
 // checkKey rejects the elements that kyaml's lookup reads as list selectors
 // rather than keys; met at a map, they are errors.
 func checkKey(key string) error {
+	if c := key[0]; c != '-' && c != '+' && c != '*' && c != '[' && (c < '0' || c > '9') {
+		return nil // a name (most keys): no index, wildcard or selector
+	}
 	wrongKind := errors.New("wrong node kind: expected SequenceNode but got MappingNode")
 	if n, err := strconv.Atoi(key); err == nil {
 		if n < 0 {
