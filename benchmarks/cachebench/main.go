@@ -376,24 +376,38 @@ func (b *bench) memory(small, big int) error {
 		if err != nil {
 			return err
 		}
-		cache, out, ref := filepath.Join(b.work, "memcache"), filepath.Join(b.work, "memout"), filepath.Join(b.work, "memref")
 		var noCache, withCache time.Duration
 		var rss int64
-		// Alternate the two, fifteen times each (timings on a shared
-		// machine are noisy: seven pairs gave medians from 1.02x to 1.24x
-		// within minutes), and keep the medians. CPU time (user plus
-		// system) is reported too: it moves less from run to run.
+		// Alternate the two, nine times each (timings on a shared machine
+		// are noisy), and keep the medians. CPU time (user plus system)
+		// is reported too: it moves less from run to run.
+		//
+		// Each run writes into new directories, and they are all deleted
+		// after the last run: on a file system that creates an inode next
+		// to inodes deleted within the last minute, ext4 without a journal
+		// (this project's VMs) checks every one of those first
+		// (recently_deleted in fs/ext4/ialloc.c). Deleting the last run's
+		// output and cache just before each run made that check a quarter
+		// of a run's CPU time, growing with every run, and it weighed on
+		// the run that creates more directories (the cache's): the ratio
+		// went from 1.1x to 1.58x within one benchmark.
+		// (The directories of both trees go at the end, not between them:
+		// the big tree's runs would meet the small one's deleted inodes.)
+		runs := filepath.Join(b.work, fmt.Sprintf("memruns%d", n))
+		os.RemoveAll(runs)
+		defer os.RemoveAll(runs)
+		var ref, out string
 		var nc, wc, ncCPU, wcCPU []time.Duration
-		for i := 0; i < 15; i++ {
-			os.RemoveAll(ref)
+		for i := 0; i < 9; i++ {
+			ref = filepath.Join(runs, fmt.Sprintf("ref%d", i))
+			out = filepath.Join(runs, fmt.Sprintf("out%d", i))
+			cache := filepath.Join(runs, fmt.Sprintf("cache%d", i))
 			settleDisk()
 			_, st, err := runStats(repo, nil, b.kpipe, "build-all", ".", "--out-dir", ref, "--no-cache")
 			if err != nil {
 				return err
 			}
 			nc, ncCPU = append(nc, st.wall), append(ncCPU, st.cpu)
-			os.RemoveAll(cache)
-			os.RemoveAll(out)
 			settleDisk()
 			_, st, err = runStats(repo, nil, b.kpipe, "build-all", ".", "--out-dir", out, "--cache-dir", cache)
 			if err != nil {
@@ -403,8 +417,8 @@ func (b *bench) memory(small, big int) error {
 			if st.rss > rss {
 				rss = st.rss
 			}
-			if n == big && i == 2 {
-				break // three times is enough for the big tree
+			if n == big && i == 4 {
+				break // five times is enough for the big tree
 			}
 		}
 		noCache, withCache = median(nc), median(wc)

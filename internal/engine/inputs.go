@@ -27,6 +27,7 @@ func (b *Builder) Inputs(root *Node) ([]cache.Input, bool) {
 	// node's inputs), one lists, into a slice of the right size.
 	var inputs []cache.Input
 	count := 0
+	rootOwn := m.findNodeInputs(root)
 	seen := map[*Node]bool{}
 	var walk func(n *Node) bool
 	walk = func(n *Node) bool {
@@ -34,7 +35,10 @@ func (b *Builder) Inputs(root *Node) ([]cache.Input, bool) {
 			return true
 		}
 		seen[n] = true
-		own := m.nodeInputs(n)
+		own := rootOwn // (a root's own are asked for once a run: not kept)
+		if n != root {
+			own = m.nodeInputs(n)
+		}
 		if own == nil {
 			return false
 		}

@@ -412,7 +412,9 @@ func relTo(dir, path string) string {
 	return filepath.ToSlash(r)
 }
 
-// recorded returns the files read through n's loader this run, by path.
+// recorded returns the files read through n's loader this run, by path,
+// and forgets them: remember asks once, and keeps them as m.used (a
+// 10,000-root build held both, for every node, to the end).
 func (m *memo) recorded(n *Node) []readRecord {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -420,6 +422,7 @@ func (m *memo) recorded(n *Node) []readRecord {
 	for _, r := range m.reads[n] {
 		recs = append(recs, r)
 	}
+	delete(m.reads, n)
 	sort.Slice(recs, func(i, j int) bool { return recs[i].Path < recs[j].Path })
 	return recs
 }
