@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -82,7 +83,7 @@ type disk struct {
 	// misses, and each failed open costs a path walk. Another process
 	// may write entries meanwhile; not seeing them is only a miss.
 	fresh bool
-	mine  sync.Map // path -> struct{}: written by this process (when fresh)
+	mine  names // written by this process (when fresh)
 }
 
 // claim makes dir a kpipe cache directory, or says why it cannot be one:
@@ -200,7 +201,7 @@ func (d *disk) maybeThere(path string) bool {
 	if !d.fresh {
 		return true
 	}
-	_, ok := d.mine.Load(path)
+	ok := d.mine.has(path)
 	return ok
 }
 
@@ -230,7 +231,7 @@ func (d *disk) write(path string, data []byte) {
 		return
 	}
 	if d.fresh {
-		d.mine.Store(path, struct{}{})
+		d.mine.add(path)
 	}
 	if d.pack != nil && len(data) <= packMaxMember {
 		full, ok := d.pack.add(path, data)
@@ -342,3 +343,32 @@ func writeWhole(path string, data []byte) error {
 // roundBlock is size rounded up to whole 4 KiB blocks, as most file
 // systems allocate.
 func roundBlock(n int64) int64 { return (n + 4095) &^ 4095 }
+
+// names is a set of paths kept as 64-bit hashes: a cold run writes tens of
+// thousands of names, and the set only spares lookups that would miss. Two
+// paths that share a hash (one chance in 2^64) cost a failed open.
+type names struct {
+	mu   sync.Mutex
+	seed maphash.Seed
+	set  map[uint64]struct{}
+}
+
+func (n *names) add(path string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.set == nil {
+		n.seed = maphash.MakeSeed()
+		n.set = map[uint64]struct{}{}
+	}
+	n.set[maphash.String(n.seed, path)] = struct{}{}
+}
+
+func (n *names) has(path string) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.set == nil {
+		return false
+	}
+	_, ok := n.set[maphash.String(n.seed, path)]
+	return ok
+}

@@ -61,7 +61,7 @@ const (
 	packHeaderSize  = len(packMagic) + 8
 	packRecordSize  = 32 + 1 + 8 + 8
 	packMaxEntries  = 512     // members per pack: bounds a lookup's index read
-	packMaxBytes    = 8 << 20 // bytes per pack, about
+	packMaxBytes    = 4 << 20 // bytes per pack, about: what waits is live memory
 	packMaxMember   = 1 << 20 // larger files are written on their own
 	packPrefix      = tmpPrefix + "pack-"
 	packFirstReadSz = 16 << 10
@@ -255,7 +255,7 @@ type packMember struct {
 }
 
 // packWriteBuf is the buffer a pack is written through: a pack is up to
-// packMaxBytes, assembled whole it cost a fresh 8 MiB of memory (page
+// packMaxBytes, and assembled whole it cost that much fresh memory (page
 // faults and a copy) per pack.
 const packWriteBuf = 256 << 10
 
