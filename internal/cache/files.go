@@ -271,6 +271,13 @@ func (ix *FileIndex) Remember(path string, fi os.FileInfo, n int, d Key, statAt 
 	}
 }
 
+// KeepsRecord reports whether a file of size bytes has its record kept in
+// the cache directory for later runs (Remember of a smaller file serves
+// only this run's Known and Digest).
+func (ix *FileIndex) KeepsRecord(size int64) bool {
+	return ix != nil && ix.d != nil && size >= persistMin
+}
+
 // remember records d for path, whose stat fi was just taken.
 func (ix *FileIndex) remember(path string, fi os.FileInfo, d Key) {
 	ix.rememberAt(path, fi, d, time.Now())

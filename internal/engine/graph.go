@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -211,6 +212,9 @@ type fileRead struct {
 	real string
 	info os.FileInfo // the file's stat before it was read (for the file index)
 	err  error
+
+	digestOnce sync.Once // digest is data's, found once (memo.dataDigest)
+	digest     cache.Key
 }
 
 type kfile struct {

@@ -169,20 +169,19 @@ func (m *memo) fileInput(f *loaders.KustomizationFile) (cache.Input, bool) {
 }
 
 // dataDigest is the digest of a resource file entry's content, computed
-// once for the entries that share a read.
+// once for the entries that share a read (and kept with the read: a map of
+// them was live memory the collector marked for the whole run). The file
+// index learns the digest of a file large enough to keep a record for
+// the next run, which then costs a stat instead of a read; a smaller
+// file's record would serve nothing in this run.
 func (m *memo) dataDigest(e *Entry) cache.Key {
 	if e.src == nil {
 		return cache.Digest(e.Data)
 	}
-	m.mu.Lock()
-	d, ok := m.digests[e.src]
-	m.mu.Unlock()
-	if !ok {
-		d = cache.Digest(e.Data)
-		m.Files.Remember(e.File, e.src.info, len(e.Data), d, m.loadStart)
-		m.mu.Lock()
-		m.digests[e.src] = d
-		m.mu.Unlock()
+	src := e.src
+	src.digestOnce.Do(func() { src.digest = cache.Digest(e.Data) })
+	if m.Files.KeepsRecord(int64(len(e.Data))) {
+		m.Files.Remember(e.File, src.info, len(e.Data), src.digest, m.loadStart)
 	}
-	return d
+	return src.digest
 }

@@ -105,10 +105,9 @@ type memo struct {
 	// dirs are the digests of the nodes' directories (their listings) when
 	// the build started.
 	dirs map[string]cache.Key
-	// kinputs and digests remember what Inputs found, for the roots that
-	// share nodes and files.
+	// kinputs remembers what Inputs found, for the roots that share
+	// nodes.
 	kinputs map[string]cache.Input
-	digests map[*fileRead]cache.Key
 	inputs  map[*Node]*ownInputs // nil: the node cannot be recorded
 	// volatile nodes run external plugins: what those read (executables,
 	// the environment, any file) is not in a node's key, so such a node,
@@ -153,7 +152,7 @@ func SettingsKey(o Options, r loaders.Restriction) cache.Key {
 func newMemo(c Cache, g *Graph, o Options) *memo {
 	m := &memo{Cache: c, opts: settings(o, g.restriction), reads: map[*Node]map[string]readRecord{}, keys: map[*Node]cache.Key{},
 		pres: map[*Node]cache.Key{}, used: map[*Node][]readRecord{}, dirs: map[string]cache.Key{}, volatile: map[*Node]bool{},
-		kinputs: map[string]cache.Input{}, digests: map[*fileRead]cache.Key{}, inputs: map[*Node]*ownInputs{}, loadStart: g.loadStart}
+		kinputs: map[string]cache.Input{}, inputs: map[*Node]*ownInputs{}, loadStart: g.loadStart}
 	m.optsKey = cache.Digest(m.opts)
 	if m.Files == nil {
 		m.Files, _ = cache.LoadFileIndex("")
