@@ -126,6 +126,7 @@ spec:
 		}
 		return l
 	}
+	run() // a text is kept decoded from its second use on
 	first := run()
 	ann := resource.LookupMap(first.Edit(0).Object(), "spec", "template", "metadata", "annotations")
 	if ann == nil {
@@ -135,5 +136,22 @@ spec:
 	second := encodeList(t, run())
 	if strings.Contains(second, "edited") {
 		t.Errorf("an edit of the first parent's object reached the second parent's patch:\n%s", second)
+	}
+}
+
+// TestPatchesKeepOnlySharedTexts: a text configured once (an overlay's
+// own patch) is not kept decoded after its stage is made; one configured
+// again is, once.
+func TestPatchesKeepOnlySharedTexts(t *testing.T) {
+	var shared Patches
+	once := PatchConfig{Patch: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: once\ndata:\n  a: b\n"}
+	twice := PatchConfig{Patch: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: twice\ndata:\n  a: b\n"}
+	for _, cfg := range []PatchConfig{once, twice, twice, twice} {
+		if _, err := shared.New(cfg, mapFiles(nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, ok := shared.byText[once.Patch]; ok || len(shared.byText) != 1 {
+		t.Errorf("kept decoded: %d texts (the one used once: %v), want only the text used three times", len(shared.byText), ok)
 	}
 }
