@@ -97,14 +97,31 @@ func readLimited(f *os.File, path string, st os.FileInfo, limit int64) ([]byte, 
 	if st.Size() > limit {
 		return nil, tooLarge(path, limit)
 	}
-	// Sized by the stat (one allocation for a file that did not grow:
-	// ReadFrom wants bytes.MinRead free before each read, the last one
-	// finding the end).
-	buf := bytes.NewBuffer(make([]byte, 0, st.Size()+bytes.MinRead))
-	if _, err := buf.ReadFrom(io.LimitReader(f, limit+1)); err != nil {
+	// Sized by the stat, exactly: most files of a configuration tree are
+	// a few hundred bytes, and bytes.Buffer's ReadFrom wants 512 bytes
+	// free before each read, which tripled what a small file's data held
+	// for as long as the build kept it. A file that grew since the stat is
+	// read on to its end (up to limit).
+	data := make([]byte, st.Size())
+	n, err := io.ReadFull(f, data)
+	switch {
+	case err == io.EOF || err == io.ErrUnexpectedEOF:
+		return data[:n], nil // it shrank
+	case err != nil:
 		return nil, err
 	}
-	data := buf.Bytes()
+	var probe [1]byte
+	if m, err := f.Read(probe[:]); m == 0 {
+		if err != nil && err != io.EOF {
+			return nil, err
+		}
+		return data, nil
+	}
+	buf := bytes.NewBuffer(append(data, probe[0]))
+	if _, err := buf.ReadFrom(io.LimitReader(f, limit+1-int64(buf.Len()))); err != nil {
+		return nil, err
+	}
+	data = buf.Bytes()
 	if int64(len(data)) > limit {
 		return nil, tooLarge(path, limit)
 	}

@@ -56,3 +56,42 @@ func TestOwnRefusesSymlinksAndCaps(t *testing.T) {
 		t.Errorf("Own = %q, %v", b, err)
 	}
 }
+
+// TestReadSeesAFileThatChangedSinceItsStat: the read is sized by the
+// stat taken at open; a file that grew or shrank after it is still read
+// to its end, and one that grew past the cap is refused.
+func TestReadSeesAFileThatChangedSinceItsStat(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "a.yaml")
+	for _, c := range []struct {
+		name, before, after string
+		limit               int64
+		wantErr             bool
+	}{
+		{"grew", "a: 1\n", "a: 1\nb: 2\n", 100, false},
+		{"grew by one byte", "a: 1\n", "a: 1\n\n", 100, false},
+		{"shrank", "a: 1\nb: 2\n", "a: 1\n", 100, false},
+		{"emptied", "a: 1\n", "", 100, false},
+		{"was empty", "", "a: 1\n", 100, false},
+		{"unchanged", "a: 1\n", "a: 1\n", 100, false},
+		{"grew past the cap", "a: 1\n", strings.Repeat("x", 101), 100, true},
+	} {
+		if err := os.WriteFile(p, []byte(c.before), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, st, err := openRegular(p, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(c.after), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := readLimited(f, p, st, c.limit)
+		f.Close()
+		switch {
+		case c.wantErr && err == nil:
+			t.Errorf("%s: read %d bytes, want the cap's error", c.name, len(got))
+		case !c.wantErr && (err != nil || string(got) != c.after):
+			t.Errorf("%s: read %q, %v; want %q", c.name, got, err, c.after)
+		}
+	}
+}
