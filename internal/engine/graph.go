@@ -408,9 +408,8 @@ func (g *Graph) load(dir, helmNS string, inheritedAPI *schemaSource, chain []str
 		return nil, err
 	}
 	g.warn(kf)
-	k := *kf.K
 	helmPart := ""
-	if k.Namespace == "" && helmNS != "" {
+	if kf.K.Namespace == "" && helmNS != "" {
 		// The inherited namespace reaches only helm charts, in this node and
 		// below it; a node that declares its own namespace passes that down
 		// instead, so only nodes without one are told apart by it.
@@ -418,12 +417,11 @@ func (g *Graph) load(dir, helmNS string, inheritedAPI *schemaSource, chain []str
 	} else {
 		helmNS = ""
 	}
-	m := rootMeta(&k)
+	m := rootMeta(kf.K)
 	if meta != nil {
 		m = *meta
 	}
 	rest := m.keySuffix(kf.K.BuildMetadata)
-	k.BuildMetadata = m.options
 	if inheritedAPI != nil {
 		rest += "?openapi=" + inheritedAPI.id
 	}
@@ -440,7 +438,6 @@ func (g *Graph) load(dir, helmNS string, inheritedAPI *schemaSource, chain []str
 		helmPart, helmNS = "", ""
 	}
 	key := dir + helmPart + rest
-	k.HelmCharts = chartsWithNamespace(k.HelmCharts, k.Namespace, helmNS)
 	if n, ok := g.Nodes[key]; ok {
 		// Already loaded through another parent: only the cycle rule, which
 		// depends on the path taken, must be checked again.
@@ -448,6 +445,16 @@ func (g *Graph) load(dir, helmNS string, inheritedAPI *schemaSource, chain []str
 			return nil, err
 		}
 		return n, nil
+	}
+	// The node's kustomization is the file's, unless its context changes
+	// it (buildMetadata from its root, a namespace for its charts): then a
+	// copy (most nodes share the file's; a copy is 600 bytes a node).
+	k := kf.K
+	charts := chartsWithNamespace(k.HelmCharts, k.Namespace, helmNS)
+	if !sameSlice(m.options, k.BuildMetadata) || !sameSlice(charts, k.HelmCharts) {
+		c := *kf.K
+		c.BuildMetadata, c.HelmCharts = m.options, charts
+		k = &c
 	}
 	restriction := g.restriction
 	if repo != nil {
@@ -461,7 +468,7 @@ func (g *Graph) load(dir, helmNS string, inheritedAPI *schemaSource, chain []str
 	} else if ldr, err = loaders.New(dir, restriction); err != nil {
 		return nil, err
 	}
-	n := &Node{Key: key, Dir: dir, File: kf, K: &k, HelmNamespace: helmNS, Loader: ldr, Origin: m.origin, Repo: repo}
+	n := &Node{Key: key, Dir: dir, File: kf, K: k, HelmNamespace: helmNS, Loader: ldr, Origin: m.origin, Repo: repo}
 	n.openapi, n.openapiErr = declaredSchema(n, inheritedAPI, g.fetchFile)
 	if n.openapi != nil && n.openapi.decl == n {
 		if w := n.openapi.scopeWarning(); w != "" {
@@ -520,6 +527,12 @@ func (g *Graph) connect() {
 			g.DAG.Connect(key, e.Child.Key)
 		}
 	}
+}
+
+// sameSlice reports whether a and b are the same slice: same length and,
+// unless empty, the same first element.
+func sameSlice[T any](a, b []T) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // chartsWithNamespace returns charts with each chart that names no
