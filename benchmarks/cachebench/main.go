@@ -57,9 +57,10 @@ func main() {
 	work := flag.String("work", "", "work directory (default: a new temporary directory)")
 	results := flag.String("results", "", "append the results as Markdown to this file")
 	tree := flag.String("tree", "", "a real tree for the tree scenario (run with -only tree)")
+	kpipeBin := flag.String("kpipe", "", "a kpipe binary to measure (default: built from ./cmd/kpipe into the work directory)")
 	treeFlags := flag.String("tree-flags", "", "extra build flags for the tree scenario, space-separated (for example --load-restrictor LoadRestrictionsNone)")
 	flag.Parse()
-	b := &bench{procs: *procs, tree: *tree, treeFlags: strings.Fields(*treeFlags)}
+	b := &bench{procs: *procs, tree: *tree, treeFlags: strings.Fields(*treeFlags), kpipe: *kpipeBin}
 	if err := b.run(*work, *only, *loop, *small, *big, *results); err != nil {
 		fmt.Fprintln(os.Stderr, "cachebench:", err)
 		os.Exit(1)
@@ -85,9 +86,15 @@ func (b *bench) run(work, only string, loop, small, big int, results string) err
 		work = d
 	}
 	b.work = work
-	b.kpipe = filepath.Join(work, "kpipe")
-	if out, err := exec.Command("go", "build", "-o", b.kpipe, "./cmd/kpipe").CombinedOutput(); err != nil {
-		return fmt.Errorf("building kpipe: %v\n%s", err, out)
+	if b.kpipe == "" {
+		b.kpipe = filepath.Join(work, "kpipe")
+		if out, err := exec.Command("go", "build", "-o", b.kpipe, "./cmd/kpipe").CombinedOutput(); err != nil {
+			return fmt.Errorf("building kpipe: %v\n%s", err, out)
+		}
+	} else if p, err := filepath.Abs(b.kpipe); err != nil {
+		return err
+	} else {
+		b.kpipe = p // the runs start in the trees' directories
 	}
 	b.kustomize = findKustomize()
 	fmt.Fprintf(&b.table, "| scenario | kustomize | kpipe | ratio | note |\n|---|---|---|---|---|\n")
