@@ -36,8 +36,9 @@ func main() {
 	large := flag.Int("large", 1500, "resources in the single large root")
 	work := flag.String("work", "", "work directory (default: a new temporary directory)")
 	results := flag.String("results", "", "write the results as Markdown to this file")
+	kpipeBin := flag.String("kpipe", "", "a kpipe binary to measure (default: built from ./cmd/kpipe into the work directory)")
 	flag.Parse()
-	if err := run(*apps, *envs, *extra, *large, *work, *results); err != nil {
+	if err := run(*apps, *envs, *extra, *large, *work, *results, *kpipeBin); err != nil {
 		fmt.Fprintln(os.Stderr, "compare:", err)
 		os.Exit(1)
 	}
@@ -49,7 +50,7 @@ type measurement struct {
 	maxRSS int64 // bytes
 }
 
-func run(apps, envs, extra, large int, work, results string) error {
+func run(apps, envs, extra, large int, work, results, kpipe string) error {
 	if work == "" {
 		d, err := os.MkdirTemp("", "kpipe-bench-")
 		if err != nil {
@@ -64,9 +65,13 @@ func run(apps, envs, extra, large int, work, results string) error {
 	if err != nil {
 		return err
 	}
-	kpipe := filepath.Join(work, "kpipe")
-	if out, err := exec.Command("go", "build", "-o", kpipe, "./cmd/kpipe").CombinedOutput(); err != nil {
-		return fmt.Errorf("building kpipe: %v\n%s", err, out)
+	if kpipe == "" {
+		kpipe = filepath.Join(work, "kpipe")
+		if out, err := exec.Command("go", "build", "-o", kpipe, "./cmd/kpipe").CombinedOutput(); err != nil {
+			return fmt.Errorf("building kpipe: %v\n%s", err, out)
+		}
+	} else if kpipe, err = filepath.Abs(kpipe); err != nil {
+		return err // (the runs start in the tree's directory)
 	}
 	kustomize := findKustomize()
 	cacheDir := filepath.Join(work, "cache")
