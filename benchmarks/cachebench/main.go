@@ -85,6 +85,9 @@ func (b *bench) run(work, only string, loop, small, big int, results string) err
 		defer os.RemoveAll(d)
 		work = d
 	}
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return err
+	}
 	b.work = work
 	if b.kpipe == "" {
 		b.kpipe = filepath.Join(work, "kpipe")
