@@ -57,7 +57,7 @@ func NewJSONPatch(cfg JSONPatchConfig, read ReadFile) (Stage, error) {
 	if len(patch) == 0 {
 		return nil, fmt.Errorf("patch appears to be empty; file=%s, JsonOp=%s", cfg.Path, cfg.JSONOp)
 	}
-	return &jsonPatchStage{kind: "PatchJson6902Transformer", target: *cfg.Target, text: cfg.JSONOp, patch: patch}, nil
+	return &jsonPatchStage{kind: "PatchJson6902Transformer", target: *cfg.Target, text: cfg.JSONOp, patch: patch, direct: directPatch(patch)}, nil
 }
 
 // JSONPatchFromConfig configures a PatchJson6902Transformer from its
@@ -92,6 +92,9 @@ type jsonPatchStage struct {
 	target Selector
 	text   string
 	patch  jsonpatch.Patch
+	// direct is patch as applyDirect applies it, nil when every object
+	// goes through JSON (jsonpatch_direct.go).
+	direct []directOp
 	// rename records the old ID first, so that a patch may rename objects
 	// (the `patches` field allows it; patchesJson6902 does not).
 	rename bool
@@ -119,9 +122,13 @@ func (s *jsonPatchStage) Run(_ context.Context, rs *resource.List) error {
 			r.RememberID()
 		}
 		internal := internalAnnotations(r)
-		obj, err := applyJSONPatch(s.patch, withStateAnnotations(r))
-		if err != nil {
-			return err
+		in := withStateAnnotations(r)
+		obj, ok := applyDirect(s.direct, in)
+		if !ok {
+			var err error
+			if obj, err = applyJSONPatch(s.patch, in); err != nil {
+				return err
+			}
 		}
 		dropStateAnnotations(obj)
 		r.SetObject(obj)

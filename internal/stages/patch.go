@@ -61,6 +61,7 @@ type decodedPatch struct {
 	smp     []*resource.Resource
 	errSM   error
 	jp      jsonpatch.Patch
+	direct  []directOp // jp for applyDirect (nil: through JSON)
 	errJSON error
 }
 
@@ -75,6 +76,9 @@ func (p *Patches) decode(text string) *decodedPatch {
 			r.Freeze()
 		}
 		d.jp, d.errJSON = decodeJSONPatch(text)
+		if d.errJSON == nil {
+			d.direct = directPatch(d.jp)
+		}
 	})
 	return d
 }
@@ -143,7 +147,7 @@ func (p *Patches) New(cfg PatchConfig, read ReadFile) (Stage, error) {
 	if cfg.Target == nil {
 		return nil, fmt.Errorf("must specify a target for JSON patch %s", source)
 	}
-	return &jsonPatchStage{kind: "PatchTransformer", target: *cfg.Target, text: text, patch: jp, rename: true}, nil
+	return &jsonPatchStage{kind: "PatchTransformer", target: *cfg.Target, text: text, patch: jp, direct: d.direct, rename: true}, nil
 }
 
 // PatchFromConfig configures a PatchTransformer from its builtin plugin
