@@ -119,18 +119,18 @@ func run(apps, envs, extra, large int, work, results, kpipe string) error {
 	// minute before it creates one, and the write-back of the deletions
 	// alone moved a 300 ms run by 20-30%.
 	syncDisk := func() { _ = exec.Command("sync").Run() }
-	coldRuns := 0
+	var coldDirs []string
 	fresh := func() error {
-		coldRuns++
-		outDir = filepath.Join(work, fmt.Sprintf("out-cold%d", coldRuns))
-		cacheDir = filepath.Join(work, fmt.Sprintf("cache-cold%d", coldRuns))
+		n := len(coldDirs) / 2
+		outDir = filepath.Join(work, fmt.Sprintf("out-cold%d", n))
+		cacheDir = filepath.Join(work, fmt.Sprintf("cache-cold%d", n))
+		coldDirs = append(coldDirs, outDir, cacheDir)
 		syncDisk()
 		return nil
 	}
 	defer func() {
-		for i := 1; i <= coldRuns; i++ {
-			os.RemoveAll(filepath.Join(work, fmt.Sprintf("out-cold%d", i)))
-			os.RemoveAll(filepath.Join(work, fmt.Sprintf("cache-cold%d", i)))
+		for _, d := range coldDirs {
+			os.RemoveAll(d)
 		}
 	}()
 	noCache, err := median(3, fresh, func() (measurement, error) {

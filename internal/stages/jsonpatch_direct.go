@@ -94,32 +94,25 @@ func applyDirect(ops []directOp, obj map[string]any) (map[string]any, bool) {
 func applyAt(node any, path []string, op *directOp) (any, bool) {
 	key := path[0]
 	if len(path) > 1 {
-		var next any
 		switch c := node.(type) {
 		case map[string]any:
-			next = c[key]
+			out, ok := applyBelow(c[key], path[1:], op)
+			if !ok {
+				return nil, false
+			}
+			c[key] = out
 		case []any:
 			i, ok := listIndex(key, len(c))
 			if !ok {
 				return nil, false
 			}
-			next = c[i]
-		}
-		switch next.(type) {
-		case map[string]any, []any:
-		default:
-			return nil, false // missing, null or a scalar: evanphx fails (or, for null, panics)
-		}
-		out, ok := applyAt(next, path[1:], op)
-		if !ok {
-			return nil, false
-		}
-		switch c := node.(type) {
-		case map[string]any:
-			c[key] = out
-		case []any:
-			i, _ := listIndex(key, len(c))
+			out, ok := applyBelow(c[i], path[1:], op)
+			if !ok {
+				return nil, false
+			}
 			c[i] = out
+		default:
+			return nil, false
 		}
 		return node, true
 	}
@@ -158,6 +151,17 @@ func applyAt(node any, path []string, op *directOp) (any, bool) {
 			return c, true
 		}
 		return append(c[:i:i], c[i+1:]...), true
+	}
+	return nil, false
+}
+
+// applyBelow is applyAt on a step of the path: false unless next is a
+// map or a list (missing, null or a scalar: evanphx fails, or for null
+// panics).
+func applyBelow(next any, path []string, op *directOp) (any, bool) {
+	switch next.(type) {
+	case map[string]any, []any:
+		return applyAt(next, path, op)
 	}
 	return nil, false
 }
