@@ -2,13 +2,22 @@ package cache
 
 import (
 	"crypto/sha256"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 )
 
 func TestRecordRoundTripAndDamage(t *testing.T) {
 	in := []Input{{Path: "/repo/app/kustomization.yaml", Real: "/repo/app/kustomization.yaml", Digest: key("k")},
-		{Path: "/repo/link/base", Real: "/repo/base", Digest: key("dir")}}
+		{Path: "/repo/link/base", Real: "/repo/base", Digest: key("dir")},
+		// A path that is a prefix of the one before, a real path that is a
+		// prefix of its path, one that is longer, and shared prefixes
+		// longer than what is left of the record after them.
+		{Path: "/repo/link", Real: "/repo/li", Digest: key("a")},
+		{Path: "/repo/link/" + strings.Repeat("ü", 200), Real: "/repo/link/" + strings.Repeat("ü", 200) + "/x", Digest: key("b")},
+		{Path: "/repo/link/" + strings.Repeat("ü", 200), Real: "", Digest: key("c")},
+		{Path: "", Real: "/r", Digest: key("d")}}
 	for _, rec := range []*storedRecord{
 		{Settings: key("s"), Name: "/repo/app", Root: &RootRecord{Inputs: in, Output: "out/app.yaml", OutputDigest: key("o"),
 			Warnings: []string{"# Warning: 'commonLabels' is deprecated."}}},
@@ -40,5 +49,27 @@ func TestRecordRoundTripAndDamage(t *testing.T) {
 			var s storedRecord
 			_ = decodeState(append(bad, sum[:]...), &s)
 		}
+	}
+}
+
+// TestRecordWritesSharedPrefixesOnce: a root's inputs are mostly files of
+// a few directories, and a record writes what a path shares with the one
+// before it once.
+func TestRecordWritesSharedPrefixesOnce(t *testing.T) {
+	var in []Input
+	paths := 0
+	for i := 0; i < 40; i++ {
+		p := fmt.Sprintf("/home/ci/work/platform/apps/app-%03d/overlays/production/resource-%02d.yaml", i/10, i)
+		in = append(in, Input{Path: p, Real: p, Digest: key(p)})
+		paths += 2 * len(p)
+	}
+	data, err := encodeState(&storedRecord{Settings: key("s"), Name: "/home/ci/work/platform/apps/app-000", Root: &RootRecord{Inputs: in}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each input's digest is 32 bytes; its paths (path and real path,
+	// written whole) would be 160 more.
+	if perInput := len(data) / len(in); perInput > 32+24 {
+		t.Errorf("%d bytes per input (paths of %d bytes each): shared prefixes are written again", perInput, paths/len(in))
 	}
 }

@@ -468,16 +468,16 @@ func (m *memo) remember(n *Node, lazy bool) (cache.Key, bool) {
 
 // encodeManifest and decodeManifest store the files a node's stages read
 // (cache.Encoder's encoding): the count, and for each file its path as
-// the kustomization names it, its real path, its digest and whether it is
-// a tree; last, lazy: the node's accumulation is not stored, because its
-// build ran only cheap stages (see resolve). A node whose key is checked
-// reads one.
+// the kustomization names it, its digest and whether it is a tree; last,
+// lazy: the node's accumulation is not stored, because its build ran
+// only cheap stages (see resolve). A node whose key is checked reads one,
+// and resolves each path again (fullKey), so the real paths are not
+// stored: they were absolute, most of a manifest's bytes, and never read.
 func encodeManifest(recs []readRecord, lazy bool) []byte {
 	w := cache.NewEncoder(manifestFormat)
 	w.Uint(len(recs))
 	for _, r := range recs {
 		w.String(r.Path)
-		w.String(r.Real)
 		w.Key(r.Digest)
 		w.Bool(r.Tree)
 	}
@@ -485,15 +485,16 @@ func encodeManifest(recs []readRecord, lazy bool) []byte {
 	return w.Bytes()
 }
 
-const manifestFormat = 2
+const manifestFormat = 3
 
 // decodeManifest reads what encodeManifest wrote; false for anything else.
+// The records it returns have no real paths.
 func decodeManifest(data []byte) (recs []readRecord, lazy, ok bool) {
 	r := cache.NewDecoder(data, manifestFormat)
 	n := r.Uint()
 	recs = make([]readRecord, 0, n)
 	for i := 0; i < n; i++ {
-		recs = append(recs, readRecord{Path: r.String(), Real: r.String(), Digest: r.Key(), Tree: r.Bool()})
+		recs = append(recs, readRecord{Path: r.String(), Digest: r.Key(), Tree: r.Bool()})
 	}
 	lazy = r.Bool()
 	return recs, lazy, r.Done()
