@@ -227,8 +227,10 @@ func (d *disk) writePack(b *map[string][]byte) {
 		return
 	}
 	defer os.Remove(tmp)
+	l := newLinker()
+	defer l.close()
 	for i, m := range members {
-		if err := d.link(tmp, m.path); err != nil {
+		if err := d.link(l, tmp, m.path); err != nil {
 			if i == 0 && !errors.Is(err, fs.ErrNotExist) {
 				// No hard links here (or not to this file): plain files
 				// from now on.
@@ -306,16 +308,16 @@ func (p *packer) writeTo(path string, members []packMember) (int64, error) {
 
 // link makes path a name of the pack at tmp, replacing any file there
 // (a rename over it: no reader sees the name missing).
-func (d *disk) link(tmp, path string) error {
+func (d *disk) link(l *linker, tmp, path string) error {
 	if !d.mkdir(filepath.Dir(path)) {
 		return fs.ErrNotExist
 	}
-	err := os.Link(tmp, path)
+	err := l.link(tmp, path)
 	if errors.Is(err, fs.ErrExist) {
 		var rnd [6]byte
 		_, _ = rand.Read(rnd[:])
 		t := filepath.Join(filepath.Dir(path), tmpPrefix+filepath.Base(path)+"-"+hex.EncodeToString(rnd[:]))
-		if err = os.Link(tmp, t); err == nil {
+		if err = l.link(tmp, t); err == nil {
 			if err = os.Rename(t, path); err != nil {
 				os.Remove(t)
 			}

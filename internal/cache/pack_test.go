@@ -260,3 +260,33 @@ func TestForeignPackIsAMiss(t *testing.T) {
 		t.Error("a garbage pack hit")
 	}
 }
+
+// A pack linked under names that already exist (another run stored other
+// bytes under the same keys) replaces them: every name reads the new
+// value, none is left missing, and no temporary name is left behind.
+func TestPackReplacesExistingNames(t *testing.T) {
+	dir := t.TempDir()
+	const n = packMaxEntries + 50
+	for round, suffix := range []string{"first", "second"} {
+		s := openPacked(t, dir)
+		for i := 0; i < n; i++ {
+			s.Put(key(fmt.Sprint(i)), []byte(fmt.Sprintf("%s %d\n", suffix, i)))
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		r := openPacked(t, dir)
+		for i := 0; i < n; i++ {
+			if v, ok := r.Get(key(fmt.Sprint(i))); !ok || string(v) != fmt.Sprintf("%s %d\n", suffix, i) {
+				t.Fatalf("round %d: Get(%d) = %q, %v", round, i, v, ok)
+			}
+		}
+		r.Close()
+	}
+	names, _ := files(t, dir)
+	for _, p := range names {
+		if base := filepath.Base(p); strings.HasPrefix(base, tmpPrefix) || strings.HasPrefix(base, packPrefix) {
+			t.Errorf("a temporary file is left: %s", base)
+		}
+	}
+}
