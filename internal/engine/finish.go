@@ -137,7 +137,7 @@ func (b *Builder) sortStage(k *loaders.Kustomization) (stages.Stage, error) {
 // (unless the value is "false").
 func dropLocal(rs *resource.List) {
 	for i := rs.Len() - 1; i >= 0; i-- {
-		v, ok := rs.At(i).Annotations()[localConfigAnnotation]
+		v, ok := rs.At(i).Annotation(localConfigAnnotation)
 		if ok && v != "false" {
 			rs.Remove(i)
 		}

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/kpipe/kpipe/internal/resource"
 )
@@ -30,7 +31,13 @@ const maxSimpleKey = 128
 // ok=false and writes nothing useful: the caller falls back to the
 // reference path for the whole value, so the bytes never differ from it.
 func encodeDirect(buf *bytes.Buffer, v any) (ok bool) {
-	e := directEncoder{buf: buf}
+	kp := keysPool.Get().(*[]string)
+	e := directEncoder{buf: buf, keys: (*kp)[:0]}
+	defer func() {
+		clear(e.keys[:cap(e.keys)]) // keep no object's keys alive
+		*kp = e.keys[:0]
+		keysPool.Put(kp)
+	}()
 	switch t := v.(type) {
 	case map[string]any:
 		if len(t) == 0 {
@@ -62,6 +69,11 @@ func encodeDirect(buf *bytes.Buffer, v any) (ok bool) {
 		return true
 	}
 }
+
+// keysPool holds the key slices of encodeDirect's calls: one call per
+// resource, and growing a new slice for each was a twentieth of what a
+// cold build allocated.
+var keysPool = sync.Pool{New: func() any { return new([]string) }}
 
 // directEncoder holds the output buffer and a scratch slice for sorting
 // keys, reused across maps.
@@ -96,8 +108,23 @@ func (e *directEncoder) sortedKeys(m map[string]any) []string {
 	slices.Sort(keys)
 	// The reference path's sort (sortedMapSlice), so that the order is
 	// the same one even for keys yamlKeyLess does not order consistently.
-	sort.SliceStable(keys, func(i, j int) bool { return yamlKeyLess(keys[i], keys[j]) })
+	// Up to 20 keys, sort.SliceStable is one insertion sort, which moves
+	// nothing when no key is less than the one before it: most maps,
+	// whose byte order is already yaml.v2's.
+	if len(keys) > 20 || !yamlOrdered(keys) {
+		sort.SliceStable(keys, func(i, j int) bool { return yamlKeyLess(keys[i], keys[j]) })
+	}
 	return keys
+}
+
+// yamlOrdered reports whether no key is yamlKeyLess than the one before.
+func yamlOrdered(keys []string) bool {
+	for i := 1; i < len(keys); i++ {
+		if yamlKeyLess(keys[i], keys[i-1]) {
+			return false
+		}
+	}
+	return true
 }
 
 // mapping writes a non-empty block map whose first key starts at the

@@ -197,7 +197,7 @@ func (p *plugin) Run(ctx context.Context, rs *resource.List) error {
 			if err := generatorOptions(r); err != nil {
 				return p.fail("%v", err)
 			}
-			if _, ok := r.Annotations()[stages.OriginAnnotation]; p.origin != "" && !ok {
+			if _, ok := r.Annotation(stages.OriginAnnotation); p.origin != "" && !ok {
 				r.SetAnnotation(stages.OriginAnnotation, p.origin)
 			}
 			if err := stages.Absorb(rs, r); err != nil {

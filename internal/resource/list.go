@@ -132,11 +132,8 @@ func (l *List) ByCurrentID(id ID) []int {
 func (l *List) ByAnyID(id ID) []int {
 	var out []int
 	for i, r := range l.items {
-		for _, rid := range r.AllIDs() {
-			if rid.Equals(id) {
-				out = append(out, i)
-				break
-			}
+		if r.AnyID(id.Equals) {
+			out = append(out, i)
 		}
 	}
 	return out

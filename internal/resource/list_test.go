@@ -1,6 +1,7 @@
 package resource
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -26,5 +27,58 @@ func TestAppenderRejectsDuplicates(t *testing.T) {
 	}
 	if err := NewList(rs...).AppendAll(NewList(rs...)); err == nil {
 		t.Errorf("AppendAll of a list onto itself succeeded")
+	}
+}
+
+// AnyID asks of the same IDs as AllIDs, in the same order, and stops at
+// the first yes.
+func TestAnyIDAsksAllIDsInOrder(t *testing.T) {
+	rs, err := Decode([]byte("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: a\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rs[0]
+	r.RememberID()
+	r.SetName("p-web")
+	r.RememberID()
+	r.SetName("p-web-s")
+	var asked []ID
+	if r.AnyID(func(id ID) bool { asked = append(asked, id); return false }) {
+		t.Error("AnyID is true though f never was")
+	}
+	if !reflect.DeepEqual(asked, r.AllIDs()) {
+		t.Errorf("AnyID asked of %v; AllIDs are %v", asked, r.AllIDs())
+	}
+	asked = nil
+	if !r.AnyID(func(id ID) bool { asked = append(asked, id); return id.Name == "p-web" }) || len(asked) != 2 {
+		t.Errorf("AnyID asked %v to find p-web; want it to stop at the second", asked)
+	}
+	l := NewList(r)
+	if got := l.ByAnyID(ID{GVK: r.GVK(), Name: "web", Namespace: "a"}); len(got) != 1 {
+		t.Errorf("ByAnyID of the first name = %v", got)
+	}
+	if got := l.ByAnyID(ID{GVK: r.GVK(), Name: "web", Namespace: "b"}); len(got) != 0 {
+		t.Errorf("ByAnyID in another namespace = %v", got)
+	}
+}
+
+// Annotation reads one annotation as Annotations() reads them all.
+func TestAnnotationIsAnnotationsEntry(t *testing.T) {
+	for _, doc := range []string{
+		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  annotations:\n    s: x\n    b: true\n    n: 5\n    e: \"\"\n    z: null\n",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  annotations: null\n",
+	} {
+		rs, err := Decode([]byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		all := rs[0].Annotations()
+		for _, k := range []string{"s", "b", "n", "e", "z", "missing"} {
+			want, wantOK := all[k]
+			if got, ok := rs[0].Annotation(k); got != want || ok != wantOK {
+				t.Errorf("%q: Annotation(%q) = %q, %v; Annotations has %q, %v", doc, k, got, ok, want, wantOK)
+			}
+		}
 	}
 }

@@ -37,7 +37,7 @@ func (r *Resource) appendCSVAnnotation(key, value string) {
 
 // csvAnnotation splits a comma-separated annotation; nil when it is absent.
 func (r *Resource) csvAnnotation(key string) []string {
-	v, ok := r.Annotations()[key]
+	v, ok := r.Annotation(key)
 	if !ok {
 		return nil
 	}

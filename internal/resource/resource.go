@@ -192,6 +192,19 @@ func (r *Resource) Annotations() map[string]string {
 	return StringMap(v)
 }
 
+// Annotation returns one annotation, as Annotations()[key] would, without
+// copying them all.
+func (r *Resource) Annotation(key string) (string, bool) {
+	ann, _ := Lookup(r.obj, "metadata", "annotations")
+	m, _ := ann.(map[string]any)
+	v, ok := m[key]
+	if !ok {
+		return "", false
+	}
+	s, _ := ScalarString(v)
+	return s, true
+}
+
 // SetAnnotation sets one annotation.
 func (r *Resource) SetAnnotation(key, value string) {
 	r.mustBeMutable()
@@ -270,6 +283,21 @@ func (r *Resource) OrigID() ID {
 // AllIDs returns the previous IDs followed by the current one.
 func (r *Resource) AllIDs() []ID {
 	return append(r.PrevIDs(), r.ID())
+}
+
+// AnyID reports whether f is true of one of AllIDs, asking in the same
+// order and stopping at the first; unlike AllIDs it allocates nothing,
+// for stages that ask it of every object.
+func (r *Resource) AnyID(f func(ID) bool) bool {
+	if len(r.prev) > 0 {
+		g, v := ParseAPIVersion(r.APIVersion())
+		for _, p := range r.prev {
+			if f(ID{GVK: GVK{Group: g, Version: v, Kind: p.Kind}, Name: p.Name, Namespace: p.Namespace}) {
+				return true
+			}
+		}
+	}
+	return f(r.ID())
 }
 
 // RememberID records the current ID as a previous one, before a rename.

@@ -322,7 +322,7 @@ func absorb(rs *resource.List, res *resource.Resource) error {
 		// A merged object keeps the origin of the one it merges into.
 		takeOver(res, old)
 		mergeData(res, old)
-		if o, ok := old.Annotations()[OriginAnnotation]; ok {
+		if o, ok := old.Annotation(OriginAnnotation); ok {
 			res.SetAnnotation(OriginAnnotation, o)
 		}
 	default:

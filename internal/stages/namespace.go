@@ -91,7 +91,7 @@ func (s *namespaceStage) Run(_ context.Context, rs *resource.List) error {
 	}
 	for i := 0; i < rs.Len(); i++ {
 		r := rs.At(i)
-		if len(r.Object()) == 0 || r.Annotations()[helmGeneratedAnnotation] == "true" {
+		if helm, _ := r.Annotation(helmGeneratedAnnotation); len(r.Object()) == 0 || helm == "true" {
 			continue
 		}
 		before := r.ID().Key()

@@ -102,7 +102,7 @@ func marshalOriginYAML(v any) (string, error) {
 
 // OriginOf returns the origin annotation of r, or nil when it has none.
 func OriginOf(r *resource.Resource) (*Origin, error) {
-	s, ok := r.Annotations()[OriginAnnotation]
+	s, ok := r.Annotation(OriginAnnotation)
 	if !ok {
 		return nil, nil
 	}
@@ -142,7 +142,7 @@ func AddOriginAnnotation(rs *resource.List, o *Origin) error {
 		return err
 	}
 	for i, r := range rs.All() {
-		if _, ok := r.Annotations()[OriginAnnotation]; ok {
+		if _, ok := r.Annotation(OriginAnnotation); ok {
 			continue
 		}
 		rs.Edit(i).SetAnnotation(OriginAnnotation, val)
@@ -172,7 +172,7 @@ func AddTransformerAnnotation(rs *resource.List, o *Origin) error {
 			continue
 		}
 		var list []*Origin
-		if s, ok := r.Annotations()[TransformationsAnnotation]; ok {
+		if s, ok := r.Annotation(TransformationsAnnotation); ok {
 			if err := yaml.Unmarshal([]byte(s), &list); err != nil {
 				return fmt.Errorf("%s: reading annotation %s: %w", r.ID(), TransformationsAnnotation, err)
 			}
@@ -281,7 +281,7 @@ func GeneratorWithOrigin(g Stage, o *Origin) (Stage, error) {
 }
 
 func (s *generatorStage) withOrigin(o *Origin) (Stage, error) {
-	if _, ok := s.obj.Annotations()[OriginAnnotation]; ok {
+	if _, ok := s.obj.Annotation(OriginAnnotation); ok {
 		return s, nil
 	}
 	val, err := o.String()

@@ -83,12 +83,7 @@ func (s *replicasStage) Run(_ context.Context, rs *resource.List) error {
 // selects reports whether one of r's IDs, current or previous, has the
 // replica's name and a GVK that sel selects.
 func (s *replicasStage) selects(r *resource.Resource, sel resource.GVK) bool {
-	for _, id := range r.AllIDs() {
-		if id.Name == s.cfg.Replica.Name && id.GVK.Selects(sel) {
-			return true
-		}
-	}
-	return false
+	return r.AnyID(func(id resource.ID) bool { return id.Name == s.cfg.Replica.Name && id.GVK.Selects(sel) })
 }
 
 // set writes the count at fs's path in obj. A field that exists keeps a

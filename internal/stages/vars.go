@@ -183,11 +183,8 @@ func (s *varTargetsStage) Run(_ context.Context, rs *resource.List) error {
 			if len(r.Object()) == 0 {
 				continue
 			}
-			for _, id := range r.AllIDs() {
-				if (exact && id.Equals(target)) || (!exact && id.SameGVKN(target)) {
-					matched = append(matched, i)
-					break
-				}
+			if r.AnyID(func(id resource.ID) bool { return (exact && id.Equals(target)) || (!exact && id.SameGVKN(target)) }) {
+				matched = append(matched, i)
 			}
 		}
 		if len(matched) > 1 {

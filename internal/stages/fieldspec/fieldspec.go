@@ -80,6 +80,28 @@ func SplitPath(path string) []string {
 	return out
 }
 
+// appendSplitPath appends SplitPath(path) to dst: into a caller's array,
+// a path without escaped slashes (most) is split without allocating.
+func appendSplitPath(dst []string, path string) []string {
+	if strings.Contains(path, `\`) {
+		return append(dst, SplitPath(path)...)
+	}
+	start := len(dst)
+	for {
+		i := strings.IndexByte(path, '/')
+		if i < 0 {
+			dst = append(dst, path)
+			break
+		}
+		dst = append(dst, path[:i])
+		path = path[i+1:]
+	}
+	if len(dst)-start > 1 && dst[start] == "" {
+		dst = append(dst[:start], dst[start+1:]...)
+	}
+	return dst
+}
+
 // NameBackReference lists where objects refer to objects of one GVK by name:
 // Group, Version and Kind select the objects referred to, and FieldSpecs
 // are the fields in which other objects (the referrers) hold their names.

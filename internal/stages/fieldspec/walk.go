@@ -3,6 +3,7 @@ package fieldspec
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -126,7 +127,8 @@ func (k CreateKind) empty() any {
 // Matches. It changes obj only by creating or replacing fields as above (and
 // through fn).
 func Walk(obj map[string]any, fs FieldSpec, create CreateKind, fn func(Field) error) error {
-	w := walker{path: fs.PathElements(), spec: fs, create: create, fn: fn}
+	var elems [8]string // the path's elements, without allocating
+	w := walker{path: appendSplitPath(elems[:0], fs.Path), spec: fs, create: create, fn: fn}
 	if err := w.visit(obj, Field{root: obj}, 0); err != nil {
 		return fmt.Errorf("considering field '%s' of object %s: %w", fs.Path, describe(obj), err)
 	}
@@ -162,7 +164,7 @@ func (w *walker) visit(node any, at Field, i int) error {
 	case []any:
 		for j, e := range n {
 			if err := w.visit(e, Field{Path: at.Path, seq: n, idx: j}, i); err != nil {
-				return fmt.Errorf("visit traversal on path: %v: %w", w.path[i:], err)
+				return fmt.Errorf("visit traversal on path: %v: %w", slices.Clone(w.path[i:]), err)
 			}
 		}
 		return nil
