@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	yaml2 "go.yaml.in/yaml/v2"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -20,11 +21,27 @@ import (
 // errors) it reports ok=false and the caller decodes the document with
 // yaml.v3, so values and error messages never differ from that path.
 func fastDecode(text string) (v any, ok bool) {
+	return fastDecodeWith(text, plainValue)
+}
+
+// FastDecodeV2 reads a document as go.yaml.in/yaml/v2 decodes it into an
+// interface{} (YAML 1.1's booleans, numbers and nulls: "yes" and "on" are
+// true, "0777" is octal), for kustomization files and plugin configs,
+// which kustomize reads that way. It covers what fastDecode covers; maps
+// are map[string]any, a key yaml.v2 would not read as a string is
+// refused, and an empty value is EmptyNull, which encoding/json writes as
+// null. For anything else it reports ok=false, and the caller decodes with
+// yaml.v2, so values and errors never differ from that path.
+func FastDecodeV2(text string) (v any, ok bool) {
+	return fastDecodeWith(text, plainValueV2)
+}
+
+func fastDecodeWith(text string, scalar func(string) (any, bool)) (v any, ok bool) {
 	if !fastSafeText(text) {
 		return nil, false
 	}
 	lines := strings.Split(text[:len(text)-1], "\n")
-	p := &fastParser{lines: lines}
+	p := &fastParser{lines: lines, scalar: scalar}
 	p.skipBlank()
 	if p.i < len(lines) && lines[p.i] == "---" {
 		p.i++
@@ -92,6 +109,9 @@ type fastParser struct {
 	lines []string
 	i     int
 	depth int // collections open
+	// scalar resolves a plain scalar: plainValue (yaml.v3's rules), or
+	// plainValueV2 for FastDecodeV2.
+	scalar func(string) (any, bool)
 }
 
 // maxDepth bounds the nesting fastDecode reads, well below yaml.v3's
@@ -282,7 +302,7 @@ func (p *fastParser) key(text string) (string, bool) {
 	if !plainStart(text) || text == "<<" {
 		return "", false
 	}
-	v, ok := plainValue(text)
+	v, ok := p.scalar(text)
 	if !ok {
 		return "", false
 	}
@@ -433,7 +453,7 @@ func (p *fastParser) plain(ind int, first string) (any, bool) {
 	if b != nil {
 		text = b.String()
 	}
-	return plainValue(text)
+	return p.scalar(text)
 }
 
 // plainLine returns one line's part of a plain scalar: up to a comment
@@ -486,6 +506,62 @@ func plainValue(s string) (any, bool) {
 		return nil, false
 	}
 	return v, true
+}
+
+// plainValueV2 is the value yaml.v2 reads from a plain scalar into an
+// interface{}: a string, unless it starts as a YAML 1.1 number, boolean,
+// null, timestamp or merge key may, where yaml.v2 itself decides (as the
+// value of a one-entry map, so that text such as "..." is not read as a
+// document marker). Text that spans lines is a string: no other type's
+// form holds a line break.
+func plainValueV2(s string) (any, bool) {
+	switch c := s[0]; {
+	case strings.IndexByte(s, '\n') >= 0:
+		return s, true
+	case strings.IndexByte("yYnNtTfFoO~", c) >= 0:
+		// yaml.v2's table of words (resolve.go): only these are not strings.
+		switch s {
+		case "y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON":
+			return true, true
+		case "n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF":
+			return false, true
+		case "~", "null", "Null", "NULL":
+			return nil, true
+		}
+		return s, true
+	case c >= '1' && c <= '9':
+		if n, err := strconv.Atoi(s); err == nil && len(s) <= 18 {
+			return n, true // a decimal integer, most numbers
+		}
+	case c == '.' || c == '+' || c == '-':
+		// After a sign, a number has a digit or a '.' next, and so has
+		// "-.inf"; after a '.', a digit, unless it is ".inf" or ".nan".
+		// A relative path ("../base", "./x") has neither.
+		switch s {
+		case ".nan", ".NaN", ".NAN", ".inf", ".Inf", ".INF":
+		default:
+			if len(s) == 1 {
+				return s, true
+			}
+			digit := s[1] >= '0' && s[1] <= '9'
+			if signDot := c != '.' && s[1] == '.'; !digit && !signDot {
+				return s, true
+			}
+		}
+	case s == "0":
+		return 0, true
+	case strings.IndexByte("0<=", c) < 0:
+		return s, true
+	}
+	var m map[string]any
+	if err := yaml2.Unmarshal([]byte("k: "+s+"\n"), &m); err != nil || len(m) != 1 {
+		return nil, false
+	}
+	switch v := m["k"].(type) {
+	case nil, bool, int, int64, uint64, float64, string:
+		return v, true
+	}
+	return nil, false
 }
 
 // quotedLines reads a quoted scalar that first (the rest of the current

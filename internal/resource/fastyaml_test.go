@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	yaml2 "go.yaml.in/yaml/v2"
 )
 
 // fastSeeds are documents in the shapes fastDecode reads, and near misses
@@ -325,4 +327,144 @@ func (g *docGen) sequence(ind, depth int) {
 			g.scalar(ind)
 		}
 	}
+}
+
+// v2Seeds are documents whose scalars YAML 1.1 (yaml.v2) reads otherwise
+// than YAML 1.2 (yaml.v3), and kustomization files.
+var v2Seeds = []string{
+	"a: yes\nb: on\nc: Off\nd: y\ne: N\nf: 0777\ng: 1:20\nh: .5\ni: +12\nj: 0b101\nk: 2001-12-14t21:59:43.10-05:00\n",
+	"l: <<\nm: =\nn: .inf\no: -.Inf\np: .nan\nq: 1e3\nr: 1_000\ns: 0x_1F\nt: ...\nu: ---x\nv: -\nw: 1.\nx: -.5e-3\nz: 190:20:30.15\n",
+	"yes: a\n", "on: b\n", "1.0: c\n", "~: d\n", "null: e\n", "0x10: f\n", "y: g\n", "Y: h\n", "n: i\n", "=: j\n", "<<: k\n",
+	"'yes': a\n\"on\": b\n",
+	"- Yes\n- YES\n- yEs\n- ON\n- oN\n- nO\n- True\n- tRUE\n- NULL\n- Null\n- nULL\n- ~x\n- y.\n- Off\n- OFF\n- FALSE\n- fAlse\n- N\n- Y\n",
+	"- ../base\n- ./x\n- .\n- ..\n- .5\n- .e\n- .inf\n- .Inf\n- .NAN\n- .nan.\n- -\\n- -x\n- -1\n- -.5\n- -.inf\n- +.inf\n- +x\n- +1\n- --x\n- -..\n- 0\n- 0.5\n- 0x1F\n- <<\n- =\n- <x\n",
+	"- 1\n- 12\n- 123456789012345678\n- 1234567890123456789\n- 99999999999999999999\n- 1_0\n- 1,0\n- 1e3\n- 1.0\n- 0\n- 00\n- 09\n- 0o7\n- +1\n- -0\n- 1:2\n- 12:30:00\n- 2001-12-14\n- 1 2\n",
+	"- yes\n- 'yes'\n- 0777\n- \"0777\"\n- 12_3\n- 2024-01-02\n",
+	"apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: app-prod\nnamePrefix: prod-\nresources:\n- ../base\nimages:\n- name: registry.example.com/app\n  newTag: \"1.2.0\"\nreplicas:\n- name: app\n  count: 3\nconfigMapGenerator:\n- name: cfg\n  behavior: merge\n  literals:\n  - ENVIRONMENT=prod\npatches:\n- path: resources.yaml\n  target:\n    kind: Deployment\n    name: app\nlabels:\n- pairs:\n    app: x\n  includeSelectors: true\n",
+	"images:\n- name: nginx\n  newTag: 1.10\n- name: redis\n  newTag: 6\n  digest: sha256:abc\n",
+}
+
+// checkFastV2 requires FastDecodeV2 to read text as yaml.v2 reads it into
+// an interface{}, or to leave it to yaml.v2.
+func checkFastV2(t *testing.T, text string) {
+	t.Helper()
+	got, ok := FastDecodeV2(text)
+	if !ok {
+		return
+	}
+	var v2 any
+	if err := yaml2.Unmarshal([]byte(text), &v2); err != nil {
+		t.Fatalf("FastDecodeV2 read %q, yaml.v2 fails: %v\nfast: %#v", text, err, got)
+	}
+	want, err := v2Comparable(v2)
+	if err != nil {
+		t.Fatalf("FastDecodeV2 read %q, but yaml.v2 reads %v\nfast: %#v", text, err, got)
+	}
+	if g := fastComparable(got); !reflect.DeepEqual(g, want) {
+		t.Fatalf("FastDecodeV2 reads %q differently\nfast:    %#v\nyaml.v2: %#v", text, g, want)
+	}
+}
+
+// v2Comparable turns yaml.v2's tree into FastDecodeV2's form (string
+// keys; NaN as a string, which DeepEqual can compare).
+func v2Comparable(v any) (any, error) {
+	switch t := v.(type) {
+	case map[any]any:
+		m := make(map[string]any, len(t))
+		for k, e := range t {
+			ks, ok := k.(string)
+			if !ok {
+				return nil, fmt.Errorf("a key of type %T (%v)", k, k)
+			}
+			c, err := v2Comparable(e)
+			if err != nil {
+				return nil, err
+			}
+			m[ks] = c
+		}
+		return m, nil
+	case []any:
+		l := make([]any, len(t))
+		for i, e := range t {
+			c, err := v2Comparable(e)
+			if err != nil {
+				return nil, err
+			}
+			l[i] = c
+		}
+		return l, nil
+	case float64:
+		if t != t {
+			return "NaN!", nil
+		}
+	}
+	return v, nil
+}
+
+// fastComparable turns FastDecodeV2's tree into v2Comparable's form: an
+// empty value (EmptyNull) is yaml.v2's nil.
+func fastComparable(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(t))
+		for k, e := range t {
+			m[k] = fastComparable(e)
+		}
+		return m
+	case []any:
+		l := make([]any, len(t))
+		for i, e := range t {
+			l[i] = fastComparable(e)
+		}
+		return l
+	case EmptyNull:
+		return nil
+	case float64:
+		if t != t {
+			return "NaN!"
+		}
+	}
+	return v
+}
+
+// TestFastDecodeV2MatchesYAMLv2 checks the seeds, the YAML 1.1 seeds and
+// 3,000 generated documents: FastDecodeV2 reads each as yaml.v2 does or
+// leaves it to yaml.v2, and takes most of them itself.
+func TestFastDecodeV2MatchesYAMLv2(t *testing.T) {
+	for _, s := range append(append([]string(nil), fastSeeds...), v2Seeds...) {
+		checkFastV2(t, s)
+	}
+	for _, s := range v2Seeds[len(v2Seeds)-2:] {
+		if _, ok := FastDecodeV2(s); !ok {
+			t.Errorf("FastDecodeV2 left a plain kustomization to yaml.v2:\n%s", s)
+		}
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	fast, n := 0, 3000
+	for i := 0; i < n; i++ {
+		var b strings.Builder
+		g := docGen{rng: rng, b: &b, step: 1 + rng.IntN(4)}
+		g.mapping(0, 0)
+		if _, ok := FastDecodeV2(b.String()); ok {
+			fast++
+		}
+		checkFastV2(t, b.String())
+	}
+	if fast < n/2 {
+		t.Errorf("only %d of %d generated documents took the fast path", fast, n)
+	}
+}
+
+// FuzzFastDecodeV2 requires FastDecodeV2 to read what yaml.v2 reads, or
+// to leave the document to it.
+func FuzzFastDecodeV2(f *testing.F) {
+	for _, s := range append(append([]string(nil), fastSeeds...), v2Seeds...) {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		if len(text) > 4096 {
+			return
+		}
+		checkFastV2(t, text)
+	})
 }
