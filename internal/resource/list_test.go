@@ -53,6 +53,11 @@ func TestAnyIDAsksAllIDsInOrder(t *testing.T) {
 	if !r.AnyID(func(id ID) bool { asked = append(asked, id); return id.Name == "p-web" }) || len(asked) != 2 {
 		t.Errorf("AnyID asked %v to find p-web; want it to stop at the second", asked)
 	}
+	asked = nil
+	r.AnyPrevID(func(id ID) bool { asked = append(asked, id); return false })
+	if !reflect.DeepEqual(asked, r.PrevIDs()) || r.OrigID() != r.PrevIDs()[0] {
+		t.Errorf("AnyPrevID asked of %v, OrigID is %v; PrevIDs are %v", asked, r.OrigID(), r.PrevIDs())
+	}
 	l := NewList(r)
 	if got := l.ByAnyID(ID{GVK: r.GVK(), Name: "web", Namespace: "a"}); len(got) != 1 {
 		t.Errorf("ByAnyID of the first name = %v", got)

@@ -275,9 +275,25 @@ func (r *Resource) PrevIDs() []ID {
 // current one when it was never renamed.
 func (r *Resource) OrigID() ID {
 	if len(r.prev) > 0 {
-		return r.PrevIDs()[0]
+		g, v := ParseAPIVersion(r.APIVersion())
+		p := r.prev[0]
+		return ID{GVK: GVK{Group: g, Version: v, Kind: p.Kind}, Name: p.Name, Namespace: p.Namespace}
 	}
 	return r.ID()
+}
+
+// AnyPrevID reports whether f is true of one of PrevIDs, asked in order.
+func (r *Resource) AnyPrevID(f func(ID) bool) bool {
+	if len(r.prev) == 0 {
+		return false
+	}
+	g, v := ParseAPIVersion(r.APIVersion())
+	for _, p := range r.prev {
+		if f(ID{GVK: GVK{Group: g, Version: v, Kind: p.Kind}, Name: p.Name, Namespace: p.Namespace}) {
+			return true
+		}
+	}
+	return false
 }
 
 // AllIDs returns the previous IDs followed by the current one.
@@ -289,15 +305,7 @@ func (r *Resource) AllIDs() []ID {
 // order and stopping at the first; unlike AllIDs it allocates nothing,
 // for stages that ask it of every object.
 func (r *Resource) AnyID(f func(ID) bool) bool {
-	if len(r.prev) > 0 {
-		g, v := ParseAPIVersion(r.APIVersion())
-		for _, p := range r.prev {
-			if f(ID{GVK: GVK{Group: g, Version: v, Kind: p.Kind}, Name: p.Name, Namespace: p.Namespace}) {
-				return true
-			}
-		}
-	}
-	return f(r.ID())
+	return r.AnyPrevID(f) || f(r.ID())
 }
 
 // RememberID records the current ID as a previous one, before a rename.

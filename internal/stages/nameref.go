@@ -329,27 +329,14 @@ func sameEnding(a, b []string, allowEmpty bool) bool {
 // prevNameIs reports whether one of r's previous names is name. Objects
 // never renamed have none, so they are never referrals.
 func prevNameIs(r *resource.Resource, name string) bool {
-	for _, id := range r.PrevIDs() {
-		if id.Name == name {
-			return true
-		}
-	}
-	return false
+	return r.AnyPrevID(func(id resource.ID) bool { return id.Name == name })
 }
 
 // prevSelectedByAll reports whether, for every selector, one of r's
 // previous IDs is selected by it.
 func prevSelectedByAll(r *resource.Resource, sels []resource.GVK) bool {
-	prev := r.PrevIDs()
 	for _, sel := range sels {
-		found := false
-		for _, id := range prev {
-			if id.GVK.Selects(sel) {
-				found = true
-				break
-			}
-		}
-		if !found {
+		if !r.AnyPrevID(func(id resource.ID) bool { return id.GVK.Selects(sel) }) {
 			return false
 		}
 	}
