@@ -259,3 +259,48 @@ func TestFilesParsedTogetherKeepOrder(t *testing.T) {
 		}
 	}
 }
+
+// A root's finishing steps (the generated names' hash suffix, name
+// references, dropping build annotations) edit its own resources in place
+// when no other node includes it; a root that another root of the same
+// run includes must keep its accumulation intact for its parent, and
+// each output must be what building the root alone gives.
+func TestRootIncludedByAnotherRootIsNotFinishedInPlace(t *testing.T) {
+	root := writeTree(t, map[string]string{
+		"inner/kustomization.yaml": "resources:\n- deploy.yaml\nconfigMapGenerator:\n- name: cfg\n  literals:\n  - A=1\ncommonAnnotations:\n  team: a\n",
+		"inner/deploy.yaml": `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  template:
+    spec:
+      containers:
+      - name: web
+        image: nginx
+        envFrom:
+        - configMapRef:
+            name: cfg
+`,
+		"outer/kustomization.yaml": "resources:\n- ../inner\nnamePrefix: p-\nconfigMapGenerator:\n- name: cfg\n  behavior: merge\n  literals:\n  - B=2\n",
+	})
+	inner, outer := filepath.Join(root, "inner"), filepath.Join(root, "outer")
+	alone := []string{buildAll(t, []string{inner}, 1)[0], buildAll(t, []string{outer}, 1)[0]}
+	for _, jobs := range []int{1, 4} {
+		for _, order := range [][]string{{inner, outer}, {outer, inner}} {
+			got := buildAll(t, order, jobs)
+			for i, r := range order {
+				want := alone[0]
+				if r == outer {
+					want = alone[1]
+				}
+				if got[i] != want {
+					t.Errorf("jobs %d, roots %v: %s built together\n%s\nalone\n%s", jobs, order, filepath.Base(r), got[i], want)
+				}
+			}
+		}
+	}
+	if !strings.Contains(alone[1], "name: p-cfg-") || strings.Count(alone[1], "cfg-") != 2 {
+		t.Errorf("the outer root's ConfigMap and its reference should carry one hash suffix:\n%s", alone[1])
+	}
+}

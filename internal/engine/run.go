@@ -400,7 +400,15 @@ func (b *Builder) buildNode(ctx context.Context, n *Node) (*Accumulation, error)
 	if err := b.accumulate(ctx, n, acc); err != nil {
 		return nil, err
 	}
-	acc.Resources.Freeze()
+	// Freezing makes whoever edits a resource next copy it first: the
+	// dependents that share the accumulation. A root no node includes has
+	// one reader, its own finishing steps, which may then edit in place
+	// what this build made or copied (its bases' resources stay frozen):
+	// before, every resource was copied once more for the labels and
+	// annotations those steps rewrite.
+	if b.storesAccumulation(n) || b.opts.VerifyCache {
+		acc.Resources.Freeze()
+	}
 	return acc, nil
 }
 
