@@ -20,8 +20,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -574,10 +577,107 @@ func findRootsContext(ctx context.Context, o Options, index *cache.RootIndex, ch
 // findKustomizations walks a tree for directories holding a kustomization
 // file, skipping hidden directories and outDir, and returns each
 // directory's kustomization file (the first of loaders.FileNames there),
-// in the order of the directories' paths, and the directories it walked.
-// With files, it records each directory's digest there from the listing
-// it read (cache.FileIndex.RememberDir).
+// in the order of the directories' paths, and the directories it walked,
+// in the same order. With files, it records each directory's digest there
+// from the listing it read (cache.FileIndex.RememberDir).
+//
+// Directories are read on several goroutines (a tree of 10,000 roots has
+// 12,500 of them, and the walk came before any other work could start);
+// when one cannot be read, the walk is done again on one goroutine
+// (findKustomizationsSerial), so the error is the first in depth-first
+// order whatever the goroutines met first.
 func findKustomizations(tree, outDir string, files *cache.FileIndex) (found, walked []cache.Input, err error) {
+	start := time.Now()
+	realTree, err := loaders.RealDir(tree)
+	if err != nil {
+		return nil, nil, err
+	}
+	skip := ""
+	if outDir != "" {
+		if a, err := filepath.Abs(outDir); err == nil {
+			skip = a
+		}
+	}
+	var (
+		mu     sync.Mutex
+		failed atomic.Bool
+		g      errgroup.Group
+	)
+	g.SetLimit(runtime.NumCPU())
+	var visit func(dir string)
+	visit = func(dir string) {
+		if failed.Load() {
+			return
+		}
+		// The directory's stat comes before its listing, as RememberDir
+		// needs, from the descriptor the listing is read through.
+		var fi os.FileInfo
+		var entries []fs.DirEntry
+		f, err := os.Open(dir)
+		if err == nil {
+			if files != nil {
+				fi, _ = f.Stat()
+			}
+			entries, err = f.ReadDir(-1)
+			f.Close()
+		}
+		if err != nil {
+			failed.Store(true)
+			return
+		}
+		slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+		files.RememberDir(dir, fi, entries, start)
+		k, ok := kustomizationIn(dir, entries)
+		mu.Lock()
+		walked = append(walked, cache.Input{Path: dir, Real: dir})
+		if ok {
+			found = append(found, k)
+		}
+		mu.Unlock()
+		for _, e := range entries {
+			p := filepath.Join(dir, e.Name())
+			if e.IsDir() && !strings.HasPrefix(e.Name(), ".") && p != skip {
+				if !g.TryGo(func() error { visit(p); return nil }) {
+					visit(p) // every goroutine is busy: here
+				}
+			}
+		}
+	}
+	visit(realTree)
+	_ = g.Wait()
+	if failed.Load() {
+		return findKustomizationsSerial(tree, outDir, files)
+	}
+	sort.Slice(walked, func(i, j int) bool { return walked[i].Path < walked[j].Path })
+	sort.Slice(found, func(i, j int) bool { return filepath.Dir(found[i].Path) < filepath.Dir(found[j].Path) })
+	return found, walked, nil
+}
+
+// kustomizationIn returns the kustomization file among dir's entries: the
+// first of loaders.FileNames that is a regular file or a symlink to one.
+func kustomizationIn(dir string, entries []fs.DirEntry) (cache.Input, bool) {
+	for _, name := range loaders.FileNames {
+		i, ok := slices.BinarySearchFunc(entries, name, func(e fs.DirEntry, name string) int { return strings.Compare(e.Name(), name) })
+		if !ok {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		if entries[i].Type().IsRegular() {
+			return cache.Input{Path: p, Real: p}, true
+		}
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			if st, err := os.Stat(real); err == nil && st.Mode().IsRegular() {
+				return cache.Input{Path: p, Real: real}, true
+			}
+		}
+	}
+	return cache.Input{}, false
+}
+
+// findKustomizationsSerial is findKustomizations on one goroutine, in
+// depth-first order: it stops at the first directory it cannot read and
+// returns that error, the one a user has always seen.
+func findKustomizationsSerial(tree, outDir string, files *cache.FileIndex) (found, walked []cache.Input, err error) {
 	start := time.Now()
 	tree, err = loaders.RealDir(tree)
 	if err != nil {
