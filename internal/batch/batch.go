@@ -24,7 +24,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -583,12 +582,23 @@ func findRootsContext(ctx context.Context, o Options, index *cache.RootIndex, ch
 //
 // Directories are read on several goroutines (a tree of 10,000 roots has
 // 12,500 of them, and the walk came before any other work could start);
-// when one cannot be read, the walk is done again on one goroutine
-// (findKustomizationsSerial), so the error is the first in depth-first
-// order whatever the goroutines met first.
+// when one cannot be read, the walk is done again on one goroutine, depth
+// first, so the error is the first in that order whatever the goroutines
+// met first.
 func findKustomizations(tree, outDir string, files *cache.FileIndex) (found, walked []cache.Input, err error) {
+	found, walked, err = walkKustomizations(tree, outDir, files, runtime.NumCPU())
+	if err != nil {
+		return walkKustomizations(tree, outDir, files, 1)
+	}
+	return found, walked, nil
+}
+
+// walkKustomizations is findKustomizations on at most jobs goroutines;
+// with one, it walks depth first and stops at the first directory it
+// cannot read.
+func walkKustomizations(tree, outDir string, files *cache.FileIndex, jobs int) (found, walked []cache.Input, err error) {
 	start := time.Now()
-	realTree, err := loaders.RealDir(tree)
+	tree, err = loaders.RealDir(tree)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -599,14 +609,17 @@ func findKustomizations(tree, outDir string, files *cache.FileIndex) (found, wal
 		}
 	}
 	var (
-		mu     sync.Mutex
-		failed atomic.Bool
-		g      errgroup.Group
+		mu       sync.Mutex
+		firstErr error
+		g        errgroup.Group
 	)
-	g.SetLimit(runtime.NumCPU())
+	g.SetLimit(jobs)
 	var visit func(dir string)
 	visit = func(dir string) {
-		if failed.Load() {
+		mu.Lock()
+		failed := firstErr != nil
+		mu.Unlock()
+		if failed {
 			return
 		}
 		// The directory's stat comes before its listing, as RememberDir
@@ -622,7 +635,11 @@ func findKustomizations(tree, outDir string, files *cache.FileIndex) (found, wal
 			f.Close()
 		}
 		if err != nil {
-			failed.Store(true)
+			mu.Lock()
+			if firstErr == nil {
+				firstErr = err
+			}
+			mu.Unlock()
 			return
 		}
 		slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
@@ -637,24 +654,22 @@ func findKustomizations(tree, outDir string, files *cache.FileIndex) (found, wal
 		for _, e := range entries {
 			p := filepath.Join(dir, e.Name())
 			if e.IsDir() && !strings.HasPrefix(e.Name(), ".") && p != skip {
-				if !g.TryGo(func() error { visit(p); return nil }) {
-					visit(p) // every goroutine is busy: here
+				if jobs == 1 || !g.TryGo(func() error { visit(p); return nil }) {
+					visit(p) // depth first, or every goroutine is busy
 				}
 			}
 		}
 	}
-	visit(realTree)
+	visit(tree)
 	_ = g.Wait()
-	if failed.Load() {
-		return findKustomizationsSerial(tree, outDir, files)
-	}
 	sort.Slice(walked, func(i, j int) bool { return walked[i].Path < walked[j].Path })
 	sort.Slice(found, func(i, j int) bool { return filepath.Dir(found[i].Path) < filepath.Dir(found[j].Path) })
-	return found, walked, nil
+	return found, walked, firstErr
 }
 
-// kustomizationIn returns the kustomization file among dir's entries: the
-// first of loaders.FileNames that is a regular file or a symlink to one.
+// kustomizationIn returns the kustomization file among dir's entries
+// (sorted by name): the first of loaders.FileNames that is a regular file
+// or a symlink to one.
 func kustomizationIn(dir string, entries []fs.DirEntry) (cache.Input, bool) {
 	for _, name := range loaders.FileNames {
 		i, ok := slices.BinarySearchFunc(entries, name, func(e fs.DirEntry, name string) int { return strings.Compare(e.Name(), name) })
@@ -672,69 +687,6 @@ func kustomizationIn(dir string, entries []fs.DirEntry) (cache.Input, bool) {
 		}
 	}
 	return cache.Input{}, false
-}
-
-// findKustomizationsSerial is findKustomizations on one goroutine, in
-// depth-first order: it stops at the first directory it cannot read and
-// returns that error, the one a user has always seen.
-func findKustomizationsSerial(tree, outDir string, files *cache.FileIndex) (found, walked []cache.Input, err error) {
-	start := time.Now()
-	tree, err = loaders.RealDir(tree)
-	if err != nil {
-		return nil, nil, err
-	}
-	skip := ""
-	if outDir != "" {
-		if a, err := filepath.Abs(outDir); err == nil {
-			skip = a
-		}
-	}
-	var walk func(dir string) error
-	walk = func(dir string) error {
-		var fi os.FileInfo
-		if files != nil {
-			fi, _ = os.Lstat(dir) // before the listing, as RememberDir needs
-		}
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			return err
-		}
-		files.RememberDir(dir, fi, entries, start)
-		walked = append(walked, cache.Input{Path: dir, Real: dir})
-		names := map[string]fs.DirEntry{}
-		for _, e := range entries {
-			names[e.Name()] = e
-		}
-		for _, name := range loaders.FileNames {
-			e, ok := names[name]
-			if !ok {
-				continue
-			}
-			p := filepath.Join(dir, name)
-			if e.Type().IsRegular() {
-				found = append(found, cache.Input{Path: p, Real: p})
-				break
-			}
-			if real, err := filepath.EvalSymlinks(p); err == nil {
-				if st, err := os.Stat(real); err == nil && st.Mode().IsRegular() {
-					found = append(found, cache.Input{Path: p, Real: real})
-					break
-				}
-			}
-		}
-		for _, e := range entries {
-			p := filepath.Join(dir, e.Name())
-			if e.IsDir() && !strings.HasPrefix(e.Name(), ".") && p != skip {
-				if err := walk(p); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}
-	err = walk(tree)
-	sort.Slice(found, func(i, j int) bool { return filepath.Dir(found[i].Path) < filepath.Dir(found[j].Path) })
-	return found, walked, err
 }
 
 // readRootsFile reads --roots-from.

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
-	"sort"
 	"testing"
 	"time"
 
@@ -14,8 +13,8 @@ import (
 )
 
 // TestParallelDiscoveryMatchesSerial: the walk on several goroutines finds
-// the kustomization files the depth-first walk finds, in the same order,
-// walks the same directories, and records the same directory digests.
+// the kustomization files the walk on one finds, in the same order, walks
+// the same directories, and records the same directory digests.
 func TestParallelDiscoveryMatchesSerial(t *testing.T) {
 	dir := t.TempDir()
 	files := map[string]string{}
@@ -47,14 +46,13 @@ func TestParallelDiscoveryMatchesSerial(t *testing.T) {
 			ixs[1], _ = cache.LoadFileIndex("")
 		}
 		found, walked, err := findKustomizations(dir, filepath.Join(dir, "out"), ixs[0])
-		sFound, sWalked, sErr := findKustomizationsSerial(dir, filepath.Join(dir, "out"), ixs[1])
+		sFound, sWalked, sErr := walkKustomizations(dir, filepath.Join(dir, "out"), ixs[1], 1)
 		if err != nil || sErr != nil {
 			t.Fatal(err, sErr)
 		}
 		if !reflect.DeepEqual(found, sFound) {
 			t.Errorf("found %v\nserially %v", found, sFound)
 		}
-		sort.Slice(sWalked, func(i, j int) bool { return sWalked[i].Path < sWalked[j].Path })
 		if !reflect.DeepEqual(walked, sWalked) {
 			t.Errorf("walked %v\nserially %v", walked, sWalked)
 		}
@@ -89,7 +87,7 @@ func TestParallelDiscoveryErrorIsTheSerialOne(t *testing.T) {
 		defer os.Chmod(filepath.Join(dir, p), 0o755)
 	}
 	_, _, err := findKustomizations(dir, "", nil)
-	_, _, sErr := findKustomizationsSerial(dir, "", nil)
+	_, _, sErr := walkKustomizations(dir, "", nil, 1)
 	if err == nil || sErr == nil || err.Error() != sErr.Error() {
 		t.Errorf("error %v; serially %v", err, sErr)
 	}
