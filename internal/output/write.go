@@ -1,30 +1,40 @@
 package output
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/kpipe/kpipe/internal/resource"
 )
 
 // WriteFileAtomic writes data to path through a temporary file in the same
-// directory and a rename, so readers never see a partial file.
+// directory and a rename, so readers never see a partial file. The file
+// gets the permissions os.WriteFile would give it (0666 less the umask),
+// as kustomize's own output files do.
 func WriteFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	dir, base := filepath.Split(path)
+	var f *os.File
+	var tmp string
+	var err error
+	for try := 0; try < 100; try++ {
+		tmp = filepath.Join(dir, "."+base+".tmp-"+strconv.FormatUint(rand.Uint64(), 36))
+		f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+		if !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
 	if err != nil {
 		return err
 	}
-	tmp := f.Name()
 	_, werr := f.Write(data)
-	cerr := f.Close()
-	if werr == nil {
+	if cerr := f.Close(); werr == nil {
 		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Chmod(tmp, 0o644)
 	}
 	if werr == nil {
 		werr = os.Rename(tmp, path)
