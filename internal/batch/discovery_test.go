@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -73,22 +74,31 @@ func TestParallelDiscoveryMatchesSerial(t *testing.T) {
 	}
 }
 
-// An unreadable directory gives the error the depth-first walk gives.
+// An unreadable directory gives the error the depth-first walk meets
+// first (b/c, before d), whichever the goroutines met first.
 func TestParallelDiscoveryErrorIsTheSerialOne(t *testing.T) {
 	if runtime.GOOS == "windows" || os.Geteuid() == 0 {
 		t.Skip("needs a directory this user cannot read (not as root, not on Windows)")
 	}
 	dir := t.TempDir()
-	writeTree(t, dir, map[string]string{"a/kustomization.yaml": "resources: []\n", "b/c/kustomization.yaml": "resources: []\n", "d/kustomization.yaml": "resources: []\n"})
-	for _, p := range []string{"b/c", "d"} {
+	files := map[string]string{"a/kustomization.yaml": "resources: []\n", "b/c/kustomization.yaml": "resources: []\n"}
+	locked := []string{"b/c"}
+	for i := 0; i < 20; i++ {
+		d := fmt.Sprintf("d%02d", i)
+		files[d+"/kustomization.yaml"] = "resources: []\n"
+		locked = append(locked, d)
+	}
+	writeTree(t, dir, files)
+	for _, p := range locked {
 		if err := os.Chmod(filepath.Join(dir, p), 0); err != nil {
 			t.Fatal(err)
 		}
 		defer os.Chmod(filepath.Join(dir, p), 0o755)
 	}
-	_, _, err := findKustomizations(dir, "", nil)
-	_, _, sErr := walkKustomizations(dir, "", nil, 1)
-	if err == nil || sErr == nil || err.Error() != sErr.Error() {
-		t.Errorf("error %v; serially %v", err, sErr)
+	for i := 0; i < 5; i++ {
+		_, _, err := findKustomizations(dir, "", nil)
+		if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "b", "c")) {
+			t.Fatalf("error %v; want the one about %s", err, filepath.Join(dir, "b", "c"))
+		}
 	}
 }

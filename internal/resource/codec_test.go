@@ -44,7 +44,7 @@ spec:
 	if !reflect.DeepEqual(got.Object(), r.Object()) {
 		t.Errorf("object changed in a round trip:\n got %#v\nwant %#v", got.Object(), r.Object())
 	}
-	if !reflect.DeepEqual(got.AllIDs(), r.AllIDs()) || !reflect.DeepEqual(got.RefBy(), r.RefBy()) ||
+	if !reflect.DeepEqual(got.PrevIDs(), r.PrevIDs()) || got.ID() != r.ID() || !reflect.DeepEqual(got.RefBy(), r.RefBy()) ||
 		*got.Gen != *r.Gen {
 		t.Errorf("build state changed in a round trip")
 	}
@@ -66,7 +66,7 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := back.At(0); !reflect.DeepEqual(got.Object(), r.Object()) || !reflect.DeepEqual(got.AllIDs(), r.AllIDs()) {
+	if got := back.At(0); !reflect.DeepEqual(got.Object(), r.Object()) || !reflect.DeepEqual(got.PrevIDs(), r.PrevIDs()) || got.ID() != r.ID() {
 		t.Errorf("unsorted encoding changed the resource in a round trip:\n got %#v\nwant %#v", got.Object(), r.Object())
 	}
 }

@@ -296,14 +296,9 @@ func (r *Resource) AnyPrevID(f func(ID) bool) bool {
 	return false
 }
 
-// AllIDs returns the previous IDs followed by the current one.
-func (r *Resource) AllIDs() []ID {
-	return append(r.PrevIDs(), r.ID())
-}
-
-// AnyID reports whether f is true of one of AllIDs, asking in the same
-// order and stopping at the first; unlike AllIDs it allocates nothing,
-// for stages that ask it of every object.
+// AnyID reports whether f is true of one of the object's IDs: the
+// previous ones (PrevIDs, oldest first), then the current one. It stops
+// at the first, and allocates nothing: stages ask it of every object.
 func (r *Resource) AnyID(f func(ID) bool) bool {
 	return r.AnyPrevID(f) || f(r.ID())
 }
