@@ -196,6 +196,8 @@ func (b *Builder) explainNode(n *Node, r *nodeResult) {
 	m.mu.Unlock()
 	status := "built"
 	switch {
+	case r.output != nil:
+		status = "hit (its output, kept with its manifest)"
 	case r.fromCache && r.lazy:
 		status = "unchanged (lazy: read, or built, only if a dependent is rebuilt)"
 	case r.fromCache:

@@ -272,3 +272,54 @@ func TestLazyBaseIsBuiltOnlyWhenAsked(t *testing.T) {
 		t.Errorf("after the base's file changed:\n%s", out)
 	}
 }
+
+// A root that no node includes is kept in its finished form: its output,
+// with the manifest of the files its build read, under its pre-key. A
+// later build takes that output only while every one of those files has
+// the digest it had; an edit to one (here the patch, which no key but the
+// manifest covers) is a miss, and so is going back to an earlier
+// content whose entry was replaced. A root kept apart (because another
+// root included it in an earlier run) is still found, and the other way
+// round.
+func TestFinishedRootIsCheckedAgainstItsFiles(t *testing.T) {
+	root := writeTree(t, map[string]string{
+		"base/kustomization.yaml":  "resources:\n- deploy.yaml\n",
+		"base/deploy.yaml":         "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 1\n",
+		"app/kustomization.yaml":   "resources:\n- ../base\npatches:\n- path: patch.yaml\n",
+		"app/patch.yaml":           "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 2\n",
+		"outer/kustomization.yaml": "resources:\n- ../app\nnamePrefix: o-\n",
+	})
+	app, outer := filepath.Join(root, "app"), filepath.Join(root, "outer")
+	store := cache.Open(context.Background(), cache.Options{Dir: t.TempDir()})
+	defer store.Close()
+	check := func(step string, roots []string, wantCached int) {
+		t.Helper()
+		cold, _ := outputs(t, roots, nil)
+		warm, st := outputs(t, roots, store)
+		for i := range roots {
+			if warm[i] != cold[i] {
+				t.Fatalf("%s: %s with the cache\n%s\nwithout\n%s", step, filepath.Base(roots[i]), warm[i], cold[i])
+			}
+		}
+		if st.RootsCached != wantCached {
+			t.Errorf("%s: %d roots' outputs from the cache, want %d", step, st.RootsCached, wantCached)
+		}
+	}
+	patch := filepath.Join(app, "patch.yaml")
+	first := readText(t, patch)
+	check("cold", []string{app}, 0)
+	check("unchanged", []string{app}, 1)
+	writeText(t, patch, strings.Replace(first, "replicas: 2", "replicas: 3", 1))
+	check("patch edited", []string{app}, 0)
+	check("unchanged after the edit", []string{app}, 1)
+	writeText(t, patch, first)
+	check("patch back to its first content", []string{app}, 0)
+	// app included by outer: app's entries are kept apart, and the
+	// finished form of the run before still serves app alone.
+	check("with outer", []string{app, outer}, 1)
+	check("with outer, unchanged", []string{app, outer}, 2)
+	check("alone again", []string{app}, 1)
+	writeText(t, patch, strings.Replace(first, "replicas: 2", "replicas: 4", 1))
+	check("with outer, patch edited", []string{app, outer}, 0)
+	check("alone, after the edit with outer", []string{app}, 1)
+}

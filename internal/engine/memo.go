@@ -46,6 +46,13 @@ import (
 //   - a stage: its kind, its fingerprint and the digest of its input
 //     resources.
 //   - a root's final output: the root node's key plus the finishing steps.
+//     A root that no node of the run includes (most roots) keeps its
+//     output with its node's manifest instead, in one entry under its
+//     pre-key (finishedRoot): a later run takes the output when every
+//     file the manifest lists still has the digest it had, which is the
+//     same test as the full key's. Such a root writes one entry, not a
+//     manifest and an output; a root that nodes include keeps both apart,
+//     because its parents need its key without its output.
 //
 // Every influence is in the key (as the Go toolchain's buildActionID
 // says of its action IDs), and nothing else is: no absolute path, working
@@ -361,27 +368,117 @@ func (m *memo) fullKey(n *Node) (k cache.Key, lazy, ok bool) {
 	if !ok {
 		return cache.Key{}, false, false
 	}
+	k, ok = m.keyFromManifest(n, pre, recs)
+	return k, lazy, ok
+}
+
+// keyFromManifest completes n's key from its pre-key and the files a
+// stored manifest lists (recs, without real paths), digested as they are
+// now, and keeps them as the files n's key covers.
+func (m *memo) keyFromManifest(n *Node, pre cache.Key, recs []readRecord) (cache.Key, bool) {
 	for i, r := range recs {
 		real, _, err := n.Loader.Resolve(r.Path)
 		if err != nil {
-			return cache.Key{}, false, false
+			return cache.Key{}, false
 		}
 		var d cache.Key
 		if r.Tree {
 			listing, err := loaders.TreeListing(real)
 			if err != nil {
-				return cache.Key{}, false, false
+				return cache.Key{}, false
 			}
 			d = cache.Digest(listing)
-		} else if d, ok = m.Files.Digest(real); !ok {
-			return cache.Key{}, false, false
+		} else {
+			var ok bool
+			if d, ok = m.Files.Digest(real); !ok {
+				return cache.Key{}, false
+			}
 		}
 		recs[i].Real, recs[i].Digest = real, d
 	}
 	m.mu.Lock()
 	m.used[n] = recs
 	m.mu.Unlock()
-	return m.completeKey(n.Dir, pre, recs), lazy, true
+	return m.completeKey(n.Dir, pre, recs), true
+}
+
+// finishedRoot looks a root up in its finished form (see
+// Builder.keepsFinished): its output and the output's digest, stored
+// with its manifest under its pre-key. It returns them, and the root's
+// full key, when every file the manifest lists still has the digest it
+// had when the output was built; then the full key is the one that
+// build had, and the output is what building the root again would give.
+func (m *memo) finishedRoot(n *Node) (k cache.Key, out []byte, sum cache.Key, ok bool) {
+	pre, ok := m.preKey(n)
+	if !ok {
+		return k, nil, sum, false
+	}
+	data, ok := m.Store.Get(m.finishedKey(pre))
+	if !ok {
+		return k, nil, sum, false
+	}
+	recs, out, sum, ok := decodeFinished(data)
+	if !ok {
+		return k, nil, sum, false
+	}
+	stored := make([]cache.Key, len(recs))
+	for i, r := range recs {
+		stored[i] = r.Digest
+	}
+	if k, ok = m.keyFromManifest(n, pre, recs); !ok {
+		return k, nil, sum, false
+	}
+	for i, r := range recs {
+		if r.Digest != stored[i] {
+			m.mu.Lock()
+			delete(m.used, n)
+			m.mu.Unlock()
+			return cache.Key{}, nil, cache.Key{}, false
+		}
+	}
+	return k, out, sum, true
+}
+
+// putFinished stores root n's finished form: the manifest its build
+// recorded (remember), its output out and the output's digest sum.
+func (m *memo) putFinished(n *Node, out []byte, sum cache.Key, sensitive bool) {
+	m.mu.Lock()
+	pre, okPre := m.pres[n]
+	recs, okRecs := m.used[n]
+	m.mu.Unlock()
+	if okPre && okRecs {
+		m.put(m.finishedKey(pre), encodeFinished(recs, out, sum), sensitive)
+	}
+}
+
+// finishedKey is the entry of a root's finished form, under its pre-key.
+func (m *memo) finishedKey(pre cache.Key) cache.Key {
+	return m.key("finished root").Key(pre).Sum()
+}
+
+// encodeFinished and decodeFinished store a root's finished form: the
+// manifest of the root node (encodeManifest's encoding, its length
+// first), the output's digest, and the output.
+func encodeFinished(recs []readRecord, out []byte, sum cache.Key) []byte {
+	man := encodeManifest(recs, false)
+	b := make([]byte, 0, binary.MaxVarintLen64+len(man)+len(sum)+len(out))
+	b = binary.AppendUvarint(b, uint64(len(man)))
+	b = append(b, man...)
+	b = append(b, sum[:]...)
+	return append(b, out...)
+}
+
+func decodeFinished(data []byte) (recs []readRecord, out []byte, sum cache.Key, ok bool) {
+	n, w := binary.Uvarint(data)
+	if w <= 0 || n > uint64(len(data)-w) || uint64(len(data)-w)-n < uint64(len(sum)) {
+		return nil, nil, sum, false
+	}
+	man, rest := data[w:w+int(n)], data[w+int(n):]
+	if recs, _, ok = decodeManifest(man); !ok {
+		return nil, nil, sum, false
+	}
+	copy(sum[:], rest)
+	return recs, rest[len(sum):], sum, true
 }
 
 func (m *memo) manifestKey(pre cache.Key) cache.Key {
@@ -435,8 +532,10 @@ func (m *memo) setVolatile(n *Node) {
 
 // remember stores n's manifest after n was built (or applied, for a
 // component) in this run, with lazy (see encodeManifest), and returns n's
-// full key; false for a volatile node, which gets no key.
-func (m *memo) remember(n *Node, lazy bool) (cache.Key, bool) {
+// full key; false for a volatile node, which gets no key. With
+// withOutput, the manifest is not stored here: finishRoot stores it with
+// the root's output (Builder.keepsFinished).
+func (m *memo) remember(n *Node, lazy, withOutput bool) (cache.Key, bool) {
 	m.mu.Lock()
 	v := m.volatile[n]
 	m.mu.Unlock()
@@ -446,7 +545,7 @@ func (m *memo) remember(n *Node, lazy bool) (cache.Key, bool) {
 	for _, e := range n.Components {
 		if e.Child != nil {
 			if _, ok := m.knownKey(e.Child); !ok {
-				if _, ok := m.remember(e.Child, false); !ok {
+				if _, ok := m.remember(e.Child, false, false); !ok {
 					return cache.Key{}, false
 				}
 			}
@@ -457,7 +556,9 @@ func (m *memo) remember(n *Node, lazy bool) (cache.Key, bool) {
 		return cache.Key{}, false
 	}
 	recs := m.recorded(n)
-	m.Store.Put(m.manifestKey(pre), encodeManifest(recs, lazy))
+	if !withOutput {
+		m.Store.Put(m.manifestKey(pre), encodeManifest(recs, lazy))
+	}
 	m.mu.Lock()
 	m.used[n] = recs
 	m.mu.Unlock()
@@ -623,6 +724,15 @@ func (b *Builder) resolve(ctx context.Context, n *Node) *nodeResult {
 		acc, err := b.buildNode(ctx, n)
 		return &nodeResult{acc: acc, err: err}
 	}
+	if b.isRoot(n) && !b.opts.VerifyCache {
+		if k, out, sum, ok := m.finishedRoot(n); ok {
+			// The root's output stands for its accumulation, as below;
+			// load builds the accumulation if a node asks for it.
+			m.setKey(n, k)
+			b.count(func(s *Stats) { s.NodesCached++ })
+			return &nodeResult{key: k, fromCache: true, lazy: true, output: out, outputSum: sum}
+		}
+	}
 	if k, lazy, ok := m.fullKey(n); ok && !b.opts.VerifyCache && (lazy || (b.isRoot(n) && m.Store.Has(m.key("root").Key(k).Sum())) || m.Store.Has(k)) {
 		// (A root's finished output stands for its accumulation, which is
 		// not stored when no node includes the root, and so does a lazy
@@ -649,7 +759,8 @@ func (b *Builder) resolve(ctx context.Context, n *Node) *nodeResult {
 	// builds and then stores it, only when a dependent that is rebuilt
 	// asks for it.
 	lazy := !ranCostly(ctx)
-	if k, ok := m.remember(n, lazy); ok {
+	r.finished = b.keepsFinished(n)
+	if k, ok := m.remember(n, lazy, r.finished); ok {
 		if !lazy {
 			b.storeAccumulation(n, k, acc)
 		}

@@ -167,6 +167,14 @@ type nodeResult struct {
 	lazy      bool      // with fromCache: the value may not be stored (load then builds it)
 	once      sync.Once
 
+	// output and outputSum are a root's output and its digest, when
+	// found in its finished form (memo.finishedRoot).
+	output    []byte
+	outputSum cache.Key
+	// finished: the root was built, and is kept in its finished form
+	// (keepsFinished), its manifest with its output.
+	finished bool
+
 	// stagesRan and stagesCached count the node's own stage runs.
 	stagesRan, stagesCached int
 }
@@ -283,6 +291,18 @@ func (b *Builder) RunEach(ctx context.Context, loadErrs []error, emit func(i int
 			finish(ctx, n, b.result(n), walkErr)
 		}
 	}
+}
+
+// keepsFinished reports whether n is kept in the cache in its finished
+// form: a root no node of the run includes stores its node's manifest
+// and its output as one entry, under its pre-key (memo.finishedRoot),
+// where another node stores its manifest and its accumulation or output
+// apart. That is one file fewer for each root to write (a third of the
+// names a cold build-all wrote went to root manifests), and one fewer to
+// read when it is found. A root that nodes include keeps the separate
+// entries: its parents need its key without its output.
+func (b *Builder) keepsFinished(n *Node) bool {
+	return b.isRoot(n) && !b.storesAccumulation(n)
 }
 
 // storesAccumulation reports whether n's accumulation is worth a cache
@@ -471,8 +491,13 @@ func (b *Builder) child(ctx context.Context, n *Node) (*Accumulation, error) {
 // finishRoot runs the root-only steps on a root's accumulation and renders
 // the output, or takes both from the cache.
 func (b *Builder) finishRoot(ctx context.Context, n *Node, r *nodeResult, res *Result) {
+	if r.output != nil {
+		b.count(func(s *Stats) { s.RootsCached++ })
+		res.YAML, res.Digest, res.Cached = r.output, r.outputSum, true
+		return
+	}
 	var key cache.Key
-	if b.memo != nil && r.key != (cache.Key{}) {
+	if b.memo != nil && r.key != (cache.Key{}) && !r.finished {
 		key = b.memo.key("root").Key(r.key).Sum()
 		if data, sum, ok := b.memo.Store.GetDigest(key); ok && !b.opts.VerifyCache {
 			b.count(func(s *Stats) { s.RootsCached++ })
@@ -496,7 +521,10 @@ func (b *Builder) finishRoot(ctx context.Context, n *Node, r *nodeResult, res *R
 		return
 	}
 	res.Resources, res.YAML = out, y
-	if key != (cache.Key{}) {
+	if r.finished && r.key != (cache.Key{}) {
+		res.Digest = cache.Digest(y)
+		b.memo.putFinished(n, y, res.Digest, hasSecret(out) || runsPlugins(n))
+	} else if key != (cache.Key{}) {
 		// The output as rendered is the whole entry: no second encoding,
 		// and its digest, computed once, serves the caller too.
 		res.Digest = cache.Digest(y)
