@@ -3,6 +3,7 @@ module github.com/kpipe/kpipe
 go 1.26.8
 
 require (
+	github.com/aws/aws-sdk-go-v2 v1.48.0
 	github.com/aymanbagabas/go-udiff v0.4.1
 	github.com/google/go-containerregistry v0.21.5
 	github.com/google/shlex v0.0.0-20191202100458-e7afc7fbc510
@@ -19,6 +20,7 @@ require (
 )
 
 require (
+	github.com/aws/smithy-go v1.28.9 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/cpuguy83/go-md2man/v2 v2.0.7 // indirect
 	github.com/dustin/go-humanize v1.0.1 // indirect

@@ -7,6 +7,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -186,6 +188,58 @@ func TestS3WrongCredentials(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), "wrong") {
 		t.Errorf("the error shows the secret: %v", err)
+	}
+}
+
+// Without credentials in the environment, the S3 backend reads the
+// shared credentials file's profile, AWS_PROFILE or "default", as the
+// AWS tools do.
+func TestS3SharedCredentialsFile(t *testing.T) {
+	srv := remotetest.StartMinIO(t)
+	file := filepath.Join(t.TempDir(), "credentials")
+	err := os.WriteFile(file, []byte("# kpipe test\n[default]\naws_access_key_id = "+remotetest.AccessKey+
+		"\naws_secret_access_key = not-the-secret\n\n; the right one\n[ci]\naws_access_key_id="+remotetest.AccessKey+
+		"\naws_secret_access_key = "+remotetest.SecretKey+"\n"), 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("AWS_ACCESS_KEY_ID", "")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "")
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", file)
+	for _, tc := range []struct {
+		profile string
+		works   bool
+	}{{"ci", true}, {"", false}} {
+		t.Setenv("AWS_PROFILE", tc.profile)
+		b, err := remote.Open(srv.URL, remote.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = b.Put(context.Background(), remote.AC, name("shared"), []byte("x"))
+		if (err == nil) != tc.works {
+			t.Errorf("profile %q: Put: %v, want success %v", tc.profile, err, tc.works)
+		}
+		if err != nil && strings.Contains(err.Error(), "not-the-secret") {
+			t.Errorf("the error shows the secret: %v", err)
+		}
+	}
+}
+
+// A bucket that does not exist is an error naming it for reads and
+// writes (a remote cache set up wrong should say so, not act empty).
+func TestS3MissingBucket(t *testing.T) {
+	srv := remotetest.StartMinIO(t)
+	u := strings.Replace(srv.URL, "s3://"+remotetest.Bucket+"/", "s3://no-such-bucket/", 1)
+	b, err := remote.Open(u, remote.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := b.Get(ctx, remote.AC, name("x")); err == nil || !strings.Contains(err.Error(), "no-such-bucket does not exist") {
+		t.Errorf("Get: %v, want the bucket named", err)
+	}
+	if err := b.Put(ctx, remote.AC, name("x"), []byte("x")); err == nil || !strings.Contains(err.Error(), "no-such-bucket does not exist") {
+		t.Errorf("Put: %v, want the bucket named", err)
 	}
 }
 

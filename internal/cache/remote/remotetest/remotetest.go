@@ -238,6 +238,14 @@ const (
 // when MinIO is missing.
 func StartMinIO(t testing.TB) *Server {
 	t.Helper()
+	return StartMinIOIn(t, "")
+}
+
+// StartMinIOIn is StartMinIO with the server in region (MINIO_SITE_REGION;
+// "" for MinIO's default, us-east-1), and AWS_REGION unset, so that a
+// client finds the region itself.
+func StartMinIOIn(t testing.TB, region string) *Server {
+	t.Helper()
 	bin := lookPath("minio", MinIOBin())
 	if bin == "" {
 		t.Skip("minio not found: build it with `GOBIN=$HOME/.cache/kpipe-ci/minio go install github.com/minio/minio@latest` (.ci/run does)")
@@ -248,23 +256,31 @@ func StartMinIO(t testing.TB) *Server {
 		"--console-address", fmt.Sprintf("127.0.0.1:%d", console), filepath.Join(dir, "data"))
 	cmd.Env = append(os.Environ(), "MINIO_ROOT_USER="+AccessKey, "MINIO_ROOT_PASSWORD="+SecretKey,
 		"MINIO_BROWSER=off", "MINIO_UPDATE=off", "MINIO_CI_CD=1", "HOME="+dir)
+	if region != "" {
+		cmd.Env = append(cmd.Env, "MINIO_SITE_REGION="+region)
+	}
 	endpoint := fmt.Sprintf("127.0.0.1:%d", port)
 	s := start(t, "minio", cmd, dir, func() bool {
 		return httpReady("http://" + endpoint + "/minio/health/ready")
 	})
-	c, err := minio.New(endpoint, &minio.Options{Creds: credentials.NewStaticV4(AccessKey, SecretKey, "")})
+	c, err := minio.New(endpoint, &minio.Options{Creds: credentials.NewStaticV4(AccessKey, SecretKey, ""), Region: region})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := c.MakeBucket(ctx, Bucket, minio.MakeBucketOptions{}); err != nil {
+	if err := c.MakeBucket(ctx, Bucket, minio.MakeBucketOptions{Region: region}); err != nil {
 		t.Fatalf("creating the bucket: %v", err)
 	}
 	t.Setenv("AWS_ACCESS_KEY_ID", AccessKey)
 	t.Setenv("AWS_SECRET_ACCESS_KEY", SecretKey)
 	t.Setenv("AWS_SESSION_TOKEN", "")
-	t.Setenv("AWS_REGION", "us-east-1")
+	if region == "" {
+		t.Setenv("AWS_REGION", "us-east-1")
+	} else {
+		t.Setenv("AWS_REGION", "")
+	}
+	t.Setenv("AWS_DEFAULT_REGION", "")
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(dir, "no-credentials-file"))
 	t.Setenv("AWS_ENDPOINT_URL", "")
 	t.Setenv("AWS_ENDPOINT_URL_S3", "")
