@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"encoding/gob"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -604,24 +603,20 @@ func decodeManifest(data []byte) (recs []readRecord, lazy, ok bool) {
 // encodeAccumulation and decodeAccumulation store a node's result:
 // accumulationFormat; 1 when Config is kustomize's default field specs,
 // which most nodes have and which is large, so not stored, else 0; the
-// length (uvarint) and gob encoding of the rest (the Config when it is
-// not the default, the Vars), empty when there is neither; then the
+// length (uvarint) and encoding of the rest (encodeExtra: the Config when
+// it is not the default, the Vars), empty when there is neither; then the
 // resources in resource.AppendListUnsorted's encoding, which is most of
-// the bytes and which gob would copy once more. The encoding is written
+// the bytes. The encoding is written
 // into a buffer reused across nodes (Builder.scratch) and copied out at
 // its final size.
 func (b *Builder) encodeAccumulation(acc *Accumulation) ([]byte, error) {
 	var extra []byte
 	if !acc.PlainConfig || len(acc.Vars.ByName) > 0 {
-		v := accumulationExtra{Vars: acc.Vars}
+		var cfg *fieldspec.Config
 		if !acc.PlainConfig {
-			v.Config = acc.Config
+			cfg = acc.Config
 		}
-		var eb bytes.Buffer
-		if err := gob.NewEncoder(&eb).Encode(&v); err != nil {
-			return nil, err
-		}
-		extra = eb.Bytes()
+		extra = encodeExtra(cfg, acc.Vars)
 	}
 	bp, _ := b.scratch.Get().(*[]byte)
 	if bp == nil {
@@ -652,16 +647,10 @@ func (b *Builder) encodeAccumulation(acc *Accumulation) ([]byte, error) {
 }
 
 // accumulationFormat is the first byte of a stored accumulation.
-const accumulationFormat = 3
+const accumulationFormat = 4
 
 // maxScratch bounds the encoding buffer kept for the next node.
 const maxScratch = 64 << 20
-
-// accumulationExtra is the part of an Accumulation stored with gob.
-type accumulationExtra struct {
-	Config *fieldspec.Config
-	Vars   stages.VarSet
-}
 
 func (b *Builder) decodeAccumulation(data []byte) (*Accumulation, error) {
 	if len(data) < 2 || data[0] != accumulationFormat || data[1] > 1 {
@@ -675,11 +664,11 @@ func (b *Builder) decodeAccumulation(data []byte) (*Accumulation, error) {
 	}
 	extra, list := rest[w:w+int(n)], rest[w+int(n):]
 	if len(extra) > 0 {
-		var v accumulationExtra
-		if err := gob.NewDecoder(bytes.NewReader(extra)).Decode(&v); err != nil {
+		cfg, vars, err := decodeExtra(extra)
+		if err != nil {
 			return nil, err
 		}
-		acc.Config, acc.Vars = v.Config, v.Vars
+		acc.Config, acc.Vars = cfg, vars
 	}
 	rs, err := resource.DecodeList(list)
 	if err != nil {

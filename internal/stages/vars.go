@@ -99,7 +99,8 @@ func FormatVars(vars []Var) string {
 // which refuse a second var of the same name.
 type VarSet struct {
 	// ByName holds the vars (defaulted) by name. It is exported so that a
-	// set can be stored (encoding/gob); change it only through the methods.
+	// set can be stored (package engine encodes it); change it only through
+	// the methods.
 	ByName map[string]Var
 }
 
