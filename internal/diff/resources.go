@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -157,12 +158,12 @@ func maskSecret(doc string) (string, error) {
 
 // hashSuffix matches the suffix kustomize appends to a generated name: a
 // dash and ten characters of its hash alphabet.
-var hashSuffix = regexp.MustCompile(`-[2456789bcdfghkmt]{10}$`)
+var hashSuffix = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`-[2456789bcdfghkmt]{10}$`) })
 
 // baseName is a name without its generator hash suffix ("" when it has
 // none).
 func baseName(name string) string {
-	if loc := hashSuffix.FindStringIndex(name); loc != nil && loc[0] > 0 {
+	if loc := hashSuffix().FindStringIndex(name); loc != nil && loc[0] > 0 {
 		return name[:loc[0]]
 	}
 	return ""

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/kpipe/kpipe/internal/fsread"
 )
@@ -262,8 +263,8 @@ func literalKV(s string) (string, string, error) {
 }
 
 var (
-	configMapKey = regexp.MustCompile(`^[-._a-zA-Z0-9]+$`)
-	envVarName   = regexp.MustCompile(`^[-._a-zA-Z][-._a-zA-Z0-9]*$`)
+	configMapKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[-._a-zA-Z0-9]+$`) })
+	envVarName   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[-._a-zA-Z][-._a-zA-Z0-9]*$`) })
 )
 
 // checkSources checks that a generator's sources can be read and give
@@ -271,7 +272,7 @@ var (
 func checkSources(a *GeneratorArgs, dir string) error {
 	seen := map[string]bool{}
 	add := func(key string) error {
-		if len(key) > 253 || !configMapKey.MatchString(key) {
+		if len(key) > 253 || !configMapKey().MatchString(key) {
 			return fmt.Errorf("%q is not a valid key name for a ConfigMap or Secret", key)
 		}
 		if seen[key] {
@@ -292,7 +293,7 @@ func checkSources(a *GeneratorArgs, dir string) error {
 				continue
 			}
 			key, _, _ := strings.Cut(line, "=")
-			if !envVarName.MatchString(key) {
+			if !envVarName().MatchString(key) {
 				return fmt.Errorf("env source files: [%s]: %q is not a valid environment variable name", p, key)
 			}
 			if err := add(key); err != nil {

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	yaml2 "go.yaml.in/yaml/v2"
 
@@ -40,7 +41,7 @@ func HasKustomization(dir string) bool {
 	return false
 }
 
-var unknownField = regexp.MustCompile(`json: unknown field "([^"]+)"$`)
+var unknownField = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`json: unknown field "([^"]+)"$`) })
 
 // MissingKustomizationError says a directory has no kustomization file.
 type MissingKustomizationError struct{ Dir string }
@@ -94,7 +95,7 @@ func FindKustomization(dir string, r Restriction) (*KustomizationFile, error) {
 	k, warnings, err := ParseKustomization(data)
 	if err != nil {
 		err = fmt.Errorf("%s: %w", found[0], err)
-		if m := unknownField.FindStringSubmatch(err.Error()); m != nil {
+		if m := unknownField().FindStringSubmatch(err.Error()); m != nil {
 			err = &Hinted{Hint: UnknownFieldHint(found[0], data, m[1]), Err: err}
 		}
 		return nil, err

@@ -19,6 +19,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -39,12 +40,12 @@ type ChartRequest struct {
 
 // exactVersion matches a version that names one release, not a range:
 // only such a chart is reused from the cache online.
-var exactVersion = regexp.MustCompile(`^v?[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.+-]*)?$`)
+var exactVersion = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^v?[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.+-]*)?$`) })
 
 // IsExactChartVersion reports whether a `helmCharts` version names one
 // release (1.2.3, v1.2.3-rc.1), not a range: only such a chart is reused
 // from the cache without asking the repository.
-func IsExactChartVersion(v string) bool { return exactVersion.MatchString(v) }
+func IsExactChartVersion(v string) bool { return exactVersion().MatchString(v) }
 
 // Chart returns a directory holding the chart as kustomize's chartHome
 // would after its pull: <dir>/<name>-<version>/<name>/ when Version is
@@ -86,7 +87,7 @@ func (f *Fetcher) chart(ctx context.Context, r ChartRequest, dir string) (string
 		got, err := treeDigest(filepath.Join(dir, "chart"))
 		return err == nil && "tree sha256:"+got == tree
 	}
-	useKept := exactVersion.MatchString(r.Version) || f.o.Offline
+	useKept := exactVersion().MatchString(r.Version) || f.o.Offline
 	if useKept && keptOK() {
 		f.markUsed(filepath.Join(dir, "chart"))
 		return filepath.Join(dir, "chart"), nil

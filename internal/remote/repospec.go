@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -137,7 +138,7 @@ func parseQuery(query string) (ref string, timeout time.Duration, submodules boo
 	return ref, timeout, submodules
 }
 
-var userPattern = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9-]*@`)
+var userPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9-]*@`) })
 
 // splitHost returns the normalized scheme+user+host of s and the path
 // after it.
@@ -150,7 +151,7 @@ func splitHost(s string) (string, string, error) {
 			break
 		}
 	}
-	user := userPattern.FindString(s)
+	user := userPattern().FindString(s)
 	s = s[len(user):]
 	lower := strings.ToLower(s)
 	github := strings.HasPrefix(lower, "github.com/") || strings.HasPrefix(lower, "github.com:")

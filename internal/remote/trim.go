@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -38,8 +39,8 @@ func (f *Fetcher) now() time.Time {
 
 // Names the Fetcher creates, the only ones Trim deletes.
 var (
-	hashNamePattern = regexp.MustCompile(`^[0-9a-f]{32}$`)
-	checkoutPattern = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})(-nosubmodules)?$`)
+	hashNamePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{32}$`) })
+	checkoutPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})(-nosubmodules)?$`) })
 )
 
 // Trim deletes the checkouts, charts and files not used within TrimAge,
@@ -65,18 +66,18 @@ func (f *Fetcher) Trim() {
 		st, err := os.Stat(p)
 		return err == nil && now.Sub(st.ModTime()) > TrimAge
 	}
-	for _, repo := range entries(filepath.Join(f.o.Dir, "git"), hashNamePattern) {
+	for _, repo := range entries(filepath.Join(f.o.Dir, "git"), hashNamePattern()) {
 		for _, e := range readDir(repo) {
 			p := filepath.Join(repo, e.Name())
 			switch {
-			case e.IsDir() && checkoutPattern.MatchString(e.Name()) && old(p):
+			case e.IsDir() && checkoutPattern().MatchString(e.Name()) && old(p):
 				_ = os.RemoveAll(p)
 			case strings.HasPrefix(e.Name(), ".tmp-") && old(p):
 				_ = os.RemoveAll(p) // a fetch killed midway
 			}
 		}
 	}
-	for _, chart := range entries(filepath.Join(f.o.Dir, "charts"), hashNamePattern) {
+	for _, chart := range entries(filepath.Join(f.o.Dir, "charts"), hashNamePattern()) {
 		kept := filepath.Join(chart, "chart")
 		if _, err := os.Stat(kept); err != nil {
 			kept = chart // a pull that never completed (killed)
@@ -86,7 +87,7 @@ func (f *Fetcher) Trim() {
 			_ = os.RemoveAll(chart)
 		}
 	}
-	for _, file := range entries(filepath.Join(f.o.Dir, "http"), hashNamePattern) {
+	for _, file := range entries(filepath.Join(f.o.Dir, "http"), hashNamePattern()) {
 		if old(file) {
 			_ = os.Remove(file)
 		}

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -33,8 +34,8 @@ func IsSyntaxError(err error) bool {
 }
 
 var (
-	docSeparator = regexp.MustCompile(`\n---.*\n`)
-	yamlLineRef  = regexp.MustCompile(`line (\d+)`)
+	docSeparator = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\n---.*\n`) })
+	yamlLineRef  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`line (\d+)`) })
 )
 
 // document is one YAML document of a stream and the line it starts on.
@@ -51,7 +52,7 @@ func splitDocuments(s string) ([]document, error) {
 	}
 	var docs []document
 	prev, line := 0, 1
-	for _, loc := range docSeparator.FindAllStringIndex(s, -1) {
+	for _, loc := range docSeparator().FindAllStringIndex(s, -1) {
 		sep := strings.TrimSpace(s[loc[0]:loc[1]])
 		if rest := strings.TrimSpace(sep[3:]); rest != "" && rest[0] != '#' {
 			return nil, &SyntaxError{Line: line + strings.Count(s[prev:loc[0]], "\n") + 1,
@@ -188,7 +189,7 @@ func expandAliases(n *yaml.Node) *yaml.Node {
 func syntaxError(err error, offset int) error {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	first := 0
-	msg = yamlLineRef.ReplaceAllStringFunc(msg, func(m string) string {
+	msg = yamlLineRef().ReplaceAllStringFunc(msg, func(m string) string {
 		n, _ := strconv.Atoi(m[len("line "):])
 		if first == 0 {
 			first = n + offset

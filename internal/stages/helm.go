@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/kpipe/kpipe/internal/loaders"
 	"github.com/kpipe/kpipe/internal/procgroup"
@@ -428,12 +429,12 @@ func (s *helmStage) runHelm(ctx context.Context, env []string, shown string, arg
 	return stdout.Bytes(), nil
 }
 
-var helmVersionRE = regexp.MustCompile(`v?\d+(\.\d+)+`)
+var helmVersionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`v?\d+(\.\d+)+`) })
 
 // checkHelmVersion fails unless `helm version -c --short` printed a
 // version 3 or 4, as kustomize v5.8.1+ requires.
 func checkHelmVersion(out []byte) error {
-	v := helmVersionRE.FindString(string(out))
+	v := helmVersionRE().FindString(string(out))
 	if v == "" {
 		return fmt.Errorf("cannot find version string in %s", out)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
@@ -59,7 +60,7 @@ func NewImages(cfg ImagesConfig) Stage {
 const imageRefSuffix = `(:[a-zA-Z0-9_.{}-]*)?(@[a-zA-Z0-9]+([.+_-][a-zA-Z0-9]+)*:[a-zA-Z0-9_.{}-]*)?$`
 
 // imageSuffix matches imageRefSuffix from the start of a string.
-var imageSuffix = regexp.MustCompile("^" + imageRefSuffix)
+var imageSuffix = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("^" + imageRefSuffix) })
 
 // imageMatcher tells the image references an `images` entry changes. A
 // name with no regular-expression syntax but dots (most: registry hosts
@@ -99,7 +100,7 @@ func (m imageMatcher) matches(text string) bool {
 		}
 		rest = rest[size:]
 	}
-	return imageSuffix.MatchString(rest)
+	return imageSuffix().MatchString(rest)
 }
 
 // ImagesFromConfig configures an ImageTagTransformer from its builtin

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -403,7 +404,7 @@ func varValue(rs *resource.List, v Var) (any, error) {
 }
 
 // sliceIndex matches a path element such as "ports[0]".
-var sliceIndex = regexp.MustCompile(`^(.*)\[(\d+)\]$`)
+var sliceIndex = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(.*)\[(\d+)\]$`) })
 
 // fieldValue reads the field at a var's field path, which may also write
 // list positions as "ports[0]".
@@ -414,7 +415,7 @@ func fieldValue(obj map[string]any, path string) (any, error) {
 			parts = append(parts, p)
 			continue
 		}
-		g := sliceIndex.FindStringSubmatch(p)
+		g := sliceIndex().FindStringSubmatch(p)
 		if g == nil {
 			parts = append(parts, p)
 			continue

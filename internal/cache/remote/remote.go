@@ -24,6 +24,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -87,7 +88,7 @@ func Open(rawURL string, o Options) (Backend, error) {
 	}
 }
 
-var hexName = regexp.MustCompile(`^[0-9a-f]{64}$`)
+var hexName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{64}$`) })
 
 // checkName refuses names that are not a lowercase hex SHA-256 (they
 // would make paths the protocol does not have).
@@ -95,7 +96,7 @@ func checkName(kind Kind, name string) error {
 	if kind != AC && kind != CAS {
 		return fmt.Errorf("remote cache: unknown kind %q", kind)
 	}
-	if !hexName.MatchString(name) {
+	if !hexName().MatchString(name) {
 		return fmt.Errorf("remote cache: object name %q is not a SHA-256 in hex", name)
 	}
 	return nil
