@@ -14,7 +14,9 @@ import (
 // shared by every root that leaves it as its base made it, so its bytes,
 // kept with the resource itself (and freed with it), serve them all.
 // Resources a root changed (not frozen) are encoded for that root alone.
-func (b *Builder) render(list []*resource.Resource) ([]byte, error) {
+// The output's buffer has spare bytes of capacity beyond it, for a cache
+// entry that appends to the output (encodeFinished).
+func (b *Builder) render(list []*resource.Resource, spare int) ([]byte, error) {
 	docs := make([][]byte, len(list))
 	errs := make([]error, len(list))
 	// The documents are encoded on up to Jobs goroutines and joined in
@@ -27,7 +29,7 @@ func (b *Builder) render(list []*resource.Resource) ([]byte, error) {
 		}
 		size += len(y) + len("---\n")
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, size))
+	buf := bytes.NewBuffer(make([]byte, 0, size+spare))
 	for i, y := range docs {
 		if i > 0 {
 			buf.WriteString("---\n")

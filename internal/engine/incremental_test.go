@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -322,4 +323,26 @@ func TestFinishedRootIsCheckedAgainstItsFiles(t *testing.T) {
 	writeText(t, patch, strings.Replace(first, "replicas: 2", "replicas: 4", 1))
 	check("with outer, patch edited", []string{app, outer}, 0)
 	check("alone, after the edit with outer", []string{app}, 1)
+}
+
+// A finished form's digests are those of the output and of the whole
+// entry (one pass of SHA-256 gives both), it decodes to what was encoded,
+// and no cut of it decodes.
+func TestFinishedEncoding(t *testing.T) {
+	recs := []readRecord{{Path: "patch.yaml", Digest: cache.Digest([]byte("p"))}, {Path: "chart", Digest: cache.Digest([]byte("c")), Tree: true}}
+	for _, out := range [][]byte{nil, []byte("kind: ConfigMap\n"), bytes.Repeat([]byte("x: y\n"), 100000)} {
+		entry, sum, entrySum := encodeFinished(out[:len(out):len(out)], encodeManifest(recs, false))
+		if sum != cache.Digest(out) || entrySum != cache.Digest(entry) {
+			t.Fatalf("%d bytes: digests do not match the output and the entry", len(out))
+		}
+		got, gotOut, gotSum, ok := decodeFinished(entry)
+		if !ok || !bytes.Equal(gotOut, out) || gotSum != sum || fmt.Sprint(got) != fmt.Sprint(recs) {
+			t.Fatalf("%d bytes: round trip gave %v %d bytes %v", len(out), got, len(gotOut), ok)
+		}
+		for cut := len(entry) - 1; cut >= 0 && cut > len(entry)-200; cut-- {
+			if _, _, _, ok := decodeFinished(entry[:cut]); ok {
+				t.Fatalf("%d bytes: cut at %d decoded", len(out), cut)
+			}
+		}
+	}
 }

@@ -3,10 +3,12 @@ package engine
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"os"
 	"path/filepath"
 	"sort"
@@ -438,16 +440,18 @@ func (m *memo) finishedRoot(n *Node) (k cache.Key, out []byte, sum cache.Key, ok
 	return k, out, sum, true
 }
 
-// putFinished stores root n's finished form: the manifest its build
-// recorded (remember), its output out and the output's digest sum.
-func (m *memo) putFinished(n *Node, out []byte, sum cache.Key, sensitive bool) {
+// finishedManifest returns the manifest that root n's build recorded
+// (remember), encoded for its finished form, and n's pre-key; nil when
+// they are not known.
+func (m *memo) finishedManifest(n *Node) ([]byte, cache.Key) {
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	pre, okPre := m.pres[n]
 	recs, okRecs := m.used[n]
-	m.mu.Unlock()
-	if okPre && okRecs {
-		m.put(m.finishedKey(pre), encodeFinished(recs, out, sum), sensitive)
+	if !okPre || !okRecs {
+		return nil, cache.Key{}
 	}
+	return encodeManifest(recs, false), pre
 }
 
 // finishedKey is the entry of a root's finished form, under its pre-key.
@@ -456,28 +460,53 @@ func (m *memo) finishedKey(pre cache.Key) cache.Key {
 }
 
 // encodeFinished and decodeFinished store a root's finished form: the
-// manifest of the root node (encodeManifest's encoding, its length
-// first), the output's digest, and the output.
-func encodeFinished(recs []readRecord, out []byte, sum cache.Key) []byte {
-	man := encodeManifest(recs, false)
-	b := make([]byte, 0, binary.MaxVarintLen64+len(man)+len(sum)+len(out))
-	b = binary.AppendUvarint(b, uint64(len(man)))
-	b = append(b, man...)
-	b = append(b, sum[:]...)
-	return append(b, out...)
+// output, then the manifest of the root node (man, encodeManifest's
+// encoding), the output's digest, and the manifest's length (4 bytes,
+// little-endian). The output comes first so that one pass of SHA-256
+// over it gives both the output's digest and, going on over the rest,
+// the entry's, and so that the entry is the output's own buffer with
+// the rest appended in the capacity render left for it: kubeflow's
+// outputs are megabytes of CRDs, and hashing them twice and copying them
+// once more was most of what this form first cost there.
+func encodeFinished(out, man []byte) (entry []byte, sum, entrySum cache.Key) {
+	h := sha256.New()
+	h.Write(out)
+	var outHash hash.Hash
+	outHash, err := h.(hash.Cloner).Clone()
+	if err != nil {
+		// (sha256's state always clones; hash the output again if not.)
+		outHash = sha256.New()
+		outHash.Write(out)
+	}
+	copy(sum[:], outHash.Sum(nil))
+	entry = append(out, man...)
+	entry = append(entry, sum[:]...)
+	entry = binary.LittleEndian.AppendUint32(entry, uint32(len(man)))
+	h.Write(entry[len(out):])
+	copy(entrySum[:], h.Sum(nil))
+	return entry, sum, entrySum
 }
 
+// finishedTrailer is what a finished form adds to the output besides the
+// manifest.
+const finishedTrailer = sha256.Size + 4
+
 func decodeFinished(data []byte) (recs []readRecord, out []byte, sum cache.Key, ok bool) {
-	n, w := binary.Uvarint(data)
-	if w <= 0 || n > uint64(len(data)-w) || uint64(len(data)-w)-n < uint64(len(sum)) {
+	if len(data) < len(sum)+4 {
 		return nil, nil, sum, false
 	}
-	man, rest := data[w:w+int(n)], data[w+int(n):]
+	n := uint64(binary.LittleEndian.Uint32(data[len(data)-4:]))
+	rest := data[:len(data)-4]
+	if n > uint64(len(rest)-len(sum)) {
+		return nil, nil, sum, false
+	}
+	copy(sum[:], rest[len(rest)-len(sum):])
+	rest = rest[:len(rest)-len(sum)]
+	man := rest[len(rest)-int(n):]
 	if recs, _, ok = decodeManifest(man); !ok {
 		return nil, nil, sum, false
 	}
-	copy(sum[:], rest)
-	return recs, rest[len(sum):], sum, true
+	return recs, rest[:len(rest)-int(n)], sum, true
 }
 
 func (m *memo) manifestKey(pre cache.Key) cache.Key {

@@ -515,15 +515,23 @@ func (b *Builder) finishRoot(ctx context.Context, n *Node, r *nodeResult, res *R
 		res.Err = err
 		return
 	}
-	y, err := b.render(out)
+	var man []byte // the manifest of a root kept finished
+	var pre cache.Key
+	if r.finished && r.key != (cache.Key{}) {
+		man, pre = b.memo.finishedManifest(n)
+	}
+	y, err := b.render(out, len(man)+finishedTrailer)
 	if err != nil {
 		res.Err = err
 		return
 	}
-	res.Resources, res.YAML = out, y
-	if r.finished && r.key != (cache.Key{}) {
-		res.Digest = cache.Digest(y)
-		b.memo.putFinished(n, y, res.Digest, hasSecret(out) || runsPlugins(n))
+	// (Capped, so that an append by the caller copies: the entry below
+	// may share the output's array, past its end.)
+	res.Resources, res.YAML = out, y[:len(y):len(y)]
+	if man != nil {
+		entry, sum, entrySum := encodeFinished(y, man)
+		res.Digest = sum
+		b.memo.Store.PutDigest(b.memo.finishedKey(pre), entry, entrySum, hasSecret(out) || runsPlugins(n))
 	} else if key != (cache.Key{}) {
 		// The output as rendered is the whole entry: no second encoding,
 		// and its digest, computed once, serves the caller too.
