@@ -84,6 +84,10 @@ type disk struct {
 	// may write entries meanwhile; not seeing them is only a miss.
 	fresh bool
 	mine  names // written by this process (when fresh)
+	// rootsSaved are the root records this process wrote (when fresh),
+	// by settings and root: RootIndex.Root asks them before it hashes a
+	// record's name, most of what a cold run's lookups of records cost.
+	rootsSaved sync.Map
 }
 
 // claim makes dir a kpipe cache directory, or says why it cannot be one:

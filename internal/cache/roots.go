@@ -128,8 +128,10 @@ func (ri *RootIndex) Root(root string) (RootRecord, bool) {
 	r, known := ri.roots[root]
 	ri.mu.Unlock()
 	if !known {
-		if s := ri.read("root", root); s != nil && s.Root != nil {
-			r = s.Root
+		if ri.maybeSaved(root) {
+			if s := ri.read("root", root); s != nil && s.Root != nil {
+				r = s.Root
+			}
 		}
 		ri.mu.Lock()
 		if _, set := ri.roots[root]; !set {
@@ -144,6 +146,16 @@ func (ri *RootIndex) Root(root string) (RootRecord, bool) {
 	return *r, true
 }
 
+// maybeSaved says whether root may have a record: in a cache this process
+// made (disk.fresh), only if this process wrote one.
+func (ri *RootIndex) maybeSaved(root string) bool {
+	if ri.d == nil || !ri.d.fresh {
+		return true
+	}
+	_, ok := ri.d.rootsSaved.Load(string(ri.settings[:]) + root)
+	return ok
+}
+
 // SetRoot records root's build; a nil record forgets the root. A
 // persistent index writes the record at once and keeps no copy in memory.
 func (ri *RootIndex) SetRoot(root string, r *RootRecord) {
@@ -151,6 +163,9 @@ func (ri *RootIndex) SetRoot(root string, r *RootRecord) {
 		ri.mu.Lock()
 		delete(ri.roots, root)
 		ri.mu.Unlock()
+		if ri.d.fresh {
+			ri.d.rootsSaved.Store(string(ri.settings[:])+root, true)
+		}
 		ri.saveRecord("root", root, &storedRecord{Settings: ri.settings, Name: root, Root: r})
 		return
 	}
