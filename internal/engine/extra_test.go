@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/kpipe/kpipe/internal/cache"
 	"github.com/kpipe/kpipe/internal/stages"
 	"github.com/kpipe/kpipe/internal/stages/fieldspec"
 )
@@ -103,11 +104,11 @@ func TestExtraRefusesDamage(t *testing.T) {
 // written (with a digest that matches): no bytes make the decoders of
 // finished roots and extra parts fail other than by refusing.
 func FuzzDecodeStored(f *testing.F) {
-	entry, _, _ := encodeFinished([]byte("kind: ConfigMap\n"), encodeManifest([]readRecord{{Path: "p.yaml"}}, false))
+	entry, _, _ := encodeFinished([]byte("kind: ConfigMap\n"), encodeManifest([]readRecord{{Path: "p.yaml"}}, false), cache.Key{})
 	f.Add(entry)
 	f.Add(encodeExtra(&fieldspec.Config{Images: []fieldspec.FieldSpec{{Kind: "Pod", Path: "spec/containers/image"}}}, stages.VarSet{}))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if recs, out, _, ok := decodeFinished(data); ok && len(out)+len(recs) > len(data) {
+		if recs, _, out, _, ok := decodeFinished(data); ok && len(out)+len(recs) > len(data) {
 			t.Fatalf("decoded more than it read")
 		}
 		_, _, _ = decodeExtra(data)

@@ -331,16 +331,17 @@ func TestFinishedRootIsCheckedAgainstItsFiles(t *testing.T) {
 func TestFinishedEncoding(t *testing.T) {
 	recs := []readRecord{{Path: "patch.yaml", Digest: cache.Digest([]byte("p"))}, {Path: "chart", Digest: cache.Digest([]byte("c")), Tree: true}}
 	for _, out := range [][]byte{nil, []byte("kind: ConfigMap\n"), bytes.Repeat([]byte("x: y\n"), 100000)} {
-		entry, sum, entrySum := encodeFinished(out[:len(out):len(out)], encodeManifest(recs, false))
+		key := cache.Digest([]byte("the root's key"))
+		entry, sum, entrySum := encodeFinished(out[:len(out):len(out)], encodeManifest(recs, false), key)
 		if sum != cache.Digest(out) || entrySum != cache.Digest(entry) {
 			t.Fatalf("%d bytes: digests do not match the output and the entry", len(out))
 		}
-		got, gotOut, gotSum, ok := decodeFinished(entry)
-		if !ok || !bytes.Equal(gotOut, out) || gotSum != sum || fmt.Sprint(got) != fmt.Sprint(recs) {
+		got, gotKey, gotOut, gotSum, ok := decodeFinished(entry)
+		if !ok || !bytes.Equal(gotOut, out) || gotSum != sum || gotKey != key || fmt.Sprint(got) != fmt.Sprint(recs) {
 			t.Fatalf("%d bytes: round trip gave %v %d bytes %v", len(out), got, len(gotOut), ok)
 		}
 		for cut := len(entry) - 1; cut >= 0 && cut > len(entry)-200; cut-- {
-			if _, _, _, ok := decodeFinished(entry[:cut]); ok {
+			if _, _, _, _, ok := decodeFinished(entry[:cut]); ok {
 				t.Fatalf("%d bytes: cut at %d decoded", len(out), cut)
 			}
 		}

@@ -405,10 +405,11 @@ func (m *memo) keyFromManifest(n *Node, pre cache.Key, recs []readRecord) (cache
 
 // finishedRoot looks a root up in its finished form (see
 // Builder.keepsFinished): its output and the output's digest, stored
-// with its manifest under its pre-key. It returns them, and the root's
-// full key, when every file the manifest lists still has the digest it
-// had when the output was built; then the full key is the one that
-// build had, and the output is what building the root again would give.
+// with its manifest and its full key under its pre-key. It returns them,
+// and the full key, when the key completed from the manifest's files as
+// they are now is the stored one: the test a full key's entries pass
+// (the files' digests, and where they resolve to), so the output is what
+// building the root again would give.
 func (m *memo) finishedRoot(n *Node) (k cache.Key, out []byte, sum cache.Key, ok bool) {
 	pre, ok := m.preKey(n)
 	if !ok {
@@ -418,24 +419,15 @@ func (m *memo) finishedRoot(n *Node) (k cache.Key, out []byte, sum cache.Key, ok
 	if !ok {
 		return k, nil, sum, false
 	}
-	recs, out, sum, ok := decodeFinished(data)
+	recs, stored, out, sum, ok := decodeFinished(data)
 	if !ok {
 		return k, nil, sum, false
 	}
-	stored := make([]cache.Key, len(recs))
-	for i, r := range recs {
-		stored[i] = r.Digest
-	}
-	if k, ok = m.keyFromManifest(n, pre, recs); !ok {
-		return k, nil, sum, false
-	}
-	for i, r := range recs {
-		if r.Digest != stored[i] {
-			m.mu.Lock()
-			delete(m.used, n)
-			m.mu.Unlock()
-			return cache.Key{}, nil, cache.Key{}, false
-		}
+	if k, ok = m.keyFromManifest(n, pre, recs); !ok || k != stored {
+		m.mu.Lock()
+		delete(m.used, n)
+		m.mu.Unlock()
+		return cache.Key{}, nil, cache.Key{}, false
 	}
 	return k, out, sum, true
 }
@@ -461,14 +453,15 @@ func (m *memo) finishedKey(pre cache.Key) cache.Key {
 
 // encodeFinished and decodeFinished store a root's finished form: the
 // output, then the manifest of the root node (man, encodeManifest's
-// encoding), the output's digest, and the manifest's length (4 bytes,
-// little-endian). The output comes first so that one pass of SHA-256
-// over it gives both the output's digest and, going on over the rest,
-// the entry's, and so that the entry is the output's own buffer with
-// the rest appended in the capacity render left for it: kubeflow's
-// outputs are megabytes of CRDs, and hashing them twice and copying them
-// once more was most of what this form first cost there.
-func encodeFinished(out, man []byte) (entry []byte, sum, entrySum cache.Key) {
+// encoding), the root's full key, the output's digest, and the
+// manifest's length (4 bytes, little-endian). The output comes first so
+// that one pass of SHA-256 over it gives both the output's digest and,
+// going on over the rest, the entry's, and so that the entry is the
+// output's own buffer with the rest appended in the capacity render left
+// for it: kubeflow's outputs are megabytes of CRDs, and hashing them
+// twice and copying them once more was most of what this form first
+// cost there.
+func encodeFinished(out, man []byte, key cache.Key) (entry []byte, sum, entrySum cache.Key) {
 	h := sha256.New()
 	h.Write(out)
 	var outHash hash.Hash
@@ -480,6 +473,7 @@ func encodeFinished(out, man []byte) (entry []byte, sum, entrySum cache.Key) {
 	}
 	copy(sum[:], outHash.Sum(nil))
 	entry = append(out, man...)
+	entry = append(entry, key[:]...)
 	entry = append(entry, sum[:]...)
 	entry = binary.LittleEndian.AppendUint32(entry, uint32(len(man)))
 	h.Write(entry[len(out):])
@@ -489,24 +483,26 @@ func encodeFinished(out, man []byte) (entry []byte, sum, entrySum cache.Key) {
 
 // finishedTrailer is what a finished form adds to the output besides the
 // manifest.
-const finishedTrailer = sha256.Size + 4
+const finishedTrailer = 2*sha256.Size + 4
 
-func decodeFinished(data []byte) (recs []readRecord, out []byte, sum cache.Key, ok bool) {
-	if len(data) < len(sum)+4 {
-		return nil, nil, sum, false
+func decodeFinished(data []byte) (recs []readRecord, key cache.Key, out []byte, sum cache.Key, ok bool) {
+	if len(data) < finishedTrailer {
+		return nil, key, nil, sum, false
 	}
 	n := uint64(binary.LittleEndian.Uint32(data[len(data)-4:]))
 	rest := data[:len(data)-4]
-	if n > uint64(len(rest)-len(sum)) {
-		return nil, nil, sum, false
-	}
 	copy(sum[:], rest[len(rest)-len(sum):])
 	rest = rest[:len(rest)-len(sum)]
+	copy(key[:], rest[len(rest)-len(key):])
+	rest = rest[:len(rest)-len(key)]
+	if n > uint64(len(rest)) {
+		return nil, key, nil, sum, false
+	}
 	man := rest[len(rest)-int(n):]
 	if recs, _, ok = decodeManifest(man); !ok {
-		return nil, nil, sum, false
+		return nil, key, nil, sum, false
 	}
-	return recs, rest[:len(rest)-int(n)], sum, true
+	return recs, key, rest[:len(rest)-int(n)], sum, true
 }
 
 func (m *memo) manifestKey(pre cache.Key) cache.Key {

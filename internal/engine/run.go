@@ -517,10 +517,12 @@ func (b *Builder) finishRoot(ctx context.Context, n *Node, r *nodeResult, res *R
 	}
 	var man []byte // the manifest of a root kept finished
 	var pre cache.Key
+	spare := 0
 	if r.finished && r.key != (cache.Key{}) {
 		man, pre = b.memo.finishedManifest(n)
+		spare = len(man) + finishedTrailer
 	}
-	y, err := b.render(out, len(man)+finishedTrailer)
+	y, err := b.render(out, spare)
 	if err != nil {
 		res.Err = err
 		return
@@ -529,7 +531,7 @@ func (b *Builder) finishRoot(ctx context.Context, n *Node, r *nodeResult, res *R
 	// may share the output's array, past its end.)
 	res.Resources, res.YAML = out, y[:len(y):len(y)]
 	if man != nil {
-		entry, sum, entrySum := encodeFinished(y, man)
+		entry, sum, entrySum := encodeFinished(y, man, r.key)
 		res.Digest = sum
 		b.memo.Store.PutDigest(b.memo.finishedKey(pre), entry, entrySum, hasSecret(out) || runsPlugins(n))
 	} else if key != (cache.Key{}) {
