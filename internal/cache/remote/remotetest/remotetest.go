@@ -272,6 +272,23 @@ func StartMinIOIn(t testing.TB, region string) *Server {
 	if err := c.MakeBucket(ctx, Bucket, minio.MakeBucketOptions{Region: region}); err != nil {
 		t.Fatalf("creating the bucket: %v", err)
 	}
+	// MinIO may answer before it applies its region (seen under load, in
+	// .ci/run): wait until the bucket's location says it.
+	for region != "" {
+		// (A new client each time, with no region of its own: minio-go
+		// keeps a bucket's location, and answers its own region if set.)
+		lc, err := minio.New(endpoint, &minio.Options{Creds: credentials.NewStaticV4(AccessKey, SecretKey, "")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if loc, err := lc.GetBucketLocation(ctx, Bucket); err == nil && loc == region {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("MinIO did not take the region %s", region)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	t.Setenv("AWS_ACCESS_KEY_ID", AccessKey)
 	t.Setenv("AWS_SECRET_ACCESS_KEY", SecretKey)
 	t.Setenv("AWS_SESSION_TOKEN", "")
