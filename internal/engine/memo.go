@@ -464,14 +464,11 @@ func (m *memo) finishedKey(pre cache.Key) cache.Key {
 func encodeFinished(out, man []byte, key cache.Key) (entry []byte, sum, entrySum cache.Key) {
 	h := sha256.New()
 	h.Write(out)
-	var outHash hash.Hash
-	outHash, err := h.(hash.Cloner).Clone()
-	if err != nil {
-		// (sha256's state always clones; hash the output again if not.)
-		outHash = sha256.New()
-		outHash.Write(out)
+	if c, err := h.(hash.Cloner).Clone(); err == nil {
+		copy(sum[:], c.Sum(nil))
+	} else {
+		sum = cache.Digest(out) // (sha256's state always clones)
 	}
-	copy(sum[:], outHash.Sum(nil))
 	entry = append(out, man...)
 	entry = append(entry, key[:]...)
 	entry = append(entry, sum[:]...)
