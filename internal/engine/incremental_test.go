@@ -274,6 +274,52 @@ func TestLazyBaseIsBuiltOnlyWhenAsked(t *testing.T) {
 	}
 }
 
+// A node built in a run whose parent is found in the cache (here the
+// node's manifest entry is unreadable, as after a prune, or while another
+// process's entries are half written) keeps its accumulation after the
+// parent's visit: a new overlay then asks for the lazy parent, which is
+// built and asks for the node again. (It was released once the parent
+// was visited, and the parent's build failed on a nil accumulation.)
+func TestChildOfALazyParentIsKept(t *testing.T) {
+	root := writeTree(t, map[string]string{
+		"common/kustomization.yaml": "resources:\n- svc.yaml\n",
+		"common/svc.yaml":           "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n",
+		"base/kustomization.yaml":   "resources:\n- ../common\nlabels:\n- pairs: {app: web}\n",
+		"one/kustomization.yaml":    "resources:\n- ../base\nnamePrefix: one-\n",
+		"two/kustomization.yaml":    "resources:\n- ../base\nnamePrefix: two-\n",
+	})
+	store := cache.Open(context.Background(), cache.Options{Dir: t.TempDir()})
+	defer store.Close()
+	outputs(t, []string{filepath.Join(root, "one")}, store)
+
+	// Damage common's manifest entry.
+	two := []string{filepath.Join(root, "two")}
+	g, _ := Load(two, loaders.RootOnly)
+	files, _ := cache.LoadFileIndex(store.Dir())
+	b := NewBuilder(g, Options{Jobs: 1, Cache: Cache{Store: store, Files: files, Version: "test"}})
+	var common *Node
+	for _, n := range g.Nodes {
+		if n.Dir == filepath.Join(root, "common") {
+			common = n
+		}
+	}
+	pre, ok := b.memo.preKey(common)
+	if !ok || !store.Has(b.memo.manifestKey(pre)) {
+		t.Fatalf("common's manifest was not stored by the first build")
+	}
+	store.Put(b.memo.manifestKey(pre), []byte("damaged"))
+	store.Flush()
+
+	warm, st := outputs(t, two, store)
+	cold, _ := outputs(t, two, nil)
+	if warm[0] != cold[0] {
+		t.Fatalf("with the cache\n%s\nwithout\n%s", warm[0], cold[0])
+	}
+	if st.NodesBuilt != 3 {
+		t.Errorf("%d nodes built, want 3 (common, whose entry was damaged; two; base, lazy, asked for by two)", st.NodesBuilt)
+	}
+}
+
 // A root that no node includes is kept in its finished form: its output,
 // with the manifest of the files its build read, under its pre-key. A
 // later build takes that output only while every one of those files has

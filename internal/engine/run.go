@@ -337,8 +337,11 @@ func (b *Builder) parentCounts(roots []string) map[*Node]int {
 
 // release drops what n's build no longer needs once n is built (and, for
 // a root, finished): the resource files n parsed, and the accumulation of
-// every child all of whose parents are now built. A root's own
-// accumulation goes when it has no parent left either.
+// every child all of whose parents are done with it. A parent is done
+// with its children when it was built, or else (it was found in the
+// cache, and a dependent that is rebuilt may still build it, asking for
+// them) when its own accumulation is dropped. A root's own accumulation
+// goes when it has no parent left either.
 func (b *Builder) release(n *Node, pending map[*Node]int, rootIdx map[*Node][]int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -352,19 +355,38 @@ func (b *Builder) release(n *Node, pending map[*Node]int, rootIdx map[*Node][]in
 			delete(b.parsed, e.src)
 		}
 	}
-	drop := func(c *Node) {
-		if r := b.done[c.Key]; r != nil && !c.IsComponent() {
-			r.acc = nil
-		}
+	if r := b.done[n.Key]; r == nil || !r.fromCache {
+		b.doneWithChildren(n, pending)
 	}
+	if len(rootIdx[n]) > 0 && pending[n] == 0 {
+		b.drop(n, pending)
+	}
+}
+
+// doneWithChildren counts n out of its children's pending parents, and
+// drops each child that has none left. b.mu is held.
+func (b *Builder) doneWithChildren(n *Node, pending map[*Node]int) {
 	for _, e := range n.Children() {
 		pending[e.Child]--
 		if pending[e.Child] == 0 {
-			drop(e.Child)
+			b.drop(e.Child, pending)
 		}
 	}
-	if len(rootIdx[n]) > 0 && pending[n] == 0 {
-		drop(n)
+}
+
+// drop releases n's accumulation; n, found in the cache, is then done with
+// its children too. b.mu is held.
+func (b *Builder) drop(n *Node, pending map[*Node]int) {
+	if n.IsComponent() {
+		return
+	}
+	r := b.done[n.Key]
+	if r == nil {
+		return
+	}
+	r.acc = nil
+	if r.fromCache {
+		b.doneWithChildren(n, pending)
 	}
 }
 
