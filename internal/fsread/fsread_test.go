@@ -2,6 +2,7 @@ package fsread
 
 import (
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -61,6 +62,19 @@ func TestOwnRefusesSymlinksAndCaps(t *testing.T) {
 // stat taken at open; a file that grew or shrank after it is still read
 // to its end, and one that grew past the cap is refused.
 func TestReadSeesAFileThatChangedSinceItsStat(t *testing.T) {
+	changedSinceStat(t, func(p string) (io.Reader, os.FileInfo, func(), error) {
+		f, st, err := openRegular(p, false)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return f, st, func() { f.Close() }, nil
+	})
+}
+
+// changedSinceStat runs TestReadSeesAFileThatChangedSinceItsStat's cases
+// on files opened by open, which returns what readLimited reads, the
+// stat taken at open, and what closes it.
+func changedSinceStat(t *testing.T, open func(p string) (io.Reader, os.FileInfo, func(), error)) {
 	p := filepath.Join(t.TempDir(), "a.yaml")
 	for _, c := range []struct {
 		name, before, after string
@@ -78,15 +92,15 @@ func TestReadSeesAFileThatChangedSinceItsStat(t *testing.T) {
 		if err := os.WriteFile(p, []byte(c.before), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		f, st, err := openRegular(p, false)
+		r, st, closeIt, err := open(p)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(p, []byte(c.after), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		got, err := readLimited(f, p, st, c.limit)
-		f.Close()
+		got, err := readLimited(r, p, st, c.limit)
+		closeIt()
 		switch {
 		case c.wantErr && err == nil:
 			t.Errorf("%s: read %d bytes, want the cap's error", c.name, len(got))
