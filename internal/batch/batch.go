@@ -30,6 +30,7 @@ import (
 
 	"github.com/kpipe/kpipe/internal/cache"
 	"github.com/kpipe/kpipe/internal/engine"
+	"github.com/kpipe/kpipe/internal/fsread"
 	"github.com/kpipe/kpipe/internal/loaders"
 	"github.com/kpipe/kpipe/internal/output"
 	"github.com/kpipe/kpipe/internal/remote"
@@ -624,16 +625,7 @@ func walkKustomizations(tree, outDir string, files *cache.FileIndex, jobs int) (
 		}
 		// The directory's stat comes before its listing, as RememberDir
 		// needs, from the descriptor the listing is read through.
-		var fi os.FileInfo
-		var entries []fs.DirEntry
-		f, err := os.Open(dir)
-		if err == nil {
-			if files != nil {
-				fi, _ = f.Stat()
-			}
-			entries, err = f.ReadDir(-1)
-			f.Close()
-		}
+		fi, entries, err := fsread.ReadDir(dir)
 		if err != nil {
 			mu.Lock()
 			if firstErr == nil {
