@@ -19,29 +19,21 @@ import (
 // as kustomize's own output files do.
 func WriteFileAtomic(path string, data []byte) error {
 	dir, base := filepath.Split(path)
-	var f *os.File
 	var tmp string
 	var err error
 	for try := 0; try < 100; try++ {
 		tmp = filepath.Join(dir, "."+base+".tmp-"+strconv.FormatUint(rand.Uint64(), 36))
-		f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+		err = writeNew(tmp, data, 0o666)
 		if !errors.Is(err, fs.ErrExist) {
 			break
 		}
 	}
 	if err != nil {
-		return err
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	_, werr := f.Write(data)
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp, path)
-	}
-	if werr != nil {
+	if err := os.Rename(tmp, path); err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", path, werr)
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
 }

@@ -3,8 +3,12 @@
 package output
 
 import (
+	"bytes"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -43,5 +47,29 @@ func TestWriteFileAtomicModeFollowsUmask(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	if b, _ := os.ReadFile(p); string(b) != "second\n" || len(entries) != 1 {
 		t.Errorf("after two writes: %q, %d entries in the directory", b, len(entries))
+	}
+}
+
+// writeNew refuses a name that exists, leaving that file as it was, and
+// writes a new file whole, a large one too.
+func TestWriteNewRefusesAnExistingName(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "a.yaml")
+	if err := writeNew(p, []byte("first\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := writeNew(p, []byte("second\n"), 0o644)
+	if !errors.Is(err, fs.ErrExist) || !strings.Contains(err.Error(), p) {
+		t.Errorf("writeNew over an existing file: %v, want an error wrapping fs.ErrExist naming it", err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "first\n" {
+		t.Errorf("the existing file now holds %q", b)
+	}
+	big := bytes.Repeat([]byte("x"), 4<<20)
+	q := filepath.Join(filepath.Dir(p), "big.yaml")
+	if err := writeNew(q, big, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(q); !bytes.Equal(b, big) {
+		t.Errorf("read back %d bytes of %d", len(b), len(big))
 	}
 }
