@@ -321,7 +321,7 @@ func (p *plugin) applyTransform(rs *resource.List, out []*resource.Resource) err
 				return p.fail("%v", err)
 			}
 		case 1:
-			rs.Edit(m[0]).SetObject(r.Object())
+			rs.EditTree(m[0]).SetObject(r.Object())
 		default:
 			return p.fail("output object %s matches %d input objects", id, len(m))
 		}

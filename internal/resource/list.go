@@ -34,6 +34,21 @@ func (l *List) Edit(i int) *Resource {
 	return r
 }
 
+// EditTree is Edit for a caller that replaces the resource's object tree
+// whole (SetObject) before it changes anything in it, reading it at most:
+// a frozen element's private clone then shares the frozen tree until it
+// is replaced, instead of copying it first. (A JSON patch, for one, builds
+// the patched object apart; copying the tree it replaces was an eighth of
+// a cold build's allocated bytes.)
+func (l *List) EditTree(i int) *Resource {
+	r := l.items[i]
+	if r.Frozen() {
+		r = r.cloneState()
+		l.items[i] = r
+	}
+	return r
+}
+
 // Set replaces the i-th resource.
 func (l *List) Set(i int, r *Resource) { l.items[i] = r }
 

@@ -87,3 +87,36 @@ func TestAnnotationIsAnnotationsEntry(t *testing.T) {
 		}
 	}
 }
+
+// EditTree gives a frozen element a private clone that takes its build
+// state by copy and its tree by reference; the tree that replaces it, and
+// a name remembered by the clone, leave the frozen original as it was, as
+// they leave other lists that share it.
+func TestEditTreeLeavesTheFrozenOriginal(t *testing.T) {
+	rs, err := Decode([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: v\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig := rs[0]
+	orig.Freeze()
+	shared := NewList(orig)
+	l := NewList(orig)
+	r := l.EditTree(0)
+	if r == orig || r.Frozen() || l.At(0) != r {
+		t.Fatalf("EditTree of a frozen element returned it, or a frozen or unplaced clone")
+	}
+	r.RememberID()
+	r.SetObject(map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "b"}})
+	if orig.Name() != "a" || LookupMap(orig.Object(), "data")["k"] != "v" || len(orig.prev) != 0 {
+		t.Errorf("the frozen original changed: %v, previous names %v", orig.Object(), orig.prev)
+	}
+	if shared.At(0) != orig {
+		t.Errorf("another list's element was replaced")
+	}
+	if r.Name() != "b" || len(r.prev) != 1 || r.prev[0].Name != "a" {
+		t.Errorf("the clone: name %q, previous names %v", r.Name(), r.prev)
+	}
+	if again := l.EditTree(0); again != r {
+		t.Errorf("EditTree of an unfrozen element did not return it")
+	}
+}

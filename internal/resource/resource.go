@@ -99,8 +99,16 @@ func (r *Resource) Frozen() bool { return r.frozen }
 
 // Clone returns an unfrozen deep copy of the resource.
 func (r *Resource) Clone() *Resource {
+	c := r.cloneState()
+	c.obj = CopyMap(r.obj)
+	return c
+}
+
+// cloneState returns an unfrozen copy of the resource's build state that
+// shares its object tree (see List.EditTree).
+func (r *Resource) cloneState() *Resource {
 	c := &Resource{
-		obj:     CopyMap(r.obj),
+		obj:     r.obj,
 		prev:    append([]prevName(nil), r.prev...),
 		refBy:   append([]ID(nil), r.refBy...),
 		refVars: append([]string(nil), r.refVars...),

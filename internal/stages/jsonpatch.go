@@ -117,7 +117,10 @@ func (s *jsonPatchStage) Run(_ context.Context, rs *resource.List) error {
 		return err
 	}
 	for _, i := range idx {
-		r := rs.Edit(i)
+		// The patched object is built apart from the resource's tree,
+		// which is only read until it is replaced (EditTree).
+		orig := rs.At(i)
+		r := rs.EditTree(i)
 		if s.rename {
 			r.RememberID()
 		}
@@ -127,6 +130,7 @@ func (s *jsonPatchStage) Run(_ context.Context, rs *resource.List) error {
 		if !ok {
 			var err error
 			if obj, err = applyJSONPatch(s.patch, in); err != nil {
+				rs.Set(i, orig)
 				return err
 			}
 		}

@@ -419,7 +419,7 @@ func writeTarget(rs *resource.List, i int, value *yaml.Node, t *ReplacementTarge
 	if err != nil {
 		return err
 	}
-	rs.Edit(i).SetObject(m)
+	rs.EditTree(i).SetObject(m)
 	return nil
 }
 
