@@ -33,10 +33,12 @@ func (s *nameRefStage) Kind() string        { return "NameReferenceTransformer" 
 func (s *nameRefStage) Cheap()              {}
 func (s *nameRefStage) Fingerprint() []byte { return Fingerprint(s.Kind(), s.backRefs) }
 
-// nameRefJob is one field of a referrer to fix, and the kind it refers to.
+// nameRefJob is one field of a referrer to fix, and the back reference
+// (the kind it refers to) that lists it: both point into the stage's
+// configuration, which a large object's many jobs then do not copy.
 type nameRefJob struct {
-	field  fieldspec.FieldSpec
-	target resource.GVK
+	field *fieldspec.FieldSpec
+	ref   *fieldspec.NameBackReference
 }
 
 // Run fixes the references of every object, in list order.
@@ -46,11 +48,13 @@ func (s *nameRefStage) Run(_ context.Context, rs *resource.List) error {
 	for i := range orig {
 		orig[i] = rs.At(i).OrigID().GVK
 	}
-	for _, br := range s.backRefs {
-		for _, fs := range br.FieldSpecs {
+	for bi := range s.backRefs {
+		br := &s.backRefs[bi]
+		for fi := range br.FieldSpecs {
+			fs := &br.FieldSpecs[fi]
 			for i := range orig {
 				if orig[i].Selects(fs.GVK()) {
-					jobs[i] = append(jobs[i], nameRefJob{field: fs, target: br.GVK()})
+					jobs[i] = append(jobs[i], nameRefJob{field: fs, ref: br})
 				}
 			}
 		}
@@ -124,7 +128,7 @@ type nameRefFix struct {
 
 func (f *nameRefFix) run() error {
 	r := f.rs.At(f.referrer)
-	fs := f.job.field
+	fs := *f.job.field
 	fs.Group, fs.Version, fs.Kind = "", "", ""
 	// Read the referrer's ID before Edit: the walk may change its fields.
 	id := r.ID()
@@ -238,7 +242,7 @@ func (f *nameRefFix) record(j int) {
 // the same name but different namespaces are still ambiguous.
 func (f *nameRefFix) selectReferral(old string, candidates []int, withNamespace bool) (int, error) {
 	referrer := f.rs.At(f.referrer)
-	kinds := []resource.GVK{f.job.target}
+	kinds := []resource.GVK{f.job.ref.GVK()}
 	if strings.HasSuffix(f.job.field.Path, "roleRef/name") {
 		if g, ok := roleRefGVK(referrer.Object()); ok {
 			kinds = append(kinds, g)
