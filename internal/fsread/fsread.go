@@ -49,6 +49,15 @@ func FileStat(path string) ([]byte, os.FileInfo, error) {
 	return readFile(path, true, MaxFileSize)
 }
 
+// FileStatNoFollow is FileStat for a path whose last component must not be
+// a symlink: one there is refused (ErrNotRegular), not followed. A caller
+// that knows the directory holding path is symlink-free then knows, from
+// a success, that path is the file's real path, without a look at it
+// before the read.
+func FileStatNoFollow(path string) ([]byte, os.FileInfo, error) {
+	return readFile(path, false, MaxFileSize)
+}
+
 // Own reads a file kpipe itself wrote (a cache state file): a symlink there
 // is refused rather than followed, as are non-regular files and files
 // larger than limit.

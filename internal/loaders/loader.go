@@ -233,6 +233,20 @@ func (l *Loader) ReadFile(path string) ([]byte, string, error) {
 // ReadFileStat is ReadFile that also returns the stat of the file taken
 // before it was read (fsread.FileStat).
 func (l *Loader) ReadFileStat(path string) ([]byte, string, os.FileInfo, error) {
+	// Most files are named in the root's directory, or in one of its
+	// ancestors' (which are symlink-free, as the root is): such a file is
+	// opened without following a symlink, and when that works, it is its
+	// own real path, with no Lstat first (Resolve). Anything else (a
+	// symlink, a directory, a missing file) takes the way below, which
+	// words the error.
+	if abs := l.Abs(path); runtime.GOOS != "windows" && Within(filepath.Dir(abs), l.root) && l.Check(abs) == nil {
+		if data, fi, err := fsread.FileStatNoFollow(abs); err == nil {
+			if l.onRead != nil {
+				l.onRead(path, abs, data, fi)
+			}
+			return data, abs, fi, nil
+		}
+	}
 	real, kind, err := l.Resolve(path)
 	if err != nil {
 		return nil, real, nil, err

@@ -3,9 +3,12 @@
 package loaders
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/kpipe/kpipe/internal/fsread"
 )
 
 // Resolve's quick path (lstatBelow) must find what filepath.EvalSymlinks
@@ -61,4 +64,76 @@ func TestResolveMatchesEvalSymlinks(t *testing.T) {
 			t.Errorf("Resolve(%q): kind %v, but IsDir is %v", p, kind, st.IsDir())
 		}
 	}
+}
+
+// ReadFileStat's quick path (a file named in the root's directory or an
+// ancestor's, opened without following a symlink) reads what resolving
+// the path, checking the restriction and reading the real path read, and
+// fails as that fails, under either restriction.
+func TestReadFileStatMatchesResolveThenRead(t *testing.T) {
+	top, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := func(p, content string) {
+		t.Helper()
+		p = filepath.Join(top, p)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := func(target, p string) {
+		t.Helper()
+		if err := os.Symlink(target, filepath.Join(top, p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk("repo/overlay/kustomization.yaml", "k")
+	mk("repo/overlay/sub/patch.yaml", "p")
+	mk("repo/top.yaml", "t")
+	mk("outside/secret.yaml", "s")
+	link("kustomization.yaml", "repo/overlay/in-link.yaml")               // a symlink to a file beside it
+	link("../../outside/secret.yaml", "repo/overlay/out-link.yaml")       // a symlink leaving the root
+	link("overlay/kustomization.yaml", "repo/top-link.yaml")              // a symlink in an ancestor
+	link(filepath.Join(top, "repo/overlay/sub"), "repo/overlay/dir-link") // a symlink to a directory
+	root := filepath.Join(top, "repo/overlay")
+	for _, r := range []Restriction{RootOnly, None} {
+		l, err := New(root, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []string{
+			"kustomization.yaml", "in-link.yaml", "out-link.yaml", "sub/patch.yaml", "sub", "dir-link",
+			"missing.yaml", "../top.yaml", "../top-link.yaml", filepath.Join(top, "outside/secret.yaml"),
+		} {
+			data, real, _, err := l.ReadFileStat(p)
+			wdata, wreal, werr := slowRead(l, p)
+			if (err == nil) != (werr == nil) || (err != nil && err.Error() != werr.Error()) {
+				t.Errorf("restriction %v, %q: error %v, want %v", r, p, err, werr)
+				continue
+			}
+			if err == nil && (real != wreal || string(data) != string(wdata)) {
+				t.Errorf("restriction %v, %q: read %q at %s, want %q at %s", r, p, data, real, wdata, wreal)
+			}
+		}
+	}
+}
+
+// slowRead reads p as ReadFileStat does without its quick path.
+func slowRead(l *Loader, p string) ([]byte, string, error) {
+	real, kind, err := l.Resolve(p)
+	if err != nil {
+		return nil, real, err
+	}
+	if kind == Dir {
+		return nil, real, fmt.Errorf("'%s' must resolve to a file", real)
+	}
+	if err := l.Check(real); err != nil {
+		return nil, real, err
+	}
+	data, err := fsread.File(real)
+	return data, real, err
 }
