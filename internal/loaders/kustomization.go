@@ -113,15 +113,17 @@ func FindKustomization(dir string, r Restriction) (*KustomizationFile, error) {
 // kind and apiVersion, bases into resources, imageTags into images, env into
 // envs, helmChartInflationGenerator into helmCharts).
 func ParseKustomization(data []byte) (*Kustomization, []string, error) {
-	j, err := YAMLToJSON(data)
+	tree, err := yamlTree(data)
 	if err != nil {
 		return nil, nil, fmt.Errorf("invalid Kustomization: %w", err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(j))
-	dec.DisallowUnknownFields()
 	var k Kustomization
-	if err := dec.Decode(&k); err != nil {
-		return nil, nil, fmt.Errorf("invalid Kustomization: %w", err)
+	if !decodeTree(tree, &k) {
+		// The way kustomize goes, which words the errors (decode.go).
+		k = Kustomization{}
+		if err := decodeJSON(tree, &k); err != nil {
+			return nil, nil, fmt.Errorf("invalid Kustomization: %w", err)
+		}
 	}
 	for _, g := range k.ConfigMapGenerator {
 		if g.Type != "" {
@@ -152,6 +154,28 @@ func (k *Kustomization) emptyButKind() bool {
 // config files) to JSON, spelling non-string map keys as sigs.k8s.io/yaml
 // does.
 func YAMLToJSON(data []byte) ([]byte, error) {
+	tree, err := yamlTree(data)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(tree)
+}
+
+// decodeJSON decodes tree into *k as kustomize decodes a kustomization:
+// written as JSON, read back strictly (an unknown field is an error).
+func decodeJSON(tree any, k *Kustomization) error {
+	j, err := json.Marshal(tree)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(j))
+	dec.DisallowUnknownFields()
+	return dec.Decode(k)
+}
+
+// yamlTree reads data as YAMLToJSON does, into a tree encoding/json
+// accepts (jsonCompatible).
+func yamlTree(data []byte) (any, error) {
 	var tree any
 	text := string(data)
 	if text != "" && text[len(text)-1] != '\n' {
@@ -166,11 +190,7 @@ func YAMLToJSON(data []byte) ([]byte, error) {
 	} else if err := yaml2.Unmarshal(data, &tree); err != nil {
 		return nil, err
 	}
-	tree, err := jsonCompatible(tree)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(tree)
+	return jsonCompatible(tree)
 }
 
 // DecodeConfig decodes a YAML config into v leniently, as kustomize decodes
