@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -512,11 +513,13 @@ func findRootsContext(ctx context.Context, o Options, index *cache.RootIndex, ch
 	if index.Persistent() {
 		fileIndex = checker.Files() // the walk's listings give the directories' digests
 	}
+	listed := map[string]string{}
 	for _, p := range paths {
-		found, walked, err := findKustomizations(p, o.OutDir, fileIndex)
+		found, walked, l, err := findKustomizations(p, o.OutDir, fileIndex)
 		if err != nil {
 			return nil, nil, err
 		}
+		maps.Copy(listed, l)
 		dirs = append(dirs, walked...)
 		for _, f := range found {
 			if !seen[f.Real] {
@@ -530,7 +533,7 @@ func findRootsContext(ctx context.Context, o Options, index *cache.RootIndex, ch
 	// kustomization another one refers to.
 	// (The walk resolved every directory: it starts at a real one and
 	// does not follow symlinks.)
-	g, _ := engine.LoadContext(ctx, all, engine.LoadOptions{Restriction: r, Remote: o.Remote, Resolved: true, Since: start})
+	g, _ := engine.LoadContext(ctx, all, engine.LoadOptions{Restriction: r, Remote: o.Remote, Resolved: true, Listed: listed, Since: start})
 	referenced := map[string]bool{}
 	for _, n := range g.Nodes {
 		for _, e := range n.Children() {
@@ -578,7 +581,9 @@ func findRootsContext(ctx context.Context, o Options, index *cache.RootIndex, ch
 // file, skipping hidden directories and outDir, and returns each
 // directory's kustomization file (the first of loaders.FileNames there),
 // in the order of the directories' paths, and the directories it walked,
-// in the same order. With files, it records each directory's digest there
+// in the same order; and, for each directory whose kustomization file is
+// the only one there (soleKustomization), that file's name
+// (engine.LoadOptions.Listed). With files, it records each directory's digest there
 // from the listing it read (cache.FileIndex.RememberDir).
 //
 // Directories are read on several goroutines (a tree of 10,000 roots has
@@ -586,23 +591,24 @@ func findRootsContext(ctx context.Context, o Options, index *cache.RootIndex, ch
 // when one cannot be read, the walk is done again on one goroutine, depth
 // first, so the error is the first in that order whatever the goroutines
 // met first.
-func findKustomizations(tree, outDir string, files *cache.FileIndex) (found, walked []cache.Input, err error) {
-	found, walked, err = walkKustomizations(tree, outDir, files, runtime.NumCPU())
+func findKustomizations(tree, outDir string, files *cache.FileIndex) (found, walked []cache.Input, listed map[string]string, err error) {
+	found, walked, listed, err = walkKustomizations(tree, outDir, files, runtime.NumCPU())
 	if err != nil {
 		return walkKustomizations(tree, outDir, files, 1)
 	}
-	return found, walked, nil
+	return found, walked, listed, nil
 }
 
 // walkKustomizations is findKustomizations on at most jobs goroutines;
 // with one, it walks depth first and stops at the first directory it
 // cannot read.
-func walkKustomizations(tree, outDir string, files *cache.FileIndex, jobs int) (found, walked []cache.Input, err error) {
+func walkKustomizations(tree, outDir string, files *cache.FileIndex, jobs int) (found, walked []cache.Input, listed map[string]string, err error) {
 	start := time.Now()
 	tree, err = loaders.RealDir(tree)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
+	listed = map[string]string{}
 	skip := ""
 	if outDir != "" {
 		if a, err := filepath.Abs(outDir); err == nil {
@@ -637,10 +643,14 @@ func walkKustomizations(tree, outDir string, files *cache.FileIndex, jobs int) (
 		slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 		files.RememberDir(dir, fi, entries, start)
 		k, ok := kustomizationIn(dir, entries)
+		sole := ok && soleKustomization(entries, filepath.Base(k.Path))
 		mu.Lock()
 		walked = append(walked, cache.Input{Path: dir, Real: dir})
 		if ok {
 			found = append(found, k)
+		}
+		if sole {
+			listed[dir] = filepath.Base(k.Path)
 		}
 		mu.Unlock()
 		for _, e := range entries {
@@ -656,7 +666,22 @@ func walkKustomizations(tree, outDir string, files *cache.FileIndex, jobs int) (
 	_ = g.Wait()
 	sort.Slice(walked, func(i, j int) bool { return walked[i].Path < walked[j].Path })
 	sort.Slice(found, func(i, j int) bool { return filepath.Dir(found[i].Path) < filepath.Dir(found[j].Path) })
-	return found, walked, firstErr
+	return found, walked, listed, firstErr
+}
+
+// soleKustomization reports whether name, the kustomization file among
+// entries, is a regular file and the only entry whose name is one of
+// loaders.FileNames in any case (a case-insensitive file system finds
+// "Kustomization" by another spelling).
+func soleKustomization(entries []fs.DirEntry, name string) bool {
+	for _, e := range entries {
+		for _, n := range loaders.FileNames {
+			if strings.EqualFold(e.Name(), n) && (e.Name() != name || !e.Type().IsRegular()) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // kustomizationIn returns the kustomization file among dir's entries

@@ -46,8 +46,8 @@ func TestParallelDiscoveryMatchesSerial(t *testing.T) {
 			ixs[0], _ = cache.LoadFileIndex("")
 			ixs[1], _ = cache.LoadFileIndex("")
 		}
-		found, walked, err := findKustomizations(dir, filepath.Join(dir, "out"), ixs[0])
-		sFound, sWalked, sErr := walkKustomizations(dir, filepath.Join(dir, "out"), ixs[1], 1)
+		found, walked, listed, err := findKustomizations(dir, filepath.Join(dir, "out"), ixs[0])
+		sFound, sWalked, sListed, sErr := walkKustomizations(dir, filepath.Join(dir, "out"), ixs[1], 1)
 		if err != nil || sErr != nil {
 			t.Fatal(err, sErr)
 		}
@@ -56,6 +56,19 @@ func TestParallelDiscoveryMatchesSerial(t *testing.T) {
 		}
 		if !reflect.DeepEqual(walked, sWalked) {
 			t.Errorf("walked %v\nserially %v", walked, sWalked)
+		}
+		if !reflect.DeepEqual(listed, sListed) {
+			t.Errorf("listed %v\nserially %v", listed, sListed)
+		}
+		// A directory's kustomization file is listed as its only one
+		// when it is a regular file and no other name is there: not in
+		// both/, and not a3's symlink.
+		for _, f := range found {
+			d := filepath.Dir(f.Path)
+			sole := filepath.Base(d) != "both" && f.Real == f.Path
+			if name, ok := listed[d]; ok != sole || ok && name != filepath.Base(f.Path) {
+				t.Errorf("%s: listed as %q (%v), want it listed: %v", f.Path, name, ok, sole)
+			}
 		}
 		// 40 deep ones, 30 of the 40 apps (and a3 through its link), a/b,
 		// a-c and both; not .hidden or out.
@@ -96,7 +109,7 @@ func TestParallelDiscoveryErrorIsTheSerialOne(t *testing.T) {
 		defer os.Chmod(filepath.Join(dir, p), 0o755)
 	}
 	for i := 0; i < 5; i++ {
-		_, _, err := findKustomizations(dir, "", nil)
+		_, _, _, err := findKustomizations(dir, "", nil)
 		if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "b", "c")) {
 			t.Fatalf("error %v; want the one about %s", err, filepath.Join(dir, "b", "c"))
 		}

@@ -233,6 +233,13 @@ type LoadOptions struct {
 	// already (build-all's discovery finds them so), which LoadContext
 	// then does not resolve again.
 	Resolved bool
+	// Listed maps directories the caller listed just before (build-all's
+	// discovery) to the name of the kustomization file each holds, where
+	// that file is a regular file and the only one of
+	// loaders.FileNames there in any case: a root among them is read
+	// without looking for the file names again
+	// (loaders.FindListedKustomization).
+	Listed map[string]string
 	// Since, when set, is when the run that loads the graph began, before
 	// the load: build-all's discovery walk, whose listings a build's
 	// records may take (cache.FileIndex.Known). Zero is when LoadContext
@@ -300,7 +307,11 @@ func LoadContext(ctx context.Context, roots []string, o LoadOptions) (*Graph, []
 			} else if dirs[i], errs[i] = loaders.RealDir(root); errs[i] != nil {
 				return nil
 			}
-			parsed[i].kf, parsed[i].err = loaders.FindKustomization(dirs[i], r)
+			if name, ok := o.Listed[dirs[i]]; ok && repos[i] == nil {
+				parsed[i].kf, parsed[i].err = loaders.FindListedKustomization(dirs[i], name, r)
+			} else {
+				parsed[i].kf, parsed[i].err = loaders.FindKustomization(dirs[i], r)
+			}
 			if parsed[i].err != nil {
 				return nil
 			}

@@ -87,23 +87,37 @@ func FindKustomization(dir string, r Restriction) (*KustomizationFile, error) {
 	default:
 		return nil, fmt.Errorf("Found multiple kustomization files under: %s\n(%s)", dir, strings.Join(found, ", "))
 	}
+	return readKustomization(dir, found[0], r)
+}
+
+// FindListedKustomization is FindKustomization for a directory whose
+// listing, read just before, shows name, one of FileNames, as a regular
+// file, and no other of FileNames in any case (build-all's discovery
+// lists every directory it loads): the names are not looked for again.
+func FindListedKustomization(dir, name string, r Restriction) (*KustomizationFile, error) {
+	return readKustomization(dir, filepath.Join(dir, name), r)
+}
+
+// readKustomization reads and parses the kustomization file at path, in
+// dir.
+func readKustomization(dir, path string, r Restriction) (*KustomizationFile, error) {
 	ldr := &Loader{root: dir, restriction: r}
-	data, real, info, err := ldr.ReadFileStat(filepath.Base(found[0]))
+	data, real, info, err := ldr.ReadFileStat(filepath.Base(path))
 	if err != nil {
 		return nil, err
 	}
 	k, warnings, err := ParseKustomization(data)
 	if err != nil {
-		err = fmt.Errorf("%s: %w", found[0], err)
+		err = fmt.Errorf("%s: %w", path, err)
 		if m := unknownField().FindStringSubmatch(err.Error()); m != nil {
-			err = &Hinted{Hint: UnknownFieldHint(found[0], data, m[1]), Err: err}
+			err = &Hinted{Hint: UnknownFieldHint(path, data, m[1]), Err: err}
 		}
 		return nil, err
 	}
 	if errs := k.enforceFields(); len(errs) > 0 {
 		return nil, fmt.Errorf("Failed to read kustomization file under %s:\n%s", dir, strings.Join(errs, "\n"))
 	}
-	return &KustomizationFile{Path: found[0], Real: real, Data: data, Info: info, K: k, Warnings: warnings}, nil
+	return &KustomizationFile{Path: path, Real: real, Data: data, Info: info, K: k, Warnings: warnings}, nil
 }
 
 // ParseKustomization strictly decodes a kustomization file: an unknown field
