@@ -96,18 +96,6 @@ func read(path string, follow bool, limit int64) ([]byte, error) {
 	return data, err
 }
 
-// readOpened reads a file as the portable readFile does: opened by
-// openRegular, then read by readLimited.
-func readOpened(path string, follow bool, limit int64) ([]byte, os.FileInfo, error) {
-	f, st, err := openRegular(path, follow)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer f.Close()
-	data, err := readLimited(f, path, st, limit)
-	return data, st, err
-}
-
 // readLimited reads the open regular file f (st: its stat) up to limit.
 func readLimited(f io.Reader, path string, st os.FileInfo, limit int64) ([]byte, error) {
 	if st.Size() > limit {

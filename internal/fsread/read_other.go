@@ -7,5 +7,11 @@ import "os"
 // readFile opens the file at path as openRegular does and reads it, up
 // to limit, as readLimited does.
 func readFile(path string, follow bool, limit int64) ([]byte, os.FileInfo, error) {
-	return readOpened(path, follow, limit)
+	f, st, err := openRegular(path, follow)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	data, err := readLimited(f, path, st, limit)
+	return data, st, err
 }
