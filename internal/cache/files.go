@@ -11,6 +11,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/kpipe/kpipe/internal/fsread"
 )
 
 // FileIndex finds the digests of files cheaply, as git's index does: a
@@ -183,7 +185,7 @@ func (ix *FileIndex) Digest(path string) (Key, bool) {
 		}
 		return d, ok
 	}
-	data, err := os.ReadFile(path)
+	data, err := fsread.File(path)
 	if err != nil {
 		return Key{}, false
 	}
@@ -212,7 +214,7 @@ func (ix *FileIndex) Known(path string, since time.Time) (Key, bool) {
 
 // dirDigest digests a directory's inode and listing.
 func dirDigest(path string, ino uint64) (Key, bool) {
-	entries, err := os.ReadDir(path)
+	_, entries, err := fsread.ReadDir(path)
 	if err != nil {
 		return Key{}, false
 	}

@@ -368,7 +368,7 @@ func readFile(path string) ([]byte, error) {
 // openEntry opens the file kpipe wrote at path and finds the bytes the
 // name stands for: the whole file, or its member when it is a pack (off
 // and length). The caller closes f.
-func openEntry(path string) (f *os.File, off, length int64, err error) {
+func openEntry(path string) (f fsread.OwnFile, off, length int64, err error) {
 	f, fi, err := fsread.OpenOwn(path)
 	if err != nil {
 		return nil, 0, 0, err
@@ -395,7 +395,7 @@ var errNotInPack = errors.New("not in its pack")
 
 // packLookup finds base's member in the pack f (size bytes, starting with
 // head): its offset and length.
-func packLookup(f *os.File, size int64, head []byte, base string) (int64, int64, error) {
+func packLookup(f io.ReaderAt, size int64, head []byte, base string) (int64, int64, error) {
 	want, ok := parsePackName(base)
 	if !ok || len(head) < packHeaderSize {
 		return 0, 0, errNotInPack

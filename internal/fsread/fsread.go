@@ -66,7 +66,14 @@ func Own(path string, limit int64) ([]byte, error) { return read(path, false, li
 // OpenOwn opens a file kpipe itself wrote, as Own reads one: a symlink,
 // or anything but a regular file, is refused. The caller reads it (at most
 // what it means to) and closes it.
-func OpenOwn(path string) (*os.File, os.FileInfo, error) { return openRegular(path, false) }
+func OpenOwn(path string) (OwnFile, os.FileInfo, error) { return openOwn(path) }
+
+// An OwnFile is a file OpenOwn opened, read at offsets (as an *os.File's
+// ReadAt reads: all of p, or an error, io.EOF at the end) and closed.
+type OwnFile interface {
+	io.ReaderAt
+	io.Closer
+}
 
 func openRegular(path string, follow bool) (*os.File, os.FileInfo, error) {
 	if !follow && !openRefusesSymlinks {

@@ -109,3 +109,44 @@ func changedSinceStat(t *testing.T, open func(p string) (io.Reader, os.FileInfo,
 		}
 	}
 }
+
+// OpenOwn's file reads at offsets as an *os.File's ReadAt does: all that
+// was asked, or what there was and io.EOF; it closes once; a symlink is
+// refused, not followed.
+func TestOpenOwnReadsAtOffsets(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "pack")
+	if err := os.WriteFile(p, []byte("0123456789"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, fi, err := OpenOwn(p)
+	if err != nil || fi.Size() != 10 {
+		t.Fatalf("OpenOwn = %v, %v", fi, err)
+	}
+	buf := make([]byte, 4)
+	if n, err := f.ReadAt(buf, 2); n != 4 || err != nil || string(buf) != "2345" {
+		t.Errorf("ReadAt(4 bytes, 2) = %d, %v, %q", n, err, buf[:n])
+	}
+	if n, err := f.ReadAt(buf, 8); n != 2 || err != io.EOF || string(buf[:n]) != "89" {
+		t.Errorf("ReadAt(4 bytes, 8) = %d, %v, %q; want 2, EOF, \"89\"", n, err, buf[:n])
+	}
+	if n, err := f.ReadAt(buf, 20); n != 0 || err != io.EOF {
+		t.Errorf("ReadAt past the end = %d, %v", n, err)
+	}
+	if err := f.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if err := f.Close(); err == nil {
+		t.Errorf("a second Close: no error")
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(p, link); err != nil {
+		t.Skip("no symlinks here:", err)
+	}
+	if f, _, err := OpenOwn(link); !errors.Is(err, ErrNotRegular) {
+		if f != nil {
+			f.Close()
+		}
+		t.Errorf("OpenOwn of a symlink: %v, want ErrNotRegular", err)
+	}
+}

@@ -35,6 +35,54 @@ func readFile(path string, follow bool, limit int64) ([]byte, os.FileInfo, error
 	return data, st, nil
 }
 
+// openOwn opens path as openRaw does, not following a symlink: a
+// descriptor read with pread.
+func openOwn(path string) (OwnFile, os.FileInfo, error) {
+	fd, st, err := openRaw(path, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &descriptor{fd: fd, path: path}, st, nil
+}
+
+// descriptor is an OwnFile: an open descriptor and the path it was
+// opened at, for errors.
+type descriptor struct {
+	fd   int
+	path string
+}
+
+func (d *descriptor) ReadAt(p []byte, off int64) (int, error) {
+	n := 0
+	for n < len(p) {
+		var m int
+		err := retryEINTR(func() (err error) {
+			m, err = syscall.Pread(d.fd, p[n:], off+int64(n))
+			return err
+		})
+		switch {
+		case err != nil:
+			return n, &fs.PathError{Op: "read", Path: d.path, Err: err}
+		case m == 0:
+			return n, io.EOF
+		}
+		n += m
+	}
+	return n, nil
+}
+
+func (d *descriptor) Close() error {
+	if d.fd < 0 {
+		return &fs.PathError{Op: "close", Path: d.path, Err: fs.ErrClosed}
+	}
+	fd := d.fd
+	d.fd = -1
+	if err := syscall.Close(fd); err != nil && err != syscall.EINTR {
+		return &fs.PathError{Op: "close", Path: d.path, Err: err}
+	}
+	return nil
+}
+
 // openRaw opens path as open does (not blocking on a FIFO, and not
 // following a final symlink unless follow) and returns the descriptor
 // with its stat, or an error when it is not a regular file.
