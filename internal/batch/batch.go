@@ -450,9 +450,11 @@ func outputNames(cwd string, roots []string) (map[string]string, error) {
 }
 
 // writeIfChanged writes data to path atomically unless the file already
-// holds exactly data, and says whether it wrote.
+// holds exactly data, and says whether it wrote. The file there is read
+// as kpipe's own (fsread.Own): a symlink, anything but a regular file and
+// a file longer than data are not read, and are replaced.
 func writeIfChanged(path string, data []byte) (bool, error) {
-	if old, err := os.ReadFile(path); err == nil && string(old) == string(data) {
+	if old, err := fsread.Own(path, int64(len(data))); err == nil && string(old) == string(data) {
 		return false, nil
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
