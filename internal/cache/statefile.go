@@ -35,11 +35,16 @@ var errBadStateFile = errors.New("cache record does not match its digest")
 func encodeState(s *storedRecord) ([]byte, error) {
 	w := NewEncoder(recordFormat)
 	// Most of a record is its inputs: size the buffer for them (and the
-	// trailing digest) once.
+	// trailing digest) once, as they are written (paths after the prefix
+	// they share, see inputs). Sized by their whole paths, it was twice
+	// what a record of a synthetic tree's root took, fresh memory
+	// that the pending pack then held on to.
 	size := 2*sha256.Size + len(s.Name) + 64
 	for _, l := range [][]Input{rootInputs(s.Root), discoveryInputs(s.Discovery, true), discoveryInputs(s.Discovery, false)} {
+		prev := ""
 		for _, in := range l {
-			size += len(in.Path) + len(in.Real) + sha256.Size + 4
+			size += len(in.Path) - commonPrefix(prev, in.Path) + len(in.Real) - commonPrefix(in.Path, in.Real) + sha256.Size + 6
+			prev = in.Path
 		}
 	}
 	w.buf = slices.Grow(w.buf, size)
@@ -139,12 +144,18 @@ func (w *Encoder) inputs(l []Input) {
 // shared writes s as the length of the prefix it shares with base and
 // the rest of s.
 func (w *Encoder) shared(base, s string) {
-	n := 0
-	for n < len(base) && n < len(s) && base[n] == s[n] {
-		n++
-	}
+	n := commonPrefix(base, s)
 	w.Uint(n)
 	w.String(s[n:])
+}
+
+// commonPrefix is the length of the longest prefix a and b share.
+func commonPrefix(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
 }
 
 // Decoder reads what an Encoder wrote. Any defect (a length past the end,
