@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/kpipe/kpipe/internal/resource"
 )
 
 // A kustomization is decoded from its YAML tree into a Kustomization
@@ -187,7 +189,7 @@ func decodeValue(val any, v reflect.Value) bool {
 			if v.Type() != reflect.TypeOf(map[string]any(nil)) {
 				return false
 			}
-			out, ok := asDecodedJSON(m)
+			out, ok := resource.JSONValue(m)
 			if !ok {
 				return false
 			}
@@ -199,46 +201,4 @@ func decodeValue(val any, v reflect.Value) bool {
 		return false
 	}
 	return true
-}
-
-// asDecodedJSON returns what encoding/json decodes into an any from the
-// JSON encoding of v: numbers become float64; false for what that trip
-// would refuse or change otherwise (a string that is not UTF-8, a type a
-// YAML tree made JSON-compatible does not hold).
-func asDecodedJSON(v any) (any, bool) {
-	switch t := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, e := range t {
-			c, ok := asDecodedJSON(e)
-			if !ok || !utf8.ValidString(k) {
-				return nil, false
-			}
-			out[k] = c
-		}
-		return out, true
-	case []any:
-		out := make([]any, len(t))
-		for i, e := range t {
-			c, ok := asDecodedJSON(e)
-			if !ok {
-				return nil, false
-			}
-			out[i] = c
-		}
-		return out, true
-	case nil, bool:
-		return t, true
-	case string:
-		return t, utf8.ValidString(t)
-	case int:
-		return float64(t), true
-	case int64:
-		return float64(t), true
-	case uint64:
-		return float64(t), true
-	case float64:
-		return t, true // jsonCompatible turned NaN and infinities into strings
-	}
-	return nil, false
 }

@@ -2,9 +2,7 @@ package stages
 
 import (
 	"encoding/json"
-	"math"
 	"strings"
-	"unicode/utf8"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 
@@ -74,7 +72,7 @@ func applyDirect(ops []directOp, obj map[string]any) (map[string]any, bool) {
 	if ops == nil {
 		return nil, false
 	}
-	doc, ok := asJSON(obj)
+	doc, ok := resource.JSONValue(obj)
 	if !ok {
 		return nil, false
 	}
@@ -181,55 +179,4 @@ func listIndex(s string, n int) (int, bool) {
 		i = i*10 + int(c-'0')
 	}
 	return i, i < n
-}
-
-// asJSON returns a copy of v holding what encoding/json makes of v
-// written and read back into an any: every number a float64, an empty
-// null what its MarshalJSON writes. False for a value the trip would
-// refuse or change in another way (NaN, infinities, invalid UTF-8, a
-// time, a type the tree should not hold).
-func asJSON(v any) (any, bool) {
-	switch t := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, e := range t {
-			if !utf8.ValidString(k) {
-				return nil, false
-			}
-			c, ok := asJSON(e)
-			if !ok {
-				return nil, false
-			}
-			out[k] = c
-		}
-		return out, true
-	case []any:
-		out := make([]any, len(t))
-		for i, e := range t {
-			c, ok := asJSON(e)
-			if !ok {
-				return nil, false
-			}
-			out[i] = c
-		}
-		return out, true
-	case nil, bool:
-		return t, true
-	case string:
-		return t, utf8.ValidString(t)
-	case resource.EmptyNull:
-		if t.Flow {
-			return "", true
-		}
-		return nil, true
-	case int:
-		return float64(t), true
-	case int64:
-		return float64(t), true
-	case uint64:
-		return float64(t), true
-	case float64:
-		return t, !math.IsNaN(t) && !math.IsInf(t, 0)
-	}
-	return nil, false
 }
