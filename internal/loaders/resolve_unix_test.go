@@ -14,26 +14,7 @@ import (
 // Resolve's quick path (lstatBelow) must find what filepath.EvalSymlinks
 // finds, whatever symlinks sit between the root and the file.
 func TestResolveMatchesEvalSymlinks(t *testing.T) {
-	top, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	mk := func(p, content string) {
-		t.Helper()
-		p = filepath.Join(top, p)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	link := func(target, p string) {
-		t.Helper()
-		if err := os.Symlink(target, filepath.Join(top, p)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	top, mk, link := symlinkTree(t)
 	mk("repo/base/cm.yaml", "a")
 	mk("repo/overlay/kustomization.yaml", "b")
 	mk("outside/secret.yaml", "c")
@@ -71,26 +52,7 @@ func TestResolveMatchesEvalSymlinks(t *testing.T) {
 // the path, checking the restriction and reading the real path read, and
 // fails as that fails, under either restriction.
 func TestReadFileStatMatchesResolveThenRead(t *testing.T) {
-	top, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	mk := func(p, content string) {
-		t.Helper()
-		p = filepath.Join(top, p)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	link := func(target, p string) {
-		t.Helper()
-		if err := os.Symlink(target, filepath.Join(top, p)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	top, mk, link := symlinkTree(t)
 	mk("repo/overlay/kustomization.yaml", "k")
 	mk("repo/overlay/sub/patch.yaml", "p")
 	mk("repo/top.yaml", "t")
@@ -136,4 +98,30 @@ func slowRead(l *Loader, p string) ([]byte, string, error) {
 	}
 	data, err := fsread.File(real)
 	return data, real, err
+}
+
+// symlinkTree returns a new symlink-free directory, and functions that
+// write a file (and its directories) and make a symlink below it.
+func symlinkTree(t *testing.T) (top string, mk func(p, content string), link func(target, p string)) {
+	top, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk = func(p, content string) {
+		t.Helper()
+		p = filepath.Join(top, p)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link = func(target, p string) {
+		t.Helper()
+		if err := os.Symlink(target, filepath.Join(top, p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return top, mk, link
 }
