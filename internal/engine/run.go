@@ -217,8 +217,8 @@ func (b *Builder) Run(ctx context.Context, loadErrs []error) []Result {
 // RunEach builds every root of the graph like Run, but hands each root's
 // result to emit as soon as the root is finished, and keeps none: a node's
 // accumulation is released once every node that includes it is built or
-// released itself (release), and a root's once it is finished, so memory holds what is being built, not
-// everything built so far. emit is called once per index of g.Roots, from
+// is released itself (release), and a root's once it is finished, so
+// memory holds what is being built, not everything built so far. emit is called once per index of g.Roots, from
 // several goroutines at once.
 func (b *Builder) RunEach(ctx context.Context, loadErrs []error, emit func(i int, r Result)) {
 	rootIdx := map[*Node][]int{}
