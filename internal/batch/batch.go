@@ -585,8 +585,8 @@ func findRootsContext(ctx context.Context, o Options, index *cache.RootIndex, ch
 // in the order of the directories' paths, and the directories it walked,
 // in the same order; and, for each directory whose kustomization file is
 // the only one there (soleKustomization), that file's name
-// (engine.LoadOptions.Listed). With files, it records each directory's digest there
-// from the listing it read (cache.FileIndex.RememberDir).
+// (engine.LoadOptions.Listed). With files, it records each directory's
+// digest there from the listing it read (cache.FileIndex.RememberDir).
 //
 // Directories are read on several goroutines (a tree of 10,000 roots has
 // 12,500 of them, and the walk came before any other work could start);
