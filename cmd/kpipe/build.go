@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/kpipe/kpipe/internal/buildid"
 	"github.com/kpipe/kpipe/internal/cache"
@@ -28,7 +29,7 @@ func buildCommand() *cli.Command {
 		ArgsUsage: "[DIR or git URL]",
 		Flags: append(append([]cli.Flag{
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write output to this file, or to this existing directory one file per resource"},
-			explainFlag,
+			explainFlag(),
 		}, commonBuildFlags()...),
 			// Flags of kustomize build whose features kpipe does not have yet.
 			&cli.StringSliceFlag{Name: "mount", Usage: "not supported yet"},
@@ -40,7 +41,7 @@ func buildCommand() *cli.Command {
 	}
 }
 
-func runBuild(c *cli.Context) error {
+func runBuild(ctx context.Context, c *cli.Command) error {
 	if err := notSupported(c, "mount", "network", "network-name", "as-current-user"); err != nil {
 		return err
 	}
@@ -52,11 +53,11 @@ func runBuild(c *cli.Context) error {
 		dir = c.Args().First()
 	}
 	softMemoryLimit()
-	restriction, opts, err := buildOptions(c)
+	restriction, opts, err := buildOptions(ctx, c)
 	if err != nil {
 		return err
 	}
-	store, err := openCache(c)
+	store, err := openCache(ctx, c)
 	if err != nil {
 		return err
 	}
@@ -71,13 +72,13 @@ func runBuild(c *cli.Context) error {
 			opts.Warn(w)
 		}
 		if c.Bool("explain") {
-			fmt.Fprintf(c.App.ErrWriter, "explain: %s: up to date: every input its last build read is unchanged; output from the cache\n", dir)
+			fmt.Fprintf(c.Root().ErrWriter, "explain: %s: up to date: every input its last build read is unchanged; output from the cache\n", dir)
 		}
-		return writeOutput(c, engine.Result{YAML: y, Cached: true})
+		return writeOutput(ctx, c, engine.Result{YAML: y, Cached: true})
 	}
 	opts.Explain = c.Bool("explain")
 	if opts.Explain && store == nil {
-		fmt.Fprintln(c.App.ErrWriter, "explain: no cache (--no-cache, or it cannot be used): every node is built")
+		fmt.Fprintln(c.Root().ErrWriter, "explain: no cache (--no-cache, or it cannot be used): every node is built")
 	}
 	opts.Warn = fast.recordWarnings(opts.Warn)
 	fetcher, doneFetching, err := newFetcher(c)
@@ -85,28 +86,31 @@ func runBuild(c *cli.Context) error {
 		return err
 	}
 	defer doneFetching()
-	g, loadErrs := engine.LoadContext(c.Context, []string{dir}, engine.LoadOptions{Restriction: restriction, Remote: fetcher})
+	g, loadErrs := engine.LoadContext(ctx, []string{dir}, engine.LoadOptions{Restriction: restriction, Remote: fetcher})
 	for _, w := range g.Warnings {
 		opts.Warn(w)
 	}
 	opts.Cache.Store = store
 	b := engine.NewBuilder(g, opts)
-	res := b.Run(c.Context, loadErrs)[0]
+	res := b.Run(ctx, loadErrs)[0]
 	if opts.Explain {
-		printExplain(c.App.ErrWriter, b.Explain())
+		printExplain(c.Root().ErrWriter, b.Explain())
 	}
 	if res.Err != nil {
 		return res.Err
 	}
-	if err := writeOutput(c, res); err != nil {
+	if err := writeOutput(ctx, c, res); err != nil {
 		return err
 	}
 	fast.record(b, g.Roots[0], res)
 	return nil
 }
 
-// explainFlag is --explain of build and build-all.
-var explainFlag = &cli.BoolFlag{Name: "explain", Usage: "say for each node whether it came from the cache and, if not, which inputs changed since its last build"}
+// explainFlag is --explain of build and build-all (a new flag for each
+// command: a flag keeps the value it parsed).
+func explainFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "explain", Usage: "say for each node whether it came from the cache and, if not, which inputs changed since its last build"}
+}
 
 // printExplain prints --explain's lines: one per node, then one per
 // cached stage of it, with the inputs that changed.
@@ -139,7 +143,9 @@ func printExplain(w io.Writer, list []engine.NodeExplain) {
 	}
 }
 
-// commonBuildFlags are the flags of build and build-all.
+// commonBuildFlags are the flags of build and build-all. Each value of a
+// repeatable string flag is trimmed of spaces (TrimSpace), as urfave/cli v2
+// did: --env "A=1, B=2" is A=1 and B=2.
 func commonBuildFlags() []cli.Flag {
 	return append(append(profileFlags(),
 		&cli.StringFlag{Name: "load-restrictor", Value: "LoadRestrictionsRootOnly", Usage: "LoadRestrictionsRootOnly or LoadRestrictionsNone"},
@@ -148,12 +154,12 @@ func commonBuildFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "enable-exec", Usage: "enable KRM functions that run executables, and KEP-993 plugins found on PATH"},
 		&cli.BoolFlag{Name: "enable-helm", Usage: "enable helm chart inflation (helmCharts)"},
 		&cli.StringFlag{Name: "helm-command", Value: "helm", Usage: "the helm executable to run"},
-		&cli.StringSliceFlag{Name: "helm-api-versions", Usage: "Kubernetes api versions helm template passes to .Capabilities.APIVersions (for charts that set none)"},
+		&cli.StringSliceFlag{Name: "helm-api-versions", Config: cli.StringConfig{TrimSpace: true}, Usage: "Kubernetes api versions helm template passes to .Capabilities.APIVersions (for charts that set none)"},
 		&cli.StringFlag{Name: "helm-kube-version", Usage: "the Kubernetes version helm template passes to .Capabilities.KubeVersion (for charts that set none)"},
 		&cli.BoolFlag{Name: "helm-debug", Usage: "run helm template with --debug"},
 		&cli.BoolFlag{Name: "enable-managedby-label", Usage: "add app.kubernetes.io/managed-by to every resource"},
 		&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.NumCPU(), Usage: "build at most this many kustomizations at once (default with --remote-cache: at least 8)"},
-		&cli.StringSliceFlag{Name: "env", Aliases: []string{"e"}, Usage: "KEY=VALUE, or KEY to pass from the environment, for KRM functions (repeatable)"},
+		&cli.StringSliceFlag{Name: "env", Aliases: []string{"e"}, Config: cli.StringConfig{TrimSpace: true}, Usage: "KEY=VALUE, or KEY to pass from the environment, for KRM functions (repeatable)"},
 		&cli.DurationFlag{Name: "plugin-timeout", Value: plugins.DefaultTimeout, Usage: "kill a plugin that runs longer than this"},
 		&cli.BoolFlag{Name: "no-cache-plugins", Usage: "never cache the output of plugins (for plugins that are not pure functions of their input)"},
 		&cli.BoolFlag{Name: "verify-cache", Usage: "re-run cached stages (and plugins twice) and fail when an output differs"},
@@ -161,14 +167,14 @@ func commonBuildFlags() []cli.Flag {
 }
 
 // buildOptions reads the common build flags.
-func buildOptions(c *cli.Context) (loaders.Restriction, engine.Options, error) {
+func buildOptions(ctx context.Context, c *cli.Command) (loaders.Restriction, engine.Options, error) {
 	restriction, err := loaders.ParseRestriction(c.String("load-restrictor"))
 	if err != nil {
 		return 0, engine.Options{}, err
 	}
 	reorder := c.String("reorder")
 	if c.IsSet("reorder") {
-		fmt.Fprintln(c.App.ErrWriter, "Flag --reorder has been deprecated, use the new 'sortOptions' field in kustomization.yaml instead.")
+		fmt.Fprintln(c.Root().ErrWriter, "Flag --reorder has been deprecated, use the new 'sortOptions' field in kustomization.yaml instead.")
 		if reorder != "legacy" && reorder != "none" {
 			return 0, engine.Options{}, fmt.Errorf("illegal flag value --reorder %s; legal values: [legacy none]", reorder)
 		}
@@ -186,8 +192,8 @@ func buildOptions(c *cli.Context) (loaders.Restriction, engine.Options, error) {
 		VerifyCache:        c.Bool("verify-cache"),
 		Helm: engine.HelmOptions{Command: c.String("helm-command"), APIVersions: c.StringSlice("helm-api-versions"),
 			KubeVersion: c.String("helm-kube-version"), Debug: c.Bool("helm-debug")},
-		Warn:   func(msg string) { fmt.Fprintln(c.App.ErrWriter, msg) },
-		Events: profileEvents(c),
+		Warn:   func(msg string) { fmt.Fprintln(c.Root().ErrWriter, msg) },
+		Events: profileEvents(ctx),
 	}, nil
 }
 
@@ -252,14 +258,14 @@ func closeStore(store *cache.Store, opts *engine.Options) {
 
 // writeOutput writes the build's output to stdout, a file, or a directory,
 // rendering everything before writing anything.
-func writeOutput(c *cli.Context, res engine.Result) error {
-	if err := c.Context.Err(); err != nil {
+func writeOutput(ctx context.Context, c *cli.Command, res engine.Result) error {
+	if err := ctx.Err(); err != nil {
 		// Stopped by a signal after the build: nothing is written.
 		return err
 	}
 	out := c.String("output")
 	if out == "" {
-		_, err := c.App.Writer.Write(res.YAML)
+		_, err := c.Root().Writer.Write(res.YAML)
 		return err
 	}
 	if st, err := os.Stat(out); err == nil && st.IsDir() {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,7 +13,7 @@ import (
 
 	"github.com/hashicorp/go-multierror"
 	"github.com/schollz/progressbar/v3"
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 	"golang.org/x/term"
 
 	"github.com/kpipe/kpipe/internal/batch"
@@ -64,7 +65,7 @@ repository root) on every runner. Give each shard its own --out-dir and
 			&cli.BoolFlag{Name: "progress", Value: true, Usage: "show a progress bar when stderr is a terminal"},
 			&cli.BoolFlag{Name: "prune", Usage: "delete outputs under --out-dir of roots that no longer exist (only files kpipe wrote)"},
 			&cli.StringFlag{Name: "shard", Usage: "build only part I of N of the roots (I/N, 1 <= I <= N), by a hash of each root's path; join the shards' reports with kpipe report merge"},
-			explainFlag,
+			explainFlag(),
 		),
 		Action: withProfile(runBuildAll),
 	}
@@ -72,8 +73,8 @@ repository root) on every runner. Give each shard its own --out-dir and
 
 // runBuildAll parses the flags, runs package batch, writes the report and
 // prints the summary.
-func runBuildAll(c *cli.Context) error {
-	restriction, opts, err := buildOptions(c)
+func runBuildAll(ctx context.Context, c *cli.Command) error {
+	restriction, opts, err := buildOptions(ctx, c)
 	if err != nil {
 		return err
 	}
@@ -87,7 +88,7 @@ func runBuildAll(c *cli.Context) error {
 			return err
 		}
 	}
-	store, err := openCache(c)
+	store, err := openCache(ctx, c)
 	if err != nil {
 		return err
 	}
@@ -116,7 +117,7 @@ func runBuildAll(c *cli.Context) error {
 		Version:           Version,
 		Shard:             shard,
 	}
-	if f, ok := c.App.ErrWriter.(*os.File); ok && c.Bool("progress") && term.IsTerminal(int(f.Fd())) {
+	if f, ok := c.Root().ErrWriter.(*os.File); ok && c.Bool("progress") && term.IsTerminal(int(f.Fd())) {
 		bo.Progress = func(total int) func() {
 			bar = progressbar.NewOptions(total,
 				progressbar.OptionSetWriter(f), progressbar.OptionSetDescription("building"),
@@ -124,7 +125,7 @@ func runBuildAll(c *cli.Context) error {
 			return func() { _ = bar.Add(1) }
 		}
 	}
-	rep, err := batch.Run(c.Context, bo)
+	rep, err := batch.Run(ctx, bo)
 	if bar != nil {
 		_ = bar.Finish()
 	}
@@ -148,18 +149,18 @@ func runBuildAll(c *cli.Context) error {
 		printStats(c, rep)
 	}
 	if opts.Explain {
-		printExplain(c.App.ErrWriter, rep.Explain)
+		printExplain(c.Root().ErrWriter, rep.Explain)
 	}
 	for _, p := range rep.Pruned {
-		fmt.Fprintf(c.App.ErrWriter, "pruned %s\n", p)
+		fmt.Fprintf(c.Root().ErrWriter, "pruned %s\n", p)
 	}
 	for _, p := range rep.Kept {
-		fmt.Fprintf(c.App.ErrWriter, "kept %s: its root is gone, but the file changed since kpipe wrote it\n", p)
+		fmt.Fprintf(c.Root().ErrWriter, "kept %s: its root is gone, but the file changed since kpipe wrote it\n", p)
 	}
 	if rep.Shard != "" {
-		fmt.Fprintf(c.App.ErrWriter, "shard %s: ", rep.Shard)
+		fmt.Fprintf(c.Root().ErrWriter, "shard %s: ", rep.Shard)
 	}
-	fmt.Fprintf(c.App.ErrWriter, "built %d roots (%d failed, %d changed, %d up to date) in %.2fs: %d nodes built, %d from cache\n",
+	fmt.Fprintf(c.Root().ErrWriter, "built %d roots (%d failed, %d changed, %d up to date) in %.2fs: %d nodes built, %d from cache\n",
 		rep.Summary.Roots, rep.Summary.Failed, rep.Summary.Changed, rep.Summary.UpToDate, rep.Summary.Seconds, rep.Summary.NodesBuilt, rep.Summary.NodesCached)
 	if errs != nil {
 		errs.ErrorFormat = func(es []error) string {
@@ -203,8 +204,8 @@ func softMemoryLimit() {
 }
 
 // printStats prints the per-stage table of --stats.
-func printStats(c *cli.Context, rep *batch.Report) {
-	w := c.App.ErrWriter
+func printStats(c *cli.Command, rep *batch.Report) {
+	w := c.Root().ErrWriter
 	kinds := make([]string, 0, len(rep.Summary.Stages))
 	for k := range rep.Summary.Stages {
 		kinds = append(kinds, k)

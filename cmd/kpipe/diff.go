@@ -1,13 +1,14 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 	"golang.org/x/term"
 
 	"github.com/kpipe/kpipe/internal/affected"
@@ -73,12 +74,12 @@ Exit status, as git diff --exit-code: 0 no difference, 1 differences
 }
 
 // runDiff runs a review and prints it.
-func runDiff(c *cli.Context) error {
-	res, err := review(c)
+func runDiff(ctx context.Context, c *cli.Command) error {
+	res, err := review(ctx, c)
 	if err != nil {
 		return &exitError{code: 2, err: err}
 	}
-	w := c.App.Writer
+	w := c.Root().Writer
 	switch f := c.String("format"); {
 	case c.Bool("name-only"):
 		err = diff.WriteNameOnly(w, res)
@@ -113,12 +114,12 @@ func runDiff(c *cli.Context) error {
 }
 
 // review runs the comparison the flags ask for.
-func review(c *cli.Context) (*diff.Result, error) {
-	restriction, opts, err := buildOptions(c)
+func review(ctx context.Context, c *cli.Command) (*diff.Result, error) {
+	restriction, opts, err := buildOptions(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	store, err := openCache(c)
+	store, err := openCache(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +138,7 @@ func review(c *cli.Context) (*diff.Result, error) {
 	if !noIndex && len(args) == 2 && !c.IsSet("base") && !c.IsSet("head") {
 		// Outside a repository, two directories are compared as git
 		// diff compares two paths outside one.
-		if _, err := affected.OpenRepo(c.Context, "."); err != nil {
+		if _, err := affected.OpenRepo(ctx, "."); err != nil {
 			noIndex = true
 		}
 	}
@@ -145,13 +146,13 @@ func review(c *cli.Context) (*diff.Result, error) {
 		if len(args) != 2 {
 			return nil, errors.New("--no-index needs two directories")
 		}
-		return diff.ReviewDirs(c.Context, args[0], args[1], diff.DirOptions{Build: bo, Diff: do})
+		return diff.ReviewDirs(ctx, args[0], args[1], diff.DirOptions{Build: bo, Diff: do})
 	}
 	cwd, err := os.Getwd()
 	if err != nil {
 		return nil, err
 	}
-	return diff.ReviewGit(c.Context, diff.GitOptions{Dir: cwd, Paths: args, Base: c.String("base"), Head: c.String("head"), Build: bo, Diff: do})
+	return diff.ReviewGit(ctx, diff.GitOptions{Dir: cwd, Paths: args, Base: c.String("base"), Head: c.String("head"), Build: bo, Diff: do})
 }
 
 func affectedCommand() *cli.Command {
@@ -196,8 +197,8 @@ type affectedRoot struct {
 	Error   string   `json:"error,omitempty"`
 }
 
-func runAffected(c *cli.Context) error {
-	restriction, opts, err := buildOptions(c)
+func runAffected(ctx context.Context, c *cli.Command) error {
+	restriction, opts, err := buildOptions(ctx, c)
 	if err != nil {
 		return err
 	}
@@ -208,7 +209,7 @@ func runAffected(c *cli.Context) error {
 	if real, err := filepath.EvalSymlinks(cwd); err == nil {
 		cwd = real
 	}
-	store, err := openCache(c)
+	store, err := openCache(ctx, c)
 	if err != nil {
 		return err
 	}
@@ -226,20 +227,20 @@ func runAffected(c *cli.Context) error {
 		if c.IsSet("head") {
 			return errors.New("--inputs-only compares with the working tree: drop --head")
 		}
-		repo, err := affected.OpenRepo(c.Context, cwd)
+		repo, err := affected.OpenRepo(ctx, cwd)
 		if err != nil {
 			return err
 		}
-		since, err := repo.ResolveRev(c.Context, c.String("since"))
+		since, err := repo.ResolveRev(ctx, c.String("since"))
 		if err != nil {
 			return err
 		}
-		changes, err := repo.Git(c.Context, since, "")
+		changes, err := repo.Git(ctx, since, "")
 		if err != nil {
 			return err
 		}
 		bo.Trees = c.Args().Slice()
-		found, _, err := affected.Find(c.Context, bo, affected.Under(repo.Top, changes))
+		found, _, err := affected.Find(ctx, bo, affected.Under(repo.Top, changes))
 		if err != nil && !errors.Is(err, batch.ErrNoRoots) {
 			return err
 		}
@@ -251,12 +252,12 @@ func runAffected(c *cli.Context) error {
 			roots = append(roots, ar)
 		}
 	} else {
-		res, err := diff.ReviewGit(c.Context, diff.GitOptions{Dir: cwd, Paths: c.Args().Slice(), Base: c.String("since"),
+		res, err := diff.ReviewGit(ctx, diff.GitOptions{Dir: cwd, Paths: c.Args().Slice(), Base: c.String("since"),
 			Head: c.String("head"), Build: bo, Diff: diff.Options{OrderMatters: true}})
 		if err != nil {
 			return err
 		}
-		repo, err := affected.OpenRepo(c.Context, cwd)
+		repo, err := affected.OpenRepo(ctx, cwd)
 		if err != nil {
 			return err
 		}
@@ -274,11 +275,11 @@ func runAffected(c *cli.Context) error {
 			Since string         `json:"since"`
 			Roots []affectedRoot `json:"roots"`
 		}{c.String("since"), roots}, "", "  ")
-		_, err = fmt.Fprintf(c.App.Writer, "%s\n", data)
+		_, err = fmt.Fprintf(c.Root().Writer, "%s\n", data)
 		return err
 	case "lines":
 		for _, r := range roots {
-			fmt.Fprintln(c.App.Writer, r.Path)
+			fmt.Fprintln(c.Root().Writer, r.Path)
 		}
 		return nil
 	default:

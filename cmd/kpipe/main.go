@@ -21,7 +21,7 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/kpipe/kpipe/internal/loaders"
 )
@@ -79,8 +79,7 @@ func stopOnSignal() (context.Context, func(code int) int) {
 // An error that comes of ctx's cancellation is reported by its cause (the
 // signal that stopped kpipe).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	app := newApp(stdout, stderr)
-	if err := app.RunContext(ctx, intersperse(app, args)); err != nil {
+	if err := newRoot(stdout, stderr).Run(ctx, args); err != nil {
 		if ctx.Err() != nil {
 			if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
 				err = cause
@@ -107,14 +106,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func newApp(stdout, stderr io.Writer) *cli.App {
-	return &cli.App{
+// newRoot is the root command, kpipe, writing to stdout and stderr. Flags
+// may follow a command's arguments (`kpipe build DIR -o out.yaml`, as with
+// kustomize): urfave/cli v3 reads them wherever they are, up to `--`.
+func newRoot(stdout, stderr io.Writer) *cli.Command {
+	root := &cli.Command{
 		Name:           "kpipe",
 		Usage:          "render Kubernetes configuration exactly as kustomize build does, fast",
 		Writer:         stdout,
 		ErrWriter:      stderr,
 		HideVersion:    true,
-		ExitErrHandler: func(*cli.Context, error) {}, // run prints errors once
+		ExitErrHandler: func(context.Context, *cli.Command, error) {}, // run prints errors once
 		Commands: []*cli.Command{
 			buildCommand(),
 			buildAllCommand(),
@@ -127,68 +129,29 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			versionCommand(),
 		},
 	}
+	_ = root.Walk(func(c *cli.Command) error {
+		c.OnUsageError = usageError // each command answers for its own flags
+		return nil
+	})
+	return root
 }
 
-// intersperse moves the flags of a command that follow its arguments in
-// front of them, so that `kpipe build DIR -o out.yaml` works as it does with
-// kustomize (urfave/cli stops reading flags at the first argument).
-func intersperse(app *cli.App, args []string) []string {
-	if len(args) < 3 {
-		return args
+// usageError answers a command's usage error (a flag it does not have or
+// cannot parse, a required flag missing) as urfave/cli v2 did: the
+// command's help on stdout, and the error, which run prints once, on
+// stderr. (v3 by default also prints the error, on stderr, before run
+// does.)
+func usageError(ctx context.Context, c *cli.Command, err error, _ bool) error {
+	if l := c.Lineage(); len(l) > 1 {
+		_ = cli.ShowCommandHelp(ctx, l[1], c.Name)
+	} else {
+		_ = cli.ShowRootCommandHelp(c)
 	}
-	cmd := app.Command(args[1])
-	if cmd == nil {
-		return args
-	}
-	// Descend into subcommands (kpipe fn run ...).
-	n := 2
-	for n < len(args) {
-		var sub *cli.Command
-		for _, s := range cmd.Subcommands {
-			if s.HasName(args[n]) {
-				sub = s
-			}
-		}
-		if sub == nil {
-			break
-		}
-		cmd, n = sub, n+1
-	}
-	takesValue := map[string]bool{}
-	for _, f := range cmd.Flags {
-		_, isBool := f.(*cli.BoolFlag)
-		for _, n := range f.Names() {
-			takesValue[n] = !isBool
-		}
-	}
-	var flags, positional []string
-	rest := args[n:]
-	for i := 0; i < len(rest); i++ {
-		a := rest[i]
-		switch {
-		case a == "--":
-			positional = append(positional, rest[i+1:]...)
-			i = len(rest)
-		case len(a) > 1 && a[0] == '-':
-			flags = append(flags, a)
-			name := strings.TrimLeft(a, "-")
-			if !strings.Contains(name, "=") && takesValue[name] && i+1 < len(rest) {
-				i++
-				flags = append(flags, rest[i])
-			}
-		default:
-			positional = append(positional, a)
-		}
-	}
-	out := append(append([]string(nil), args[:n]...), flags...)
-	if len(positional) > 0 {
-		out = append(append(out, "--"), positional...)
-	}
-	return out
+	return err
 }
 
 // notSupported fails when a flag whose feature kpipe lacks was given.
-func notSupported(c *cli.Context, names ...string) error {
+func notSupported(c *cli.Command, names ...string) error {
 	var set []string
 	for _, n := range names {
 		if c.IsSet(n) {

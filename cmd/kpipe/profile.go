@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/kpipe/kpipe/internal/engine"
 	"github.com/kpipe/kpipe/internal/profile"
@@ -23,29 +23,22 @@ func profileFlags() []cli.Flag {
 type profileKey struct{}
 
 // withProfile runs action under the profiles its flags ask for: the
-// session rides in the command's context, where buildOptions finds the
-// trace's event hook, and its files are written when action returns.
+// session rides in the context action is given, where buildOptions finds
+// the trace's event hook, and its files are written when action returns.
 func withProfile(action cli.ActionFunc) cli.ActionFunc {
-	return func(c *cli.Context) (err error) {
+	return func(ctx context.Context, c *cli.Command) (err error) {
 		s, err := profile.Start(profile.Options{CPUProfile: c.String("cpuprofile"), MemProfile: c.String("memprofile"), Trace: c.String("trace")})
 		if err != nil {
 			return err
 		}
-		ctx := c.Context
-		if ctx == nil {
-			ctx = context.Background()
-		}
-		c.Context = context.WithValue(ctx, profileKey{}, s)
 		defer func() { err = errors.Join(err, s.Stop()) }()
-		return action(c)
+		return action(context.WithValue(ctx, profileKey{}, s), c)
 	}
 }
 
-// profileEvents returns the engine event hook of the run's profile, or nil.
-func profileEvents(c *cli.Context) func(engine.Event) {
-	if c.Context == nil {
-		return nil
-	}
-	s, _ := c.Context.Value(profileKey{}).(*profile.Session)
+// profileEvents returns the engine event hook of the run's profile in ctx,
+// or nil.
+func profileEvents(ctx context.Context) func(engine.Event) {
+	s, _ := ctx.Value(profileKey{}).(*profile.Session)
 	return s.Events()
 }
