@@ -79,6 +79,7 @@ func runBuildAll(ctx context.Context, c *cli.Command) error {
 		return err
 	}
 	softMemoryLimit()
+	hugeHeap(min(int(debug.SetMemoryLimit(-1)), defaultMemoryLimit))
 	if c.Bool("prune") && c.String("out-dir") == "" {
 		return errors.New("--prune needs --out-dir")
 	}
