@@ -67,7 +67,9 @@ func run(apps, envs, extra, large int, work, results, kpipe string) error {
 	}
 	if kpipe == "" {
 		kpipe = filepath.Join(work, "kpipe")
-		if out, err := exec.Command("go", "build", "-o", kpipe, "./cmd/kpipe").CombinedOutput(); err != nil {
+		cmd := exec.Command("go", "build", "-o", kpipe, "./cmd/kpipe")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // static, as README builds it
+		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("building kpipe: %v\n%s", err, out)
 		}
 	} else if kpipe, err = filepath.Abs(kpipe); err != nil {
