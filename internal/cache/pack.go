@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"sync"
 
@@ -172,17 +173,56 @@ func (p *packer) take() *map[string][]byte {
 	return &b
 }
 
-// flush writes what is pending as a pack.
+// flushPack writes what is pending, as packs written side by side: the
+// last flush of a run (Store.Close) comes when nothing else is left to do,
+// so its writes and links use every CPU rather than one.
 func (d *disk) flushPack() {
 	if d.pack == nil {
 		return
 	}
 	d.pack.mu.Lock()
-	b := d.pack.take()
+	parts := d.pack.takeParts(runtime.GOMAXPROCS(0))
 	d.pack.mu.Unlock()
-	if b != nil {
-		d.writePack(b)
+	if len(parts) == 0 {
+		return
 	}
+	var wg sync.WaitGroup
+	for _, b := range parts[1:] {
+		wg.Go(func() { d.writePack(b) })
+	}
+	d.writePack(parts[0])
+	wg.Wait()
+}
+
+// packSplitMin is the fewest members a pack written in parallel with
+// others gets: below it, a pack file of its own costs more than the
+// links it takes off the other.
+const packSplitMin = 64
+
+// takeParts is take, split into up to n batches of at least packSplitMin
+// members each; p.mu is held.
+func (p *packer) takeParts(n int) []*map[string][]byte {
+	b := p.take()
+	if b == nil {
+		return nil
+	}
+	n = min(n, len(*b)/packSplitMin)
+	if n <= 1 {
+		return []*map[string][]byte{b}
+	}
+	delete(p.writing, b)
+	parts := make([]*map[string][]byte, n)
+	for i := range parts {
+		m := make(map[string][]byte, len(*b)/n+1)
+		parts[i] = &m
+		p.writing[&m] = true
+	}
+	i := 0
+	for path, data := range *b {
+		(*parts[i%n])[path] = data
+		i++
+	}
+	return parts
 }
 
 // writePack writes a batch as one pack linked under each member's name;

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -117,6 +118,31 @@ func TestPackedEntriesReadBack(t *testing.T) {
 	}
 	if info, err := other.Info(); err != nil || info.Entries != n {
 		t.Errorf("Info = %+v, %v; want %d entries", info, err, n)
+	}
+}
+
+// The last flush splits what waits into packs written side by side, one
+// per CPU, each of at least packSplitMin members; every member is found.
+func TestCloseWritesPacksSideBySide(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	dir := t.TempDir()
+	s := openPacked(t, dir)
+	const n = 4*packSplitMin + 10
+	for i := 0; i < n; i++ {
+		s.Put(key(fmt.Sprint(i)), []byte(fmt.Sprintf("value %d\n", i)))
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if names, inodes := files(t, dir); len(names) != n || inodes != 4 {
+		t.Errorf("%d names in %d files; want %d in 4 packs", len(names), inodes, n)
+	}
+	other := openPacked(t, dir)
+	defer other.Close()
+	for i := 0; i < n; i++ {
+		if v, ok := other.Get(key(fmt.Sprint(i))); !ok || string(v) != fmt.Sprintf("value %d\n", i) {
+			t.Fatalf("after Close, Get(%d) = %q, %v", i, v, ok)
+		}
 	}
 }
 
