@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -215,5 +216,27 @@ func TestPluginFlags(t *testing.T) {
 	code, out, errOut = kpipe(t, "build", dir, "--no-cache", "--enable-alpha-plugins", "--enable-exec", "--env", "HANG=1", "--plugin-timeout", "300ms")
 	if code != 1 || out != "" || !strings.Contains(errOut, "timed out after 300ms") || !strings.Contains(errOut, "fn.yaml") {
 		t.Errorf("hanging plugin: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// A run that names a command sets up that command only, and every command
+// the full tree lists can be named so.
+func TestRootHoldsTheCommandRun(t *testing.T) {
+	full := newRoot(io.Discard, io.Discard, []string{"kpipe"})
+	if len(full.Commands) < 9 {
+		t.Fatalf("the full tree has %d commands", len(full.Commands))
+	}
+	for _, c := range full.Commands {
+		one := newRoot(io.Discard, io.Discard, []string{"kpipe", c.Name, "--help"})
+		if len(one.Commands) != 1 || one.Commands[0].Name != c.Name {
+			var names []string
+			for _, o := range one.Commands {
+				names = append(names, o.Name)
+			}
+			t.Errorf("kpipe %s: the root holds %v, want [%s]", c.Name, names, c.Name)
+		}
+	}
+	if got := newRoot(io.Discard, io.Discard, []string{"kpipe", "bulid"}); len(got.Commands) != len(full.Commands) {
+		t.Errorf("a misspelt command: %d commands, want all %d (for the error's suggestions)", len(got.Commands), len(full.Commands))
 	}
 }
