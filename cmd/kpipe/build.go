@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -87,6 +88,9 @@ func runBuild(ctx context.Context, c *cli.Command) error {
 	}
 	defer doneFetching()
 	g, loadErrs := engine.LoadContext(ctx, []string{dir}, engine.LoadOptions{Restriction: restriction, Remote: fetcher})
+	if heapObjects() >= bigBuildHeap {
+		hugeHeap(min(int(debug.SetMemoryLimit(-1)), defaultMemoryLimit))
+	}
 	for _, w := range g.Warnings {
 		opts.Warn(w)
 	}

@@ -240,3 +240,14 @@ func TestRootHoldsTheCommandRun(t *testing.T) {
 		t.Errorf("a misspelt command: %d commands, want all %d (for the error's suggestions)", len(got.Commands), len(full.Commands))
 	}
 }
+
+// heapObjects, which decides whether a build reserves huge pages, counts
+// what the heap holds.
+func TestHeapObjectsCountsAnAllocation(t *testing.T) {
+	before := heapObjects()
+	b := make([]byte, 8<<20)
+	if after := heapObjects(); after < before+8<<20 {
+		t.Errorf("heap objects went from %d to %d bytes over an 8 MiB allocation", before, after)
+	}
+	runtime.KeepAlive(b)
+}
