@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"runtime"
+	"strconv"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -30,17 +31,19 @@ const hugePageSize = 2 << 20
 // hands out free pages lowest address first) and fault them in 2 MiB at a
 // time.
 //
-// The cost is a collection of an almost empty heap (3-5 ms, much of it
-// starting the collector's workers, which a build starts anyway), so it is
-// for runs that allocate tens of megabytes or more. It is done only where
-// it helps and cannot hurt: transparent huge pages set to "madvise" (with
+// The cost is a collection (3-5 ms, much of it starting the collector's
+// workers, which a build starts anyway), so it is for runs that allocate
+// tens of megabytes or more. It is done only where it helps and cannot
+// hurt (hugeHeapSize): transparent huge pages set to "madvise" (with
 // "always" the heap has them already, with "never" the advice does
-// nothing), no address-space limit (ulimit -v) and no strict overcommit
-// (vm.overcommit_memory 2), under which the reservation itself could fail.
-// The reservation is address space; what the build touches is counted as
+// nothing), a 64-bit address space, no address-space limit (ulimit -v),
+// no strict overcommit (vm.overcommit_memory 2), and at most a quarter of
+// the machine's memory, so that the reservation itself cannot fail. The
+// reservation is address space; what the build touches is counted as
 // before, within a huge page of each 2 MiB region touched.
 func hugeHeap(size int) bool {
-	if !hugePagesAdvised() {
+	size = hugeHeapSize(size)
+	if size == 0 {
 		return false
 	}
 	_, _, _, err := adviseHuge(size)
@@ -48,18 +51,33 @@ func hugeHeap(size int) bool {
 	return err == nil
 }
 
-// hugePagesAdvised says whether the kernel gives transparent huge pages to
-// advised memory only, and an address space reservation is safe.
-func hugePagesAdvised() bool {
+// hugeHeapSize is how much of size hugeHeap may reserve: nothing unless
+// the kernel gives transparent huge pages to advised memory only and the
+// reservation is safe, and at most a quarter of the machine's memory (the
+// kernel's default overcommit check refuses a mapping far beyond it, and
+// the runtime cannot survive a refused one). 32-bit address spaces are
+// left alone.
+func hugeHeapSize(size int) int {
+	if strconv.IntSize < 64 {
+		return 0
+	}
 	mode, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
 	if err != nil || !bytes.Contains(mode, []byte("[madvise]")) {
-		return false
+		return 0
 	}
 	if commit, err := os.ReadFile("/proc/sys/vm/overcommit_memory"); err != nil || bytes.HasPrefix(bytes.TrimSpace(commit), []byte("2")) {
-		return false
+		return 0
 	}
 	var as unix.Rlimit
-	return unix.Getrlimit(unix.RLIMIT_AS, &as) == nil && as.Cur == unix.RLIM_INFINITY
+	if unix.Getrlimit(unix.RLIMIT_AS, &as) != nil || as.Cur != unix.RLIM_INFINITY {
+		return 0
+	}
+	var si unix.Sysinfo_t
+	if unix.Sysinfo(&si) != nil {
+		return 0
+	}
+	total := uint64(si.Totalram) * uint64(si.Unit)
+	return int(min(uint64(size), total/4)) &^ (hugePageSize - 1)
 }
 
 // adviseHuge allocates size bytes at [start, start+size), advises the huge

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestHugeHeapIsReused checks hugeHeap's premise: the pages it advised are
@@ -71,4 +73,21 @@ func vmFlags(t *testing.T, addr uintptr) string {
 	}
 	t.Fatalf("no mapping in /proc/self/smaps holds %#x", addr)
 	return ""
+}
+
+// hugeHeapSize never reserves more than a quarter of the machine's memory,
+// whatever it is asked for, and reserves whole huge pages.
+func TestHugeHeapSizeIsCapped(t *testing.T) {
+	var si unix.Sysinfo_t
+	if err := unix.Sysinfo(&si); err != nil {
+		t.Skip(err)
+	}
+	quarter := int(uint64(si.Totalram) * uint64(si.Unit) / 4)
+	got := hugeHeapSize(1 << 40)
+	if got > quarter || got%hugePageSize != 0 {
+		t.Errorf("hugeHeapSize(1 TiB) = %d on a machine of %d bytes; want a multiple of 2 MiB up to %d", got, 4*quarter, quarter)
+	}
+	if got == 0 {
+		t.Logf("no reservation here (transparent huge pages not \"madvise\", or a limit): %d", got)
+	}
 }
