@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -89,7 +88,7 @@ func runBuild(ctx context.Context, c *cli.Command) error {
 	defer doneFetching()
 	g, loadErrs := engine.LoadContext(ctx, []string{dir}, engine.LoadOptions{Restriction: restriction, Remote: fetcher})
 	if heapObjects() >= bigBuildHeap {
-		hugeHeap(min(int(debug.SetMemoryLimit(-1)), defaultMemoryLimit))
+		hugeHeapToLimit()
 	}
 	for _, w := range g.Warnings {
 		opts.Warn(w)
