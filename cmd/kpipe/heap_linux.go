@@ -21,9 +21,9 @@ const hugePageSize = 2 << 20
 // is a page fault. On a virtual machine a fault costs 10-20 us (16 us on
 // the 2-core CI VM), and a cold build-all of 400 roots takes about 6,700
 // of them: a quarter of its CPU. A huge page is one fault for 2 MiB. Go
-// no longer asks for huge pages itself (since 1.21.1), and most
-// distributions set /sys/kernel/mm/transparent_hugepage/enabled to
-// "madvise", which gives them only to memory advised so. The runtime maps
+// no longer asks for huge pages itself (it stopped in the 1.21 releases),
+// and most distributions set /sys/kernel/mm/transparent_hugepage/enabled
+// to "madvise", which gives them only to memory advised so. The runtime maps
 // heap memory as the heap grows, each time as a new mapping that an
 // earlier madvise does not cover; so hugeHeap has the runtime map size
 // bytes at once, by allocating them, advises them, and lets a collection
