@@ -15,7 +15,7 @@ import (
 const hugePageSize = 2 << 20
 
 // hugeHeap asks Linux to back the first size bytes the heap grows into with
-// transparent huge pages, and reports whether it did.
+// transparent huge pages, where it can.
 //
 // A build's heap is fresh memory, and the first touch of each 4 KiB page
 // is a page fault. On a virtual machine a fault costs 10-20 us (16 us on
@@ -41,14 +41,11 @@ const hugePageSize = 2 << 20
 // the machine's memory, so that the reservation itself cannot fail. The
 // reservation is address space; what the build touches is counted as
 // before, within a huge page of each 2 MiB region touched.
-func hugeHeap(size int) bool {
-	size = hugeHeapSize(size)
-	if size == 0 {
-		return false
+func hugeHeap(size int) {
+	if size = hugeHeapSize(size); size > 0 {
+		adviseHuge(size) // an advice refused leaves the heap as it was
+		runtime.GC()
 	}
-	_, _, _, err := adviseHuge(size)
-	runtime.GC()
-	return err == nil
 }
 
 // hugeHeapSize is how much of size hugeHeap may reserve: nothing unless
