@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/kpipe/kpipe/internal/cache"
+	"github.com/kpipe/kpipe/internal/loaders"
 	"github.com/kpipe/kpipe/internal/stages"
 )
 
@@ -116,10 +117,22 @@ func (m *memo) compareRecord(identity string, rec map[string]string) (changed []
 	return changed, first
 }
 
-// settingFlags names the settings (see settings) by their flags.
-var settingFlags = map[string]string{
-	"Reorder": "--reorder", "ManagedBy": "--enable-managedby-label", "Alpha": "--enable-alpha-plugins",
-	"Exec": "--enable-exec", "Helm": "--enable-helm", "Restriction": "--load-restrictor", "HelmFlags": "--helm-*",
+// settingsRecord names the settings (see settings) by their flags, with
+// their values in JSON, for nodeRecord.
+func settingsRecord(o Options, r loaders.Restriction) map[string]string {
+	rec := map[string]string{}
+	add := func(flag string, v any) {
+		s, _ := json.Marshal(v)
+		rec["setting "+flag] = string(s)
+	}
+	add("--reorder", o.Reorder)
+	add("--enable-managedby-label", o.ManagedByLabel)
+	add("--enable-alpha-plugins", o.EnableAlphaPlugins)
+	add("--enable-exec", o.EnableExec)
+	add("--enable-helm", o.EnableHelm)
+	add("--load-restrictor", r.String())
+	add("--helm-*", o.Helm)
+	return rec
 }
 
 func short(k cache.Key) string { return hex.EncodeToString(k[:6]) }
@@ -127,15 +140,8 @@ func short(k cache.Key) string { return hex.EncodeToString(k[:6]) }
 // nodeRecord names the inputs of n's key as they are in this run.
 func (m *memo) nodeRecord(n *Node) map[string]string {
 	rec := map[string]string{"kpipe": m.Version}
-	var set map[string]any
-	if json.Unmarshal(m.opts, &set) == nil {
-		for name, v := range set {
-			s, _ := json.Marshal(v)
-			if flag, ok := settingFlags[name]; ok {
-				name = flag
-			}
-			rec["setting "+name] = string(s)
-		}
+	for name, v := range m.settingsRec {
+		rec[name] = v
 	}
 	if d, ok := m.kustomizationDigest(n); ok {
 		rec["kustomization "+n.KustFileName()] = short(d)

@@ -100,8 +100,9 @@ type NodeStats struct {
 // memo is the cache state of one Builder.
 type memo struct {
 	Cache
-	opts    []byte    // the build options that change output, canonical
-	optsKey cache.Key // their digest, which every key of the run takes
+	optsKey cache.Key // the digest of settings, which every key of the run takes
+	// settingsRec names the settings and their values, for --explain.
+	settingsRec map[string]string
 
 	mu    sync.Mutex
 	reads map[*Node]map[string]readRecord
@@ -139,15 +140,38 @@ type readRecord struct {
 	Tree   bool      // a directory read whole (a helm chart)
 }
 
-// settings encodes the options that change a build's output, canonically.
+// settings encodes the options that change a build's output, canonically:
+// each field with its length before it, as cache.KeyBuilder writes them,
+// in a fixed order. (It was JSON; encoding/json's first call, which builds
+// its encoder for the type, was about 1% of a warm `kpipe build`.)
+// TestSettingsCoverTheOptions fails when a field of HelmOptions is left out.
 func settings(o Options, r loaders.Restriction) []byte {
-	fp, _ := json.Marshal(struct {
-		Reorder                      string
-		ManagedBy, Alpha, Exec, Helm bool
-		Restriction                  string
-		HelmFlags                    HelmOptions
-	}{o.Reorder, o.ManagedByLabel, o.EnableAlphaPlugins, o.EnableExec, o.EnableHelm, r.String(), o.Helm})
-	return fp
+	b := make([]byte, 0, 128)
+	field := func(s string) {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	flag := func(v bool) {
+		if v {
+			field("1")
+		} else {
+			field("0")
+		}
+	}
+	field(o.Reorder)
+	flag(o.ManagedByLabel)
+	flag(o.EnableAlphaPlugins)
+	flag(o.EnableExec)
+	flag(o.EnableHelm)
+	field(r.String())
+	field(o.Helm.Command)
+	b = binary.AppendUvarint(b, uint64(len(o.Helm.APIVersions)))
+	for _, v := range o.Helm.APIVersions {
+		field(v)
+	}
+	field(o.Helm.KubeVersion)
+	flag(o.Helm.Debug)
+	return b
 }
 
 // SettingsKey is the digest of everything besides its inputs that a
@@ -158,10 +182,12 @@ func SettingsKey(o Options, r loaders.Restriction) cache.Key {
 }
 
 func newMemo(c Cache, g *Graph, o Options) *memo {
-	m := &memo{Cache: c, opts: settings(o, g.restriction), reads: map[*Node]map[string]readRecord{}, keys: map[*Node]cache.Key{},
+	m := &memo{Cache: c, optsKey: cache.Digest(settings(o, g.restriction)), reads: map[*Node]map[string]readRecord{}, keys: map[*Node]cache.Key{},
 		pres: map[*Node]cache.Key{}, used: map[*Node][]readRecord{}, dirs: map[string]cache.Key{}, volatile: map[*Node]bool{},
 		kinputs: map[string]cache.Input{}, inputs: map[*Node]*ownInputs{}, loadStart: g.loadStart}
-	m.optsKey = cache.Digest(m.opts)
+	if o.Explain {
+		m.settingsRec = settingsRecord(o, g.restriction)
+	}
 	if m.Files == nil {
 		m.Files, _ = cache.LoadFileIndex("")
 	}
