@@ -1,8 +1,6 @@
 package cache
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -324,18 +322,25 @@ func (d *disk) fail(err error) {
 // (for the few files that are not self-checking: the marker, trim.txt,
 // lastrun.json).
 func writeWhole(path string, data []byte) error {
-	var rnd [6]byte
-	_, _ = rand.Read(rnd[:])
-	tmp := filepath.Join(filepath.Dir(path), tmpPrefix+filepath.Base(path)+"-"+hex.EncodeToString(rnd[:]))
-	if err := writeNew(tmp, data); err != nil {
+	// os.CreateTemp's names come from the runtime's generator: crypto/rand's
+	// first call cost a warm `kpipe build` more than the write itself.
+	f, err := os.CreateTemp(filepath.Dir(path), tmpPrefix+filepath.Base(path)+"-*")
+	if err != nil {
 		return err
 	}
-	err := os.Rename(tmp, path)
-	if err != nil {
-		// On Windows a file another process holds open cannot be
-		// replaced; the content is the same (names derive from it).
-		if _, serr := os.Stat(path); serr == nil && renameBusy(err) {
-			err = nil
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+		if err != nil && renameBusy(err) {
+			// On Windows a file another process holds open cannot be
+			// replaced; the content is the same (names derive from it).
+			if _, serr := os.Stat(path); serr == nil {
+				err = nil
+			}
 		}
 	}
 	if err != nil {

@@ -3,6 +3,7 @@ package cache
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -674,5 +675,44 @@ func TestNewDirectoryOpenedByManyAtOnce(t *testing.T) {
 	s.Close()
 	if len(warns) > 0 {
 		t.Errorf("a marker's leftover temporary file made the directory foreign: %q", warns)
+	}
+}
+
+// lastrun.json is what encoding/json would write, and `kpipe cache stats`
+// reads back the counts and the time of the run that wrote it.
+func TestRunStatsJSON(t *testing.T) {
+	for _, r := range []RunStats{
+		{},
+		{Time: time.Date(2026, 11, 27, 3, 4, 5, 600700800, time.UTC), Hits: 12, Misses: 3, Writes: 1 << 40},
+		{Time: time.Date(1999, 1, 2, 0, 0, 0, 0, time.UTC), Hits: -1},
+	} {
+		want, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.appendJSON(nil); !bytes.Equal(got, want) {
+			t.Errorf("appendJSON = %s, encoding/json %s", got, want)
+		}
+	}
+	dir := t.TempDir()
+	var warn []string
+	now := time.Date(2026, 11, 27, 3, 4, 5, 6, time.UTC)
+	s := Open(context.Background(), Options{Dir: dir, Now: func() time.Time { return now }, Warn: func(m string) { warn = append(warn, m) }})
+	k := NewKey("v", "t").Sum()
+	s.Put(k, []byte("x"))
+	s.Get(k)
+	s.RecordRun()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	info, err := mustOpen(t, dir, &warn).Info()
+	if err != nil || info.LastRun == nil {
+		t.Fatalf("Info: %+v, %v", info, err)
+	}
+	if r := *info.LastRun; !r.Time.Equal(now) || r.Hits+r.Misses == 0 || r.Writes == 0 {
+		t.Errorf("last run read back as %+v", r)
+	}
+	if len(warn) > 0 {
+		t.Errorf("warnings: %q", warn)
 	}
 }
