@@ -89,9 +89,9 @@ func TestGoBuildIDLayouts(t *testing.T) {
 	const id = "abc/def/ghi/jkl"
 	dir := t.TempDir()
 	for _, c := range []struct {
-		name    string
-		class   byte
-		order   interface {
+		name  string
+		class byte
+		order interface {
 			binary.ByteOrder
 			binary.AppendByteOrder
 		}
