@@ -245,6 +245,17 @@ func (s *Store) GetLocal(key Key) ([]byte, bool) {
 }
 
 func (s *Store) get(key Key) ([]byte, Key, bool) {
+	v, d, ok := s.getValue(key, false)
+	if !ok {
+		return nil, Key{}, false
+	}
+	return v.data, d, true
+}
+
+// getValue reads key's entry and checks its content against the digest
+// the entry records. With stream, content bigger than streamChunk is left
+// in its file, checked by reading it through in pieces (see Value).
+func (s *Store) getValue(key Key, stream bool) (*Value, Key, bool) {
 	kh := hex.EncodeToString(key[:])
 	ap := s.name(kh, sufAction)
 	line, err := s.read(ap)
@@ -259,7 +270,7 @@ func (s *Store) get(key Key) ([]byte, Key, bool) {
 			return nil, Key{}, false
 		}
 		s.markUsed(ap)
-		return value, e.digest, true
+		return &Value{data: value}, e.digest, true
 	}
 	e, ok := parseEntry(key, line)
 	if !ok {
@@ -267,13 +278,23 @@ func (s *Store) get(key Key) ([]byte, Key, bool) {
 	}
 	dh := hex.EncodeToString(e.digest[:])
 	dp := s.name(dh, sufData)
-	value, err := s.read(dp)
-	if err != nil || int64(len(value)) != e.size || sha256.Sum256(value) != e.digest {
+	var v *Value
+	if stream && e.size > streamChunk {
+		v, err = s.openChecked(dp, e)
+	} else {
+		var value []byte
+		value, err = s.read(dp)
+		if err == nil && (int64(len(value)) != e.size || sha256.Sum256(value) != e.digest) {
+			err = errDamaged
+		}
+		v = &Value{data: value}
+	}
+	if err != nil {
 		return nil, Key{}, false
 	}
 	s.markUsed(ap)
 	s.markUsed(dp)
-	return value, e.digest, true
+	return v, e.digest, true
 }
 
 // fetchRemote reads key's entry from the remote cache, verified, and

@@ -1,0 +1,148 @@
+package cache
+
+import (
+	"crypto/sha256"
+	"errors"
+	"io"
+
+	"github.com/kpipe/kpipe/internal/fsread"
+)
+
+// streamChunk is how much of a big entry Open holds in memory at once.
+// Reading a big entry into a buffer of its size costs a page fault for
+// every 4 KiB of the buffer, the first time the process touches it: on the
+// 2-core VM of benchmarks/RESULTS.md, reading and checking a 3.5 MB output
+// that way took 21 ms, and in 64 KiB pieces 3 ms.
+const streamChunk = 64 << 10
+
+// Value is an entry's content, checked against its digest, that Open left
+// in its file when it is bigger than streamChunk. Close it.
+type Value struct {
+	data   []byte // the content, when it is held in memory
+	f      fsread.OwnFile
+	off, n int64
+	buf    []byte
+}
+
+// Len is the content's length.
+func (v *Value) Len() int64 {
+	if v.f == nil {
+		return int64(len(v.data))
+	}
+	return v.n
+}
+
+// WriteTo writes the content to w. The content was checked when Open read
+// it through once; kpipe writes entry files once and never changes them,
+// and a file that another program rewrites between that check and this
+// copy is the one change it does not catch.
+func (v *Value) WriteTo(w io.Writer) (int64, error) {
+	if v.f == nil {
+		n, err := w.Write(v.data)
+		return int64(n), err
+	}
+	var done int64
+	for done < v.n {
+		k, err := v.f.ReadAt(v.buf[:min(int64(len(v.buf)), v.n-done)], v.off+done)
+		if k > 0 {
+			if _, werr := w.Write(v.buf[:k]); werr != nil {
+				return done, werr
+			}
+			done += int64(k)
+		}
+		if err != nil && done < v.n {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return done, err
+		}
+	}
+	return done, nil
+}
+
+// Bytes returns the whole content.
+func (v *Value) Bytes() ([]byte, error) {
+	if v.f == nil {
+		return v.data, nil
+	}
+	b := make([]byte, v.n)
+	if _, err := v.WriteTo(&sliceWriter{b: b[:0]}); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// Close releases the file the content is read from.
+func (v *Value) Close() error {
+	if v.f == nil {
+		return nil
+	}
+	return v.f.Close()
+}
+
+// sliceWriter appends to b, whose capacity is the content's length.
+type sliceWriter struct{ b []byte }
+
+func (s *sliceWriter) Write(p []byte) (int, error) {
+	s.b = append(s.b, p...)
+	return len(p), nil
+}
+
+// errDamaged is the error of an entry whose content does not match the
+// size or digest its entry records (a miss).
+var errDamaged = errors.New("damaged cache entry")
+
+// Open is GetDigest for a caller that copies the content elsewhere (a
+// cached output printed to stdout): content bigger than streamChunk is
+// checked by reading it through in pieces and left in its file. Close the
+// Value.
+func (s *Store) Open(key Key) (*Value, Key, bool) {
+	if s == nil {
+		return nil, Key{}, false
+	}
+	v, d, ok := s.getValue(key, true)
+	if !ok && s.remote != nil {
+		var data []byte
+		if data, ok = s.fetchRemote(key); ok {
+			v, d = &Value{data: data}, Digest(data)
+		}
+	}
+	if ok {
+		s.hits.Add(1)
+	} else {
+		s.misses.Add(1)
+	}
+	return v, d, ok
+}
+
+// openChecked opens the data file (or pack member) dp and checks, reading
+// it through in pieces, that its content has e's size and digest. Content
+// this process has not written out yet is held in memory.
+func (s *Store) openChecked(dp string, e entry) (*Value, error) {
+	if !s.maybeThere(dp) {
+		return nil, errDamaged
+	}
+	if s.pack != nil {
+		if data, pending := s.pack.get(dp); pending {
+			if int64(len(data)) != e.size || sha256.Sum256(data) != e.digest {
+				return nil, errDamaged
+			}
+			return &Value{data: data}, nil
+		}
+	}
+	f, off, n, err := openEntry(dp)
+	if err != nil {
+		return nil, err
+	}
+	if n != e.size {
+		f.Close()
+		return nil, errDamaged
+	}
+	v := &Value{f: f, off: off, n: n, buf: make([]byte, streamChunk)}
+	h := sha256.New()
+	if k, err := v.WriteTo(h); err != nil || k != n || Key(h.Sum(nil)) != e.digest {
+		f.Close()
+		return nil, errDamaged
+	}
+	return v, nil
+}
