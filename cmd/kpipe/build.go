@@ -65,17 +65,30 @@ func runBuild(ctx context.Context, c *cli.Command) error {
 	defer closeCache(store, &opts)
 	remoteJobs(c, &opts, store)
 	fast := newBuildRecord(c, store, opts, restriction, dir)
-	if y, warnings, ok := fast.lookup(); ok {
+	if out, warnings, ok := fast.lookup(); ok {
 		// Every input the last build read is unchanged: print its
 		// warnings and output.
+		defer out.Close()
 		for _, w := range warnings {
 			opts.Warn(w)
 		}
 		if c.Bool("explain") {
 			fmt.Fprintf(c.Root().ErrWriter, "explain: %s: up to date: every input its last build read is unchanged; output from the cache\n", dir)
 		}
+		if c.String("output") == "" {
+			_, err := out.WriteTo(c.Root().Writer)
+			return err
+		}
+		armStop(ctx)
+		y, err := out.Bytes()
+		if err != nil {
+			return err
+		}
 		return writeOutput(ctx, c, engine.Result{YAML: y, Cached: true})
 	}
+	// From here on, plugins, helm and fetches may run: a signal stops
+	// them and their temporary files are removed (see stopOnSignal).
+	armStop(ctx)
 	opts.Explain = c.Bool("explain")
 	if opts.Explain && store == nil {
 		fmt.Fprintln(c.Root().ErrWriter, "explain: no cache (--no-cache, or it cannot be used): every node is built")
@@ -217,6 +230,13 @@ func prepareCache(opts *engine.Options, store *cache.Store) {
 // has one, else the digest of its content (cheap after the first run,
 // through the stat index).
 func cacheVersion(files *cache.FileIndex) string {
+	if runtime.GOOS == "linux" {
+		// The running executable itself, even if its path was replaced
+		// since; without os.Executable's readlink and EvalSymlinks' walk.
+		if id := buildid.GoBuildID("/proc/self/exe"); id != "" {
+			return Version + "+" + id
+		}
+	}
 	exe, err := os.Executable()
 	if err == nil {
 		exe, err = filepath.EvalSymlinks(exe)

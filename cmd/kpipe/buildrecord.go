@@ -58,8 +58,9 @@ func outputIsDir(c *cli.Command) bool {
 }
 
 // lookup returns the stored output and warnings when the root's inputs
-// are unchanged.
-func (br *buildRecord) lookup() ([]byte, []string, bool) {
+// are unchanged. The caller closes the output (a big one is read from its
+// file as it is written out).
+func (br *buildRecord) lookup() (*cache.Value, []string, bool) {
 	if br.root == "" {
 		return nil, nil, false
 	}
@@ -67,11 +68,15 @@ func (br *buildRecord) lookup() ([]byte, []string, bool) {
 	if !ok || !br.checker.Unchanged(rec.Inputs) {
 		return nil, nil, false
 	}
-	y, d, ok := br.store.GetDigest(br.outKey)
-	if !ok || d != rec.OutputDigest {
+	v, d, ok := br.store.Open(br.outKey)
+	if ok && d != rec.OutputDigest {
+		v.Close()
+		ok = false
+	}
+	if !ok {
 		return nil, nil, false
 	}
-	return y, rec.Warnings, true
+	return v, rec.Warnings, true
 }
 
 // recordWarnings wraps warn so that the build's warnings are kept with

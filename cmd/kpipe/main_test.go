@@ -170,7 +170,7 @@ func TestMain(m *testing.M) {
 		if len(args) > 1 && args[1] == "--" {
 			args = append([]string{"kpipe"}, args[2:]...)
 		}
-		ctx, stopped := stopOnSignal()
+		ctx, stopped := stopOnSignal(args)
 		os.Exit(stopped(run(ctx, args, os.Stdout, os.Stderr)))
 	}
 	dir, err := os.MkdirTemp("", "kpipe-test-cache-")
