@@ -507,7 +507,7 @@ func (s *Store) Uploadable(includeSensitive bool) ([]string, error) {
 			continue
 		}
 		out = append(out, f.path)
-		if len(line) == entrySize {
+		if e.size > inlineMax {
 			out = append(out, s.name(hex.EncodeToString(e.digest[:]), sufData))
 		}
 	}

@@ -259,22 +259,21 @@ func (s *Store) getValue(key Key, stream bool) (*Value, Key, bool) {
 	kh := hex.EncodeToString(key[:])
 	ap := s.name(kh, sufAction)
 	line, err := s.read(ap)
-	if err != nil {
+	if err != nil || len(line) < entrySize {
 		return nil, Key{}, false
 	}
-	if len(line) > entrySize {
-		// A value kept inline, after the line.
-		e, ok := parseEntry(key, line[:entrySize])
+	e, ok := parseEntry(key, line[:entrySize])
+	if !ok {
+		return nil, Key{}, false
+	}
+	if e.size <= inlineMax {
+		// A value kept inline, after the line (nothing, for an empty one).
 		value := line[entrySize:]
-		if !ok || int64(len(value)) != e.size || sha256.Sum256(value) != e.digest {
+		if int64(len(value)) != e.size || sha256.Sum256(value) != e.digest {
 			return nil, Key{}, false
 		}
 		s.markUsed(ap)
 		return &Value{data: value}, e.digest, true
-	}
-	e, ok := parseEntry(key, line)
-	if !ok {
-		return nil, Key{}, false
 	}
 	dh := hex.EncodeToString(e.digest[:])
 	dp := s.name(dh, sufData)

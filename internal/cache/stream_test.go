@@ -11,7 +11,8 @@ import (
 // A big entry, alone in its file or a member of a pack, comes from Open
 // whole and unchanged; one whose bytes were changed in place, or cut
 // short, is a miss, as with GetDigest; a small one comes as GetDigest
-// gives it.
+// gives it, an empty one included (a root whose output is empty: a
+// Component built on its own).
 func TestOpenChecksBigValues(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -21,6 +22,8 @@ func TestOpenChecksBigValues(t *testing.T) {
 		{"own file", 3 << 20, false},
 		{"pack member", 200 << 10, true},
 		{"small", 1000, true},
+		{"empty", 0, false},
+		{"empty, packed", 0, true},
 		{"just over a chunk", streamChunk + 1, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
