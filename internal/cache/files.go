@@ -48,10 +48,22 @@ type FileIndex struct {
 }
 
 type fileEntry struct {
+	fileStat
+	Digest Key
+}
+
+// fileStat is what a stat said of a file (or directory) when its digest
+// was taken, and when that was.
+type fileStat struct {
 	Size, ModNano, CtimeNano int64
 	Inode, Dev               uint64
 	Recorded                 int64 // unix nanoseconds when the digest was taken
-	Digest                   Key
+}
+
+// statOf is fi's fileStat, fi taken at statAt or later.
+func statOf(fi os.FileInfo, statAt time.Time) fileStat {
+	ino, dev, ctime := statIDs(fi)
+	return fileStat{Size: fi.Size(), ModNano: fi.ModTime().UnixNano(), CtimeNano: ctime, Inode: ino, Dev: dev, Recorded: statAt.UnixNano()}
 }
 
 // racyWindow is how much later than a file's modification (and change)
@@ -286,15 +298,55 @@ func (ix *FileIndex) remember(path string, fi os.FileInfo, d Key) {
 }
 
 func (ix *FileIndex) rememberAt(path string, fi os.FileInfo, d Key, statAt time.Time) {
-	ino, dev, ctime := statIDs(fi)
-	e := fileEntry{Size: fi.Size(), ModNano: fi.ModTime().UnixNano(), CtimeNano: ctime, Inode: ino, Dev: dev,
-		Recorded: statAt.UnixNano(), Digest: d}
+	e := fileEntry{statOf(fi, statAt), d}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	ix.entries[path] = e
 	if ix.d != nil && fi.Mode().IsRegular() && fi.Size() >= persistMin {
 		ix.pending[path] = e
 	}
+}
+
+// Stamp returns in with what the index knows of in.Real when that is
+// the stat of the content in.Digest names (recorded this run by Digest,
+// Record, Remember or RememberDir): a record that keeps the input so
+// stamped is checked later by a stat, without reading the file or listing
+// the directory (InputChecker).
+func (ix *FileIndex) Stamp(in Input) Input {
+	if ix == nil {
+		return in
+	}
+	ix.mu.Lock()
+	e, ok := ix.entries[in.Real]
+	ix.mu.Unlock()
+	if ok && e.Digest == in.Digest {
+		in.stat = e.fileStat
+	}
+	return in
+}
+
+// StampRead returns in, the input of a regular file the build read after
+// taking fi, its stat, at statAt or later, with that stat (see Stamp):
+// for a file the index keeps no entry of.
+func StampRead(in Input, fi os.FileInfo, size int, statAt time.Time) Input {
+	if fi != nil && fi.Mode().IsRegular() && fi.Size() == int64(size) {
+		in.stat = statOf(fi, statAt)
+	}
+	return in
+}
+
+// learn takes st, a stat a record kept of path with its digest d (see
+// Stamp), as its own entry of path, unless it has one already: Digest
+// then trusts d where path still matches st, and reads path otherwise.
+func (ix *FileIndex) learn(path string, st fileStat, d Key) {
+	if ix == nil || st.Recorded == 0 {
+		return
+	}
+	ix.mu.Lock()
+	if _, ok := ix.entries[path]; !ok {
+		ix.entries[path] = fileEntry{st, d}
+	}
+	ix.mu.Unlock()
 }
 
 // Counts returns how many files were hashed and how many were answered

@@ -176,3 +176,90 @@ func TestKnownIsWhatTheRunRead(t *testing.T) {
 		t.Fatalf("Digest after the change = %x, %v; want the new content's", d, ok)
 	}
 }
+
+// A root's input stamped with its stat (FileIndex.Stamp) and kept in its
+// record is checked by a later run with a stat, small file or directory,
+// without reading it; an edit in place that keeps size and mtime, a new
+// entry in the directory, or an input whose stat was never known, is read
+// again.
+func TestStampedInputIsCheckedByStat(t *testing.T) {
+	dir := t.TempDir()
+	var warns []string
+	s := mustOpen(t, filepath.Join(dir, "cache"), &warns)
+	f := filepath.Join(dir, "small.yaml")
+	sub := filepath.Join(dir, "base")
+	if err := os.WriteFile(f, []byte("kind: ConfigMap\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mtime := time.Now().Add(-time.Hour)
+	os.Chtimes(f, mtime, mtime)
+	time.Sleep(20 * time.Millisecond) // past the racy window set below (ctime is now)
+
+	build := s.FileIndex()
+	build.window = 10 * time.Millisecond
+	var inputs []Input
+	for _, p := range []string{f, sub} {
+		d, ok := build.Digest(p)
+		if !ok {
+			t.Fatal(p)
+		}
+		inputs = append(inputs, build.Stamp(Input{Path: p, Real: p, Digest: d}))
+	}
+	unstamped := Input{Path: f, Real: f, Digest: inputs[0].Digest}
+	// A file read outside the index, stamped with the stat taken before
+	// the read (StampRead), is as good.
+	statAt := time.Now()
+	fi, err := os.Stat(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(f)
+	read := StampRead(Input{Path: f, Real: f, Digest: Digest(data)}, fi, len(data), statAt)
+	ri := s.RootIndex(key("settings"))
+	ri.SetRoot("/root", &RootRecord{Inputs: inputs})
+	rec, ok := s.RootIndex(key("settings")).Root("/root")
+	if !ok {
+		t.Fatal("no record")
+	}
+
+	var fromIndex int
+	check := func(in []Input) (bool, int) {
+		ix := s.FileIndex()
+		ix.window = 10 * time.Millisecond
+		same := NewInputChecker(ix).Unchanged(in)
+		var hashed int
+		hashed, fromIndex = ix.Counts()
+		return same, hashed
+	}
+	if same, hashed := check(rec.Inputs); !same || hashed != 0 || fromIndex != 2 {
+		t.Errorf("stamped inputs: unchanged %v, %d read and hashed (want none), %d from the index (want 2)", same, hashed, fromIndex)
+	}
+	if same, hashed := check([]Input{read}); !same || hashed != 0 || fromIndex != 1 {
+		t.Errorf("an input stamped by StampRead: unchanged %v, %d read and hashed (want none), %d from the index (want 1)", same, hashed, fromIndex)
+	}
+	if same, hashed := check([]Input{unstamped}); !same || hashed != 1 {
+		t.Errorf("an input without its stat: unchanged %v, %d read and hashed (want 1)", same, hashed)
+	}
+	// Edit in place: same size, same inode, mtime set back.
+	fh, err := os.OpenFile(f, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fh.WriteAt([]byte("K"), 0)
+	fh.Close()
+	os.Chtimes(f, mtime, mtime)
+	time.Sleep(20 * time.Millisecond)
+	if same, _ := check(rec.Inputs[:1]); same {
+		t.Error("an in-place edit keeping size and mtime was not seen")
+	}
+	if err := os.WriteFile(filepath.Join(sub, "new.yaml"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if same, _ := check(rec.Inputs[1:]); same {
+		t.Error("a new file in a directory was not seen")
+	}
+}

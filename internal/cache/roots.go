@@ -40,6 +40,11 @@ type Input struct {
 	// Digest is the content's digest (for a directory, its listing's; see
 	// FileIndex).
 	Digest Key
+	// stat is what a stat said of Real when Digest was taken (Stamp,
+	// StampRead; zero when unknown): a check that finds Real as stat
+	// describes it trusts Digest without reading it, as the file index
+	// does with its own records.
+	stat fileStat
 }
 
 // RootRecord is one root's last successful build.
@@ -286,6 +291,7 @@ func (c *InputChecker) unchanged(in Input) bool {
 	}
 	same = false
 	if real, err := c.resolve(in.Path); err == nil && real == in.Real {
+		c.files.learn(in.Real, in.stat, in.Digest)
 		d, ok := c.files.Digest(in.Real)
 		same = ok && d == in.Digest
 	}

@@ -25,8 +25,9 @@ import (
 // them whole made the records a third of what a cold build-all wrote to
 // the cache.
 
-// recordFormat is the first byte of a record's encoding.
-const recordFormat = 3
+// recordFormat is the first byte of a record's encoding. (4: inputs
+// carry their stat, see Input.)
+const recordFormat = 4
 
 // errBadStateFile says a record failed verification.
 var errBadStateFile = errors.New("cache record does not match its digest")
@@ -43,7 +44,7 @@ func encodeState(s *storedRecord) ([]byte, error) {
 	for _, l := range [][]Input{rootInputs(s.Root), discoveryInputs(s.Discovery, true), discoveryInputs(s.Discovery, false)} {
 		prev := ""
 		for _, in := range l {
-			size += len(in.Path) - commonPrefix(prev, in.Path) + len(in.Real) - commonPrefix(in.Path, in.Real) + sha256.Size + 6
+			size += len(in.Path) - commonPrefix(prev, in.Path) + len(in.Real) - commonPrefix(in.Path, in.Real) + sha256.Size + 6 + 36 // 36: a stat
 			prev = in.Path
 		}
 	}
@@ -137,8 +138,24 @@ func (w *Encoder) inputs(l []Input) {
 		w.shared(prev, in.Path)
 		w.shared(in.Path, in.Real) // most paths are their own real path
 		w.Key(in.Digest)
+		w.stat(in.stat)
 		prev = in.Path
 	}
+}
+
+// stat writes an input's stat (Input.stat): a 0 byte when there is none,
+// else a 1 and the fields, the times as differences from the
+// modification time (most are small).
+func (w *Encoder) stat(e fileStat) {
+	if !w.Bool(e.Recorded != 0) {
+		return
+	}
+	w.buf = binary.AppendVarint(w.buf, e.Size)
+	w.buf = binary.AppendVarint(w.buf, e.ModNano)
+	w.buf = binary.AppendVarint(w.buf, e.CtimeNano-e.ModNano)
+	w.buf = binary.AppendUvarint(w.buf, e.Inode)
+	w.buf = binary.AppendUvarint(w.buf, e.Dev)
+	w.buf = binary.AppendVarint(w.buf, e.Recorded-e.ModNano)
 }
 
 // shared writes s as the length of the prefix it shares with base and
@@ -242,6 +259,7 @@ func (r *Decoder) inputs() []Input {
 		in.Path = r.shared(prev)
 		in.Real = r.shared(in.Path)
 		in.Digest = r.Key()
+		in.stat = r.stat()
 		l = append(l, in)
 		prev = in.Path
 	}
@@ -280,4 +298,42 @@ func discoveryInputs(r *DiscoveryRecord, files bool) []Input {
 		return r.Files
 	}
 	return r.Dirs
+}
+
+// stat reads what Encoder.stat wrote.
+func (r *Decoder) stat() fileStat {
+	var e fileStat
+	if !r.Bool() {
+		return e
+	}
+	e.Size = r.varint()
+	e.ModNano = r.varint()
+	e.CtimeNano = e.ModNano + r.varint()
+	e.Inode = r.uvarint()
+	e.Dev = r.uvarint()
+	e.Recorded = e.ModNano + r.varint()
+	if e.Recorded == 0 {
+		r.bad = true
+	}
+	return e
+}
+
+func (r *Decoder) varint() int64 {
+	n, size := binary.Varint(r.buf)
+	if r.bad || size <= 0 {
+		r.bad = true
+		return 0
+	}
+	r.buf = r.buf[size:]
+	return n
+}
+
+func (r *Decoder) uvarint() uint64 {
+	n, size := binary.Uvarint(r.buf)
+	if r.bad || size <= 0 {
+		r.bad = true
+		return 0
+	}
+	r.buf = r.buf[size:]
+	return n
 }

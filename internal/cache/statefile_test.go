@@ -17,7 +17,13 @@ func TestRecordRoundTripAndDamage(t *testing.T) {
 		{Path: "/repo/link", Real: "/repo/li", Digest: key("a")},
 		{Path: "/repo/link/" + strings.Repeat("ü", 200), Real: "/repo/link/" + strings.Repeat("ü", 200) + "/x", Digest: key("b")},
 		{Path: "/repo/link/" + strings.Repeat("ü", 200), Real: "", Digest: key("c")},
-		{Path: "", Real: "/r", Digest: key("d")}}
+		{Path: "", Real: "/r", Digest: key("d")},
+		// Stamped with their stat: a file of today; one from before 1970
+		// whose ctime is earlier than its mtime.
+		{Path: "/repo/s", Real: "/repo/s", Digest: key("s"), stat: fileStat{Size: 10, ModNano: 1_764_000_000_123_456_789,
+			CtimeNano: 1_764_000_000_123_456_789, Inode: 42, Dev: 2049, Recorded: 1_764_000_005_000_000_000}},
+		{Path: "/repo/t", Real: "/repo/t", Digest: key("t"), stat: fileStat{Size: 1 << 40, ModNano: -86_400_000_000_000,
+			CtimeNano: -86_400_000_000_001, Inode: 1 << 63, Dev: 0, Recorded: 5}}}
 	for _, rec := range []*storedRecord{
 		{Settings: key("s"), Name: "/repo/app", Root: &RootRecord{Inputs: in, Output: "out/app.yaml", OutputDigest: key("o"),
 			Warnings: []string{"# Warning: 'commonLabels' is deprecated."}}},

@@ -116,7 +116,8 @@ func (m *memo) findNodeInputs(n *Node) *ownInputs {
 		return nil
 	}
 	own := &ownInputs{items: make([]inputItem, 0, 2+len(used)+len(n.Resources)+len(n.Components))}
-	add := func(in cache.Input, child *Node) { own.items = append(own.items, inputItem{in, child}) }
+	// Each input with its stat, so that the next run checks it by a stat.
+	add := func(in cache.Input, child *Node) { own.items = append(own.items, inputItem{m.Files.Stamp(in), child}) }
 	add(cache.Input{Path: n.Dir, Real: n.Dir, Digest: dir}, nil)
 	add(kin, nil)
 	for _, r := range used {
@@ -141,7 +142,11 @@ func (m *memo) findNodeInputs(n *Node) *ownInputs {
 				}
 				add(cache.Input{Path: n.Loader.Abs(e.Path), Real: e.Child.Dir, Digest: d}, e.Child)
 			default:
-				add(cache.Input{Path: n.Loader.Abs(e.Path), Real: e.File, Digest: m.dataDigest(e)}, nil)
+				in := cache.Input{Path: n.Loader.Abs(e.Path), Real: e.File, Digest: m.dataDigest(e)}
+				if e.src != nil {
+					in = cache.StampRead(in, e.src.info, len(e.Data), m.loadStart)
+				}
+				add(in, nil)
 			}
 		}
 	}
@@ -173,7 +178,7 @@ func (m *memo) fileInput(f *loaders.KustomizationFile) (cache.Input, bool) {
 // them was live memory the collector marked for the whole run). The file
 // index learns the digest of a file large enough to keep a record for
 // the next run, which then costs a stat instead of a read; a smaller
-// file's record would serve nothing in this run.
+// file's input carries its stat instead (findNodeInputs).
 func (m *memo) dataDigest(e *Entry) cache.Key {
 	if e.src == nil {
 		return cache.Digest(e.Data)
