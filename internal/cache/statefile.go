@@ -197,12 +197,11 @@ func (r *Decoder) Done() bool { return !r.bad && len(r.buf) == 0 }
 // Uint reads a count or length; one past the bytes left is a defect
 // (every item takes at least one byte).
 func (r *Decoder) Uint() int {
-	n, size := binary.Uvarint(r.buf)
-	if r.bad || size <= 0 || n > uint64(len(r.buf)) {
+	n := r.uvarint()
+	if n > uint64(len(r.buf)) {
 		r.bad = true
 		return 0
 	}
-	r.buf = r.buf[size:]
 	return int(n)
 }
 
@@ -270,12 +269,11 @@ func (r *Decoder) inputs() []Input {
 // than base is a defect.
 func (r *Decoder) shared(base string) string {
 	// Not Uint: a prefix may be longer than what is left to read.
-	n, size := binary.Uvarint(r.buf)
-	if r.bad || size <= 0 || n > uint64(len(base)) {
+	n := r.uvarint()
+	if n > uint64(len(base)) {
 		r.bad = true
 		return ""
 	}
-	r.buf = r.buf[size:]
 	rest := r.take(r.Uint())
 	if len(rest) == 0 {
 		return base[:n] // no copy: most real paths are their paths
@@ -318,14 +316,11 @@ func (r *Decoder) stat() fileStat {
 	return e
 }
 
+// varint reads what binary.AppendVarint wrote: a uvarint holding the
+// number zigzag-encoded.
 func (r *Decoder) varint() int64 {
-	n, size := binary.Varint(r.buf)
-	if r.bad || size <= 0 {
-		r.bad = true
-		return 0
-	}
-	r.buf = r.buf[size:]
-	return n
+	u := r.uvarint()
+	return int64(u>>1) ^ -int64(u&1)
 }
 
 func (r *Decoder) uvarint() uint64 {
