@@ -15,8 +15,9 @@ import (
 // that way took 21 ms, and in 64 KiB pieces 3 ms.
 const streamChunk = 64 << 10
 
-// Value is an entry's content, checked against its digest, that Open left
-// in its file when it is bigger than streamChunk. Close it.
+// Value is an entry's content, checked against its digest: held in
+// memory, or, from Open and bigger than streamChunk, left in its file.
+// Close it.
 type Value struct {
 	data   []byte // the content, when it is held in memory
 	f      fsread.OwnFile
