@@ -319,18 +319,25 @@ func (ix *FileIndex) Stamp(in Input) Input {
 	ix.mu.Lock()
 	e, ok := ix.entries[in.Real]
 	ix.mu.Unlock()
-	if ok && e.Digest == in.Digest {
+	if ok && e.Digest == in.Digest && e.hasCtime() {
 		in.stat = e.fileStat
 	}
 	return in
 }
+
+// hasCtime reports whether the stat has a change time: where the platform
+// gives none (statIDs), an input is not stamped, and a small file is read
+// again as before, rather than trusted on its size and mtime alone.
+func (st fileStat) hasCtime() bool { return st.CtimeNano != 0 }
 
 // StampRead returns in, the input of a regular file the build read after
 // taking fi, its stat, at statAt or later, with that stat (see Stamp):
 // for a file the index keeps no entry of.
 func StampRead(in Input, fi os.FileInfo, size int, statAt time.Time) Input {
 	if fi != nil && fi.Mode().IsRegular() && fi.Size() == int64(size) {
-		in.stat = statOf(fi, statAt)
+		if st := statOf(fi, statAt); st.hasCtime() {
+			in.stat = st
+		}
 	}
 	return in
 }
@@ -339,7 +346,7 @@ func StampRead(in Input, fi os.FileInfo, size int, statAt time.Time) Input {
 // Stamp), as its own entry of path, unless it has one already: Digest
 // then trusts d where path still matches st, and reads path otherwise.
 func (ix *FileIndex) learn(path string, st fileStat, d Key) {
-	if ix == nil || st.Recorded == 0 {
+	if ix == nil || st.Recorded == 0 || !st.hasCtime() {
 		return
 	}
 	ix.mu.Lock()
