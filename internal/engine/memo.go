@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -140,49 +141,29 @@ type readRecord struct {
 	Tree   bool      // a directory read whole (a helm chart)
 }
 
-// settings encodes the options that change a build's output, canonically:
-// each field with its length before it, as cache.KeyBuilder writes them,
-// in a fixed order. (It was JSON; encoding/json's first call, which builds
+// settings adds the options that change a build's output to b, in a
+// fixed order. (They were JSON; encoding/json's first call, which builds
 // its encoder for the type, was about 1% of a warm `kpipe build`.)
 // TestSettingsCoverTheOptions fails when a field of HelmOptions is left out.
-func settings(o Options, r loaders.Restriction) []byte {
-	b := make([]byte, 0, 128)
-	field := func(s string) {
-		b = binary.AppendUvarint(b, uint64(len(s)))
-		b = append(b, s...)
-	}
-	flag := func(v bool) {
-		if v {
-			field("1")
-		} else {
-			field("0")
-		}
-	}
-	field(o.Reorder)
-	flag(o.ManagedByLabel)
-	flag(o.EnableAlphaPlugins)
-	flag(o.EnableExec)
-	flag(o.EnableHelm)
-	field(r.String())
-	field(o.Helm.Command)
-	b = binary.AppendUvarint(b, uint64(len(o.Helm.APIVersions)))
+func settings(b *cache.KeyBuilder, o Options, r loaders.Restriction) *cache.KeyBuilder {
+	b.String(o.Reorder).Bool(o.ManagedByLabel).Bool(o.EnableAlphaPlugins).Bool(o.EnableExec).Bool(o.EnableHelm)
+	b.String(r.String())
+	b.String(o.Helm.Command).String(strconv.Itoa(len(o.Helm.APIVersions)))
 	for _, v := range o.Helm.APIVersions {
-		field(v)
+		b.String(v)
 	}
-	field(o.Helm.KubeVersion)
-	flag(o.Helm.Debug)
-	return b
+	return b.String(o.Helm.KubeVersion).Bool(o.Helm.Debug)
 }
 
 // SettingsKey is the digest of everything besides its inputs that a
 // build's output depends on: kpipe's version (o.Cache.Version) and the
 // options that change output. It names a cache.RootIndex.
 func SettingsKey(o Options, r loaders.Restriction) cache.Key {
-	return cache.NewKey(o.Cache.Version, "settings").Bytes(settings(o, r)).Sum()
+	return settings(cache.NewKey(o.Cache.Version, "settings"), o, r).Sum()
 }
 
 func newMemo(c Cache, g *Graph, o Options) *memo {
-	m := &memo{Cache: c, optsKey: cache.Digest(settings(o, g.restriction)), reads: map[*Node]map[string]readRecord{}, keys: map[*Node]cache.Key{},
+	m := &memo{Cache: c, optsKey: settings(cache.NewKey("", "options"), o, g.restriction).Sum(), reads: map[*Node]map[string]readRecord{}, keys: map[*Node]cache.Key{},
 		pres: map[*Node]cache.Key{}, used: map[*Node][]readRecord{}, dirs: map[string]cache.Key{}, volatile: map[*Node]bool{},
 		kinputs: map[string]cache.Input{}, inputs: map[*Node]*ownInputs{}, loadStart: g.loadStart}
 	if o.Explain {

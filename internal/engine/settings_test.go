@@ -1,10 +1,10 @@
 package engine
 
 import (
-	"bytes"
 	"reflect"
 	"testing"
 
+	"github.com/kpipe/kpipe/internal/cache"
 	"github.com/kpipe/kpipe/internal/loaders"
 )
 
@@ -13,11 +13,11 @@ import (
 // reflection so that a new one cannot be forgotten, and each build flag.
 // Settings that differ only in how a list is split do not collide.
 func TestSettingsCoverTheOptions(t *testing.T) {
-	base := settings(Options{}, loaders.RootOnly)
-	seen := map[string]string{string(base): "zero"}
+	key := func(o Options, r loaders.Restriction) cache.Key { return settings(cache.NewKey("v", "t"), o, r).Sum() }
+	seen := map[cache.Key]string{key(Options{}, loaders.RootOnly): "zero"}
 	check := func(name string, o Options, r loaders.Restriction) {
 		t.Helper()
-		got := string(settings(o, r))
+		got := key(o, r)
 		if other, ok := seen[got]; ok {
 			t.Errorf("settings with %s equal those with %s", name, other)
 		}
@@ -47,7 +47,7 @@ func TestSettingsCoverTheOptions(t *testing.T) {
 	check("LoadRestrictionsNone", Options{}, loaders.None)
 	check("two api versions", Options{Helm: HelmOptions{APIVersions: []string{"a/v1", "b/v1"}}}, loaders.RootOnly)
 	check("one api version holding both", Options{Helm: HelmOptions{APIVersions: []string{"a/v1\x04b/v1"}}}, loaders.RootOnly)
-	if !bytes.Equal(settings(Options{Reorder: "legacy"}, loaders.None), settings(Options{Reorder: "legacy"}, loaders.None)) {
+	if key(Options{Reorder: "legacy"}, loaders.None) != key(Options{Reorder: "legacy"}, loaders.None) {
 		t.Error("settings are not the same for the same options")
 	}
 }
