@@ -33,8 +33,12 @@ import (
 // persistMin bytes (where a stat saves reading the file) are also kept in
 // the cache directory, one small file per path (v2/<x>/<hex>-i), read
 // only when that path is asked for and written only when it changed: the
-// index costs what a run touches, whatever the cache holds. Smaller files
-// are read and hashed, which costs about what reading their record would.
+// index costs what a run touches, whatever the cache holds. A smaller
+// file's record would cost about what reading the file does; instead a
+// root record keeps the stat of each of its inputs, small files and
+// directories included (Stamp, StampRead), and the InputChecker hands it
+// to the index (learn) before asking for the digest, where the platform
+// gives a change time.
 type FileIndex struct {
 	d *disk // nil: the index lives in memory only
 	// window is racyWindow (tests shorten it).
