@@ -117,21 +117,13 @@ func (m *memo) compareRecord(identity string, rec map[string]string) (changed []
 	return changed, first
 }
 
-// settingsRecord names the settings (see settings) by their flags, with
-// their values in JSON, for nodeRecord.
+// settingsRecord names the settings by their flags, with their values
+// (settingValues), for nodeRecord.
 func settingsRecord(o Options, r loaders.Restriction) map[string]string {
 	rec := map[string]string{}
-	add := func(flag string, v any) {
-		s, _ := json.Marshal(v)
-		rec["setting "+flag] = string(s)
+	for _, s := range settingValues(o, r) {
+		rec["setting "+s[0]] = s[1]
 	}
-	add("--reorder", o.Reorder)
-	add("--enable-managedby-label", o.ManagedByLabel)
-	add("--enable-alpha-plugins", o.EnableAlphaPlugins)
-	add("--enable-exec", o.EnableExec)
-	add("--enable-helm", o.EnableHelm)
-	add("--load-restrictor", r.String())
-	add("--helm-*", o.Helm)
 	return rec
 }
 

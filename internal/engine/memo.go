@@ -141,18 +141,38 @@ type readRecord struct {
 	Tree   bool      // a directory read whole (a helm chart)
 }
 
-// settings adds the options that change a build's output to b, in a
-// fixed order. (They were JSON; encoding/json's first call, which builds
-// its encoder for the type, was about 1% of a warm `kpipe build`.)
-// TestSettingsCoverTheOptions fails when a field of HelmOptions is left out.
-func settings(b *cache.KeyBuilder, o Options, r loaders.Restriction) *cache.KeyBuilder {
-	b.String(o.Reorder).Bool(o.ManagedByLabel).Bool(o.EnableAlphaPlugins).Bool(o.EnableExec).Bool(o.EnableHelm)
-	b.String(r.String())
-	b.String(o.Helm.Command).String(strconv.Itoa(len(o.Helm.APIVersions)))
-	for _, v := range o.Helm.APIVersions {
-		b.String(v)
+// settingValues lists the options that change a build's output, by their
+// flags, each value spelled as Go quotes a string (a list in brackets, a
+// bool as true or false): a run's keys take them in this order (settings),
+// and --explain names those that changed (settingsRecord). (They were
+// JSON; encoding/json's first call, which builds its encoder for the type,
+// was about 1% of a warm `kpipe build`.) TestSettingsCoverTheOptions fails
+// when a field of HelmOptions is left out.
+func settingValues(o Options, r loaders.Restriction) [][2]string {
+	versions := make([]string, len(o.Helm.APIVersions))
+	for i, v := range o.Helm.APIVersions {
+		versions[i] = strconv.Quote(v)
 	}
-	return b.String(o.Helm.KubeVersion).Bool(o.Helm.Debug)
+	return [][2]string{
+		{"--reorder", strconv.Quote(o.Reorder)},
+		{"--enable-managedby-label", strconv.FormatBool(o.ManagedByLabel)},
+		{"--enable-alpha-plugins", strconv.FormatBool(o.EnableAlphaPlugins)},
+		{"--enable-exec", strconv.FormatBool(o.EnableExec)},
+		{"--enable-helm", strconv.FormatBool(o.EnableHelm)},
+		{"--load-restrictor", strconv.Quote(r.String())},
+		{"--helm-command", strconv.Quote(o.Helm.Command)},
+		{"--helm-api-versions", "[" + strings.Join(versions, ",") + "]"},
+		{"--helm-kube-version", strconv.Quote(o.Helm.KubeVersion)},
+		{"--helm-debug", strconv.FormatBool(o.Helm.Debug)},
+	}
+}
+
+// settings adds settingValues to b.
+func settings(b *cache.KeyBuilder, o Options, r loaders.Restriction) *cache.KeyBuilder {
+	for _, s := range settingValues(o, r) {
+		b.String(s[0]).String(s[1])
+	}
+	return b
 }
 
 // SettingsKey is the digest of everything besides its inputs that a
