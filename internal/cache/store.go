@@ -216,14 +216,24 @@ func (s *Store) Get(key Key) ([]byte, bool) {
 // GetDigest is Get that also returns the value's SHA-256 (Digest), which
 // the entry records and Get verifies anyway.
 func (s *Store) GetDigest(key Key) ([]byte, Key, bool) {
+	v, d, ok := s.lookup(key, false)
+	if !ok {
+		return nil, Key{}, false
+	}
+	return v.data, d, true
+}
+
+// lookup is GetDigest and Open: the directory's entry (with stream, a big
+// one left in its file), else the remote's, counted as a hit or a miss.
+func (s *Store) lookup(key Key, stream bool) (*Value, Key, bool) {
 	if s == nil {
 		return nil, Key{}, false
 	}
-	v, d, ok := s.get(key)
+	v, d, ok := s.getValue(key, stream)
 	if !ok && s.remote != nil {
-		v, ok = s.fetchRemote(key)
-		if ok {
-			d = Digest(v)
+		var data []byte
+		if data, ok = s.fetchRemote(key); ok {
+			v, d = &Value{data: data}, Digest(data)
 		}
 	}
 	if ok {

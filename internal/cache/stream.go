@@ -42,23 +42,13 @@ func (v *Value) WriteTo(w io.Writer) (int64, error) {
 		n, err := w.Write(v.data)
 		return int64(n), err
 	}
-	var done int64
-	for done < v.n {
-		k, err := v.f.ReadAt(v.buf[:min(int64(len(v.buf)), v.n-done)], v.off+done)
-		if k > 0 {
-			if _, werr := w.Write(v.buf[:k]); werr != nil {
-				return done, werr
-			}
-			done += int64(k)
-		}
-		if err != nil && done < v.n {
-			if errors.Is(err, io.EOF) {
-				err = io.ErrUnexpectedEOF
-			}
-			return done, err
-		}
+	// w as a plain Writer: CopyBuffer reads through v.buf, not a buffer of
+	// w's ReadFrom.
+	n, err := io.CopyBuffer(struct{ io.Writer }{w}, io.NewSectionReader(v.f, v.off, v.n), v.buf)
+	if err == nil && n < v.n {
+		err = io.ErrUnexpectedEOF
 	}
-	return done, nil
+	return n, err
 }
 
 // Bytes returns the whole content.
@@ -67,7 +57,7 @@ func (v *Value) Bytes() ([]byte, error) {
 		return v.data, nil
 	}
 	b := make([]byte, v.n)
-	if _, err := v.WriteTo(&sliceWriter{b: b[:0]}); err != nil {
+	if _, err := io.ReadFull(io.NewSectionReader(v.f, v.off, v.n), b); err != nil {
 		return nil, err
 	}
 	return b, nil
@@ -81,14 +71,6 @@ func (v *Value) Close() error {
 	return v.f.Close()
 }
 
-// sliceWriter appends to b, whose capacity is the content's length.
-type sliceWriter struct{ b []byte }
-
-func (s *sliceWriter) Write(p []byte) (int, error) {
-	s.b = append(s.b, p...)
-	return len(p), nil
-}
-
 // errDamaged is the error of an entry whose content does not match the
 // size or digest its entry records (a miss).
 var errDamaged = errors.New("damaged cache entry")
@@ -97,24 +79,7 @@ var errDamaged = errors.New("damaged cache entry")
 // cached output printed to stdout): content bigger than streamChunk is
 // checked by reading it through in pieces and left in its file. Close the
 // Value.
-func (s *Store) Open(key Key) (*Value, Key, bool) {
-	if s == nil {
-		return nil, Key{}, false
-	}
-	v, d, ok := s.getValue(key, true)
-	if !ok && s.remote != nil {
-		var data []byte
-		if data, ok = s.fetchRemote(key); ok {
-			v, d = &Value{data: data}, Digest(data)
-		}
-	}
-	if ok {
-		s.hits.Add(1)
-	} else {
-		s.misses.Add(1)
-	}
-	return v, d, ok
-}
+func (s *Store) Open(key Key) (*Value, Key, bool) { return s.lookup(key, true) }
 
 // openChecked opens the data file (or pack member) dp and checks, reading
 // it through in pieces, that its content has e's size and digest. Content
