@@ -183,9 +183,15 @@ func SettingsKey(o Options, r loaders.Restriction) cache.Key {
 }
 
 func newMemo(c Cache, g *Graph, o Options) *memo {
-	m := &memo{Cache: c, optsKey: settings(cache.NewKey("", "options"), o, g.restriction).Sum(), reads: map[*Node]map[string]readRecord{}, keys: map[*Node]cache.Key{},
-		pres: map[*Node]cache.Key{}, used: map[*Node][]readRecord{}, dirs: map[string]cache.Key{}, volatile: map[*Node]bool{},
-		kinputs: map[string]cache.Input{}, inputs: map[*Node]*ownInputs{}, loadStart: g.loadStart}
+	// The maps of nodes get an entry per node (most of them), so they are
+	// made that size: grown a doubling at a time, kinputs' rehashing alone
+	// was 0.7% of the CPU of a cold 400-root build-all.
+	nodes := len(g.Nodes)
+	m := &memo{Cache: c, optsKey: settings(cache.NewKey("", "options"), o, g.restriction).Sum(),
+		reads: make(map[*Node]map[string]readRecord, nodes), keys: make(map[*Node]cache.Key, nodes),
+		pres: make(map[*Node]cache.Key, nodes), used: make(map[*Node][]readRecord, nodes), dirs: make(map[string]cache.Key, nodes),
+		volatile: map[*Node]bool{}, kinputs: make(map[string]cache.Input, nodes), inputs: make(map[*Node]*ownInputs, nodes),
+		loadStart: g.loadStart}
 	if o.Explain {
 		m.settingsRec = settingsRecord(o, g.restriction)
 	}
