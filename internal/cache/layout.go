@@ -214,8 +214,8 @@ func (d *disk) size(path string) (int64, bool) {
 		return 0, false
 	}
 	if d.pack != nil {
-		if v, ok := d.pack.get(path); ok {
-			return int64(len(v)), true
+		if v, ok := d.pack.sizeOf(path); ok {
+			return v, true
 		}
 	}
 	f, _, length, err := openEntry(path)
@@ -228,23 +228,27 @@ func (d *disk) size(path string) (int64, bool) {
 
 // write writes an entry file: into the pending pack when the store packs
 // (pack.go), else as a file of its own.
-func (d *disk) write(path string, data []byte) {
+func (d *disk) write(path string, data []byte) { d.writeContent(path, content{head: data}) }
+
+// writeContent is write for content in two pieces; the pack keeps them
+// apart (content), a file of its own gets them joined.
+func (d *disk) writeContent(path string, data content) {
 	if d.broken.Load() {
 		return
 	}
 	if d.fresh {
 		d.mine.add(path)
 	}
-	if d.pack != nil && len(data) <= packMaxMember {
+	if d.pack != nil && data.len() <= packMaxMember {
 		full, ok := d.pack.add(path, data)
 		if ok {
 			if full != nil {
-				d.writePack(full)
+				d.writePackSoon(full)
 			}
 			return
 		}
 	}
-	d.writePlain(path, data)
+	d.writePlain(path, data.bytes())
 }
 
 // writePlain writes a file of its own, as the Go build cache does: a new

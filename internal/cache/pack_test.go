@@ -316,3 +316,26 @@ func TestPackReplacesExistingNames(t *testing.T) {
 		}
 	}
 }
+
+// A batch that fills is written in the background while the build goes
+// on; Flush returns only once it is on disk, so another process finds
+// every entry.
+func TestFlushWaitsForBackgroundPacks(t *testing.T) {
+	dir := t.TempDir()
+	s := openPacked(t, dir)
+	defer s.Close()
+	for i := range packMaxEntries { // the last Put fills the batch
+		s.Put(key(fmt.Sprint(i)), []byte(fmt.Sprintf("value %d\n", i)))
+	}
+	s.Flush()
+	if names, _ := files(t, dir); len(names) != packMaxEntries {
+		t.Fatalf("after Flush, %d names on disk, want %d", len(names), packMaxEntries)
+	}
+	other := openPacked(t, dir)
+	defer other.Close()
+	for i := range packMaxEntries {
+		if v, ok := other.Get(key(fmt.Sprint(i))); !ok || string(v) != fmt.Sprintf("value %d\n", i) {
+			t.Fatalf("another store: Get(%d) = %q, %v", i, v, ok)
+		}
+	}
+}

@@ -102,7 +102,7 @@ func Open(ctx context.Context, opts Options) *Store {
 	}
 	s := &Store{disk: disk{dir: opts.Dir, warn: opts.Warn, fresh: fresh}, opts: opts, created: created}
 	if opts.Pack && packsSupported {
-		s.pack = &packer{}
+		s.pack = &packer{background: make(chan struct{}, 1)}
 	}
 	return s
 }
@@ -372,7 +372,8 @@ func (s *Store) markUsed(path string) {
 // Put stores value under key. Errors are reported as one warning: a cache
 // write never fails a build. With Options.Pack the entry may wait in
 // memory for its pack (this store reads it from there); Flush or Close
-// writes it.
+// writes it. The store keeps value, not a copy, until then (and the
+// remote cache until its upload): the caller must not change it.
 func (s *Store) Put(key Key, value []byte) { s.put(key, value, false, true) }
 
 // PutSensitive stores value under key like Put, marked sensitive: it holds
@@ -405,13 +406,7 @@ func (s *Store) putDigest(key Key, value []byte, digest Key, sensitive, send boo
 	if s == nil {
 		return
 	}
-	var line []byte
-	if len(value) <= inlineMax {
-		// The value follows the line in the entry file: one buffer for both.
-		line = appendEntry(make([]byte, 0, entrySize+len(value)), key, digest, int64(len(value)), s.opts.Now().UnixNano(), sensitive)
-	} else {
-		line = formatEntry(key, digest, int64(len(value)), s.opts.Now().UnixNano(), sensitive)
-	}
+	line := formatEntry(key, digest, int64(len(value)), s.opts.Now().UnixNano(), sensitive)
 	if send && s.remote != nil {
 		s.remote.send(key, line[:len(line):len(line)], value, digest, sensitive)
 	}
@@ -420,7 +415,9 @@ func (s *Store) putDigest(key Key, value []byte, digest Key, sensitive, send boo
 	}
 	ap := s.name(hex.EncodeToString(key[:]), sufAction)
 	if len(value) <= inlineMax {
-		s.write(ap, append(line, value...))
+		// The value follows the line in the entry file. (Not copied behind
+		// it: the pack writes the two one after the other.)
+		s.writeContent(ap, content{line, value})
 		if !s.broken.Load() {
 			s.puts.Add(1)
 		}
