@@ -58,7 +58,7 @@ func (s *Store) RecordRun() {
 		return
 	}
 	b := RunStats{Time: s.opts.Now().UTC(), Hits: h, Misses: m, Writes: p}.appendJSON(nil)
-	if err := writeWhole(filepath.Join(s.dir, layoutDir, lastRun), b); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := overwrite(filepath.Join(s.dir, layoutDir, lastRun), b); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		s.fail(err)
 	}
 }

@@ -716,3 +716,57 @@ func TestRunStatsJSON(t *testing.T) {
 		t.Errorf("warnings: %q", warn)
 	}
 }
+
+// A later run's counts replace the earlier run's, whether the new file is
+// shorter or longer; a symlink put in lastrun.json's place is replaced,
+// not followed.
+func TestRecordRunReplacesTheLastRun(t *testing.T) {
+	dir := t.TempDir()
+	var warn []string
+	run := func(hits int) *RunStats {
+		t.Helper()
+		s := mustOpen(t, dir, &warn)
+		k := NewKey("v", "t").Sum()
+		s.Put(k, []byte("x"))
+		for range hits {
+			s.Get(k)
+		}
+		s.RecordRun()
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		info, err := mustOpen(t, dir, &warn).Info()
+		if err != nil || info.LastRun == nil {
+			t.Fatalf("Info: %+v, %v", info, err)
+		}
+		return info.LastRun
+	}
+	for _, hits := range []int{1000, 1, 99} {
+		if r := run(hits); r.Hits != int64(hits) {
+			t.Errorf("after a run of %d hits, the last run read back as %+v", hits, r)
+		}
+	}
+	outside := filepath.Join(t.TempDir(), "victim")
+	if err := os.WriteFile(outside, []byte("keep"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	last := filepath.Join(dir, layoutDir, lastRun)
+	if err := os.Remove(last); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, last); err != nil {
+		t.Skip("no symlinks here:", err)
+	}
+	if r := run(7); r.Hits != 7 {
+		t.Errorf("after replacing a symlink, the last run read back as %+v", r)
+	}
+	if b, _ := os.ReadFile(outside); string(b) != "keep" {
+		t.Errorf("the symlink's target was written: %q", b)
+	}
+	if fi, err := os.Lstat(last); err != nil || !fi.Mode().IsRegular() {
+		t.Errorf("lastrun.json is not a file of its own: %v, %v", fi, err)
+	}
+	if len(warn) > 0 {
+		t.Errorf("warnings: %q", warn)
+	}
+}
