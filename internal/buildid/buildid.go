@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"io"
-	"os"
 )
 
 // headSize is how much of the file GoBuildID reads in one go: the Go
@@ -28,7 +27,7 @@ const headSize = 16 << 10
 // whose package brings zlib and zstd decoders into every kpipe process
 // (some 0.4 ms of a warm 20 ms `kpipe build`).
 func GoBuildID(path string) string {
-	f, err := os.Open(path)
+	f, err := open(path)
 	if err != nil {
 		return ""
 	}
