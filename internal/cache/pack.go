@@ -204,9 +204,9 @@ func (p *packer) take() *map[string]content {
 
 // writePackSoon writes a full batch in the background, so that the build
 // goroutine that filled it goes on building: a pack of 512 members and
-// its links took that goroutine 2-5 ms, while the other CPU was often
-// idle (a build's graph does not always offer two nodes at once). One
-// batch at a time is written so; a batch that fills while another is
+// its links took that goroutine milliseconds, while the other CPU was
+// often idle (a build's graph does not always offer two nodes at once).
+// One batch at a time is written so; a batch that fills while another is
 // being written is written here, which bounds what waits in memory.
 func (d *disk) writePackSoon(b *map[string]content) {
 	select {
