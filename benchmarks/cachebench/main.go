@@ -459,11 +459,10 @@ func (b *bench) memory(small, big int) error {
 			ref = filepath.Join(runs, fmt.Sprintf("ref%d", i))
 			out = filepath.Join(runs, fmt.Sprintf("out%d", i))
 			cache := filepath.Join(runs, fmt.Sprintf("cache%d", i))
-			// Each run leaves thousands of files behind, and on ext4 a run
-			// was slower the more files the runs before it had created
-			// (walls grew 3.1 s to 5.9 s over four rounds of three runs at
-			// 10,000 roots): the run second in a round paid for the first's.
-			// So the two take turns going first.
+			// Each run leaves thousands of files behind, and whatever the
+			// file system still does for them (or the machine did just
+			// before) falls on the run after it. So that neither kind is
+			// always the one after, the two take turns going first.
 			for _, withCache := range [2]bool{i%2 == 1, i%2 == 0} {
 				settleDisk()
 				if !withCache {
