@@ -172,8 +172,8 @@ func (b *bench) repo(name string, n int) (string, []string, error) {
 // is there (genrepo writes the same files every time), deleting nothing:
 // for the memory scenario, whose timed runs create tens of thousands of
 // files. Deleting the 10,000-root tree and writing it again just before
-// them made the first runs meet thousands of just-deleted inodes (see
-// memory), and the ratio moved with the order of the runs.
+// them would put tens of thousands of just-deleted inodes in their way
+// (see memory).
 func (b *bench) rewriteRepo(dir string, n int) (string, []string, error) {
 	apps := (n + 3) / 4
 	roots, err := genrepo.Write(dir, genrepo.Spec{Apps: apps, Envs: 4, ResourcesPerApp: 3})
