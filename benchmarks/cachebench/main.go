@@ -269,9 +269,9 @@ func (b *bench) realTree() error {
 	os.RemoveAll(filepath.Join(b.work, "xdg-tree"))
 	// Two passes over the roots, each running kustomize and kpipe on one
 	// root after the other (taking turns going first), so that both meet
-	// the machine as it is at that moment: timed pass after pass, the
-	// ratio moved with whatever else the machine did in between. The first
-	// pass runs kpipe with an empty cache, the second with nothing changed.
+	// the machine as it is at that moment: timed pass after pass, a slow
+	// minute of a shared machine falls on one of them only. The first pass
+	// runs kpipe with an empty cache, the second with nothing changed.
 	// Timed over the roots both build: a root that fails in both (most
 	// need the network, which is not there) times the DNS resolver.
 	kzOut := map[string][]byte{}
