@@ -698,23 +698,33 @@ func TestRunStatsJSON(t *testing.T) {
 	var warn []string
 	now := time.Date(2026, 11, 27, 3, 4, 5, 6, time.UTC)
 	s := Open(context.Background(), Options{Dir: dir, Now: func() time.Time { return now }, Warn: func(m string) { warn = append(warn, m) }})
-	k := NewKey("v", "t").Sum()
-	s.Put(k, []byte("x"))
-	s.Get(k)
-	s.RecordRun()
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	info, err := mustOpen(t, dir, &warn).Info()
-	if err != nil || info.LastRun == nil {
-		t.Fatalf("Info: %+v, %v", info, err)
-	}
-	if r := *info.LastRun; !r.Time.Equal(now) || r.Hits+r.Misses == 0 || r.Writes == 0 {
+	if r := runAndReadBack(t, s, dir, &warn, 1); !r.Time.Equal(now) || r.Hits+r.Misses == 0 || r.Writes == 0 {
 		t.Errorf("last run read back as %+v", r)
 	}
 	if len(warn) > 0 {
 		t.Errorf("warnings: %q", warn)
 	}
+}
+
+// runAndReadBack puts an entry in s and gets it gets times, records the
+// run and closes s; it returns the last run as a new store over dir reads
+// it back.
+func runAndReadBack(t *testing.T, s *Store, dir string, warn *[]string, gets int) RunStats {
+	t.Helper()
+	k := NewKey("v", "t").Sum()
+	s.Put(k, []byte("x"))
+	for range gets {
+		s.Get(k)
+	}
+	s.RecordRun()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	info, err := mustOpen(t, dir, warn).Info()
+	if err != nil || info.LastRun == nil {
+		t.Fatalf("Info: %+v, %v", info, err)
+	}
+	return *info.LastRun
 }
 
 // A later run's counts replace the earlier run's, whether the new file is
@@ -723,23 +733,9 @@ func TestRunStatsJSON(t *testing.T) {
 func TestRecordRunReplacesTheLastRun(t *testing.T) {
 	dir := t.TempDir()
 	var warn []string
-	run := func(hits int) *RunStats {
+	run := func(hits int) RunStats {
 		t.Helper()
-		s := mustOpen(t, dir, &warn)
-		k := NewKey("v", "t").Sum()
-		s.Put(k, []byte("x"))
-		for range hits {
-			s.Get(k)
-		}
-		s.RecordRun()
-		if err := s.Close(); err != nil {
-			t.Fatal(err)
-		}
-		info, err := mustOpen(t, dir, &warn).Info()
-		if err != nil || info.LastRun == nil {
-			t.Fatalf("Info: %+v, %v", info, err)
-		}
-		return info.LastRun
+		return runAndReadBack(t, mustOpen(t, dir, &warn), dir, &warn, hits)
 	}
 	for _, hits := range []int{1000, 1, 99} {
 		if r := run(hits); r.Hits != int64(hits) {
