@@ -41,15 +41,7 @@ func TestInPlaceEditKeepingSizeAndMtimeIsSeen(t *testing.T) {
 		t.Fatalf("the record was not used (%d answers from the index)", fromIndex)
 	}
 
-	// Edit in place: same size, same inode, mtime set back.
-	fh, err := os.OpenFile(f, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fh.WriteAt([]byte("b"), 0)
-	fh.Close()
-	os.Chtimes(f, mtime, mtime)
-	time.Sleep(20 * time.Millisecond)
+	editInPlace(t, f, 'b', mtime)
 	fresh := s.FileIndex()
 	fresh.window = 10 * time.Millisecond
 	want := append([]byte("b"), old[1:]...)
@@ -243,15 +235,7 @@ func TestStampedInputIsCheckedByStat(t *testing.T) {
 	if same, hashed := check([]Input{unstamped}); !same || hashed != 1 {
 		t.Errorf("an input without its stat: unchanged %v, %d read and hashed (want 1)", same, hashed)
 	}
-	// Edit in place: same size, same inode, mtime set back.
-	fh, err := os.OpenFile(f, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fh.WriteAt([]byte("K"), 0)
-	fh.Close()
-	os.Chtimes(f, mtime, mtime)
-	time.Sleep(20 * time.Millisecond)
+	editInPlace(t, f, 'K', mtime)
 	if same, _ := check(rec.Inputs[:1]); same {
 		t.Error("an in-place edit keeping size and mtime was not seen")
 	}
@@ -262,4 +246,25 @@ func TestStampedInputIsCheckedByStat(t *testing.T) {
 	if same, _ := check(rec.Inputs[1:]); same {
 		t.Error("a new file in a directory was not seen")
 	}
+}
+
+// editInPlace writes c over the first byte of the file at path, keeping
+// its size and inode, sets its modification time back to mtime (as cp -p,
+// rsync --inplace and tar -x do) and waits out the tests' racy window.
+func editInPlace(t *testing.T, path string, c byte, mtime time.Time) {
+	t.Helper()
+	fh, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fh.WriteAt([]byte{c}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := fh.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(path, mtime, mtime); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond)
 }
