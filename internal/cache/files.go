@@ -315,9 +315,10 @@ func (ix *FileIndex) rememberAt(path string, fi os.FileInfo, d Key, statAt time.
 // the stat of the content in.Digest names (recorded this run by Digest,
 // Record, Remember or RememberDir): a record that keeps the input so
 // stamped is checked later by a stat, without reading the file or listing
-// the directory (InputChecker).
+// the directory (InputChecker). An input stamped already (StampRead)
+// keeps its stat, with no lookup.
 func (ix *FileIndex) Stamp(in Input) Input {
-	if ix == nil {
+	if ix == nil || in.stat.Recorded != 0 {
 		return in
 	}
 	ix.mu.Lock()
