@@ -1,15 +1,13 @@
 // Package buildid reads the Go build ID of an executable: the identity
 // kpipe salts its cache keys with, so that two different kpipe binaries
 // (or two programs embedding different kpipe code) never share entries.
-// It reads the file through internal/fsread (a bare descriptor on Linux).
+// It imports only the standard library.
 package buildid
 
 import (
 	"bytes"
 	"encoding/binary"
 	"io"
-
-	"github.com/kpipe/kpipe/internal/fsread"
 )
 
 // headSize is how much of the file GoBuildID reads in one go: the Go
@@ -29,7 +27,7 @@ const headSize = 16 << 10
 // whose package brings zlib and zstd decoders into every kpipe process
 // (some 0.4 ms of a warm 20 ms `kpipe build`).
 func GoBuildID(path string) string {
-	f, _, err := fsread.Open(path)
+	f, err := open(path)
 	if err != nil {
 		return ""
 	}

@@ -66,17 +66,10 @@ func Own(path string, limit int64) ([]byte, error) { return read(path, false, li
 // OpenOwn opens a file kpipe itself wrote, as Own reads one: a symlink,
 // or anything but a regular file, is refused. The caller reads it (at most
 // what it means to) and closes it.
-func OpenOwn(path string) (OwnFile, os.FileInfo, error) { return openAt(path, false) }
+func OpenOwn(path string) (OwnFile, os.FileInfo, error) { return openOwn(path) }
 
-// Open opens the regular file at path, following symlinks, to be read at
-// offsets; the caller closes it. On Linux it is a bare descriptor, as
-// OpenOwn's is: a process's first *os.File sets up the runtime's poller
-// and a finalizer, which a warm `kpipe build` otherwise never needs.
-func Open(path string) (OwnFile, os.FileInfo, error) { return openAt(path, true) }
-
-// An OwnFile is a file OpenOwn or Open opened, read at offsets (as an
-// *os.File's ReadAt reads: all of p, or an error, io.EOF at the end) and
-// closed.
+// An OwnFile is a file OpenOwn opened, read at offsets (as an *os.File's
+// ReadAt reads: all of p, or an error, io.EOF at the end) and closed.
 type OwnFile interface {
 	io.ReaderAt
 	io.Closer

@@ -150,32 +150,3 @@ func TestOpenOwnReadsAtOffsets(t *testing.T) {
 		t.Errorf("OpenOwn of a symlink: %v, want ErrNotRegular", err)
 	}
 }
-
-// Open follows a symlink (as /proc/self/exe is one), and still refuses
-// what is not a regular file.
-func TestOpenFollowsSymlinks(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, "exe")
-	if err := os.WriteFile(p, []byte("0123456789"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	link := filepath.Join(dir, "link")
-	if err := os.Symlink(p, link); err != nil {
-		t.Skip("no symlinks here:", err)
-	}
-	f, fi, err := Open(link)
-	if err != nil || fi.Size() != 10 {
-		t.Fatalf("Open of a symlink = %v, %v", fi, err)
-	}
-	defer f.Close()
-	buf := make([]byte, 3)
-	if n, err := f.ReadAt(buf, 7); n != 3 || err != nil || string(buf) != "789" {
-		t.Errorf("ReadAt(3 bytes, 7) = %d, %v, %q", n, err, buf[:n])
-	}
-	if f, _, err := Open(dir); !errors.Is(err, ErrNotRegular) {
-		if f != nil {
-			f.Close()
-		}
-		t.Errorf("Open of a directory: %v, want ErrNotRegular", err)
-	}
-}

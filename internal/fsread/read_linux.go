@@ -35,10 +35,10 @@ func readFile(path string, follow bool, limit int64) ([]byte, os.FileInfo, error
 	return data, st, nil
 }
 
-// openAt opens path as openRaw does (following a final symlink only if
-// follow): a descriptor read with pread.
-func openAt(path string, follow bool) (OwnFile, os.FileInfo, error) {
-	fd, st, err := openRaw(path, follow)
+// openOwn opens path as openRaw does, not following a symlink: a
+// descriptor read with pread.
+func openOwn(path string) (OwnFile, os.FileInfo, error) {
+	fd, st, err := openRaw(path, false)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -16,10 +16,9 @@ func readFile(path string, follow bool, limit int64) ([]byte, os.FileInfo, error
 	return data, st, err
 }
 
-// openAt opens path as openRegular does (following a final symlink only
-// if follow).
-func openAt(path string, follow bool) (OwnFile, os.FileInfo, error) {
-	f, st, err := openRegular(path, follow)
+// openOwn opens path as openRegular does, not following a symlink.
+func openOwn(path string) (OwnFile, os.FileInfo, error) {
+	f, st, err := openRegular(path, false)
 	if err != nil {
 		return nil, nil, err
 	}
