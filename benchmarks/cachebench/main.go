@@ -151,8 +151,10 @@ func (b *bench) fail(format string, args ...any) {
 	b.failures = append(b.failures, msg)
 }
 
+// row adds a line to the results table; kz 0 marks a scenario that does
+// not run kustomize (memory and stress compare kpipe with itself).
 func (b *bench) row(name string, kz, kp time.Duration, note string) {
-	ratio, ks := "n/a", "not installed"
+	ratio, ks := "n/a", "not run"
 	if kz > 0 {
 		ratio = fmt.Sprintf("%.2fx", kz.Seconds()/kp.Seconds())
 		ks = round(kz).String()
