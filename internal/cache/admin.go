@@ -48,7 +48,10 @@ func (r RunStats) HitRate() float64 {
 }
 
 // RecordRun saves this process's counts as the last run's, when it looked
-// anything up or wrote anything.
+// anything up or wrote anything. The entries waiting in a pack are
+// written first, so that a lastrun.json that cannot be written (a
+// directory left in its place) costs the statistics alone: one warning
+// says so, and the run's entries stay.
 func (s *Store) RecordRun() {
 	if s == nil {
 		return
@@ -57,9 +60,14 @@ func (s *Store) RecordRun() {
 	if h+m+p == 0 || s.broken.Load() {
 		return
 	}
+	s.flushPack()
+	if s.broken.Load() {
+		return // the flush failed, and warned
+	}
+	path := filepath.Join(s.dir, layoutDir, lastRun)
 	b := RunStats{Time: s.opts.Now().UTC(), Hits: h, Misses: m, Writes: p}.appendJSON(nil)
-	if err := overwrite(filepath.Join(s.dir, layoutDir, lastRun), b); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		s.fail(err)
+	if err := overwrite(path, b); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		s.warnOnce(fmt.Sprintf("cache: cannot record this run's statistics in %s (%v)", path, unwrapPath(err)))
 	}
 }
 

@@ -70,7 +70,7 @@ type disk struct {
 	warn func(string)
 
 	broken    atomic.Bool // a write failed: write no more
-	warnOnce  sync.Once
+	warned    sync.Once
 	mkdirOnce sync.Map // subdirectory -> struct{}: known to exist
 	written   atomic.Int64
 	pack      *packer // nil: every file is written on its own
@@ -155,12 +155,16 @@ func claim(dir string) (created bool, err error) {
 	return true, nil
 }
 
-// unwrapPath drops the operation and path of a *fs.PathError: the
-// message names the directory already.
+// unwrapPath drops the operation and paths of a *fs.PathError or an
+// *os.LinkError (a rename's): the message names the directory already.
 func unwrapPath(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
 	}
 	return err
 }
@@ -315,9 +319,15 @@ func (d *disk) remove(path string) {
 // fail reports a write failure once and stops writing.
 func (d *disk) fail(err error) {
 	d.broken.Store(true)
-	d.warnOnce.Do(func() {
+	d.warnOnce(fmt.Sprintf("cache: cannot write to %s (%v); this run's results are not cached", d.dir, unwrapPath(err)))
+}
+
+// warnOnce gives msg to the warning function, unless the run warned
+// about the cache already: a run prints at most one warning about it.
+func (d *disk) warnOnce(msg string) {
+	d.warned.Do(func() {
 		if d.warn != nil {
-			d.warn(fmt.Sprintf("cache: cannot write to %s (%v); this run's results are not cached", d.dir, unwrapPath(err)))
+			d.warn(msg)
 		}
 	})
 }

@@ -458,9 +458,10 @@ func (s *Store) Counts() (hits, misses, puts int64) {
 	return s.hits.Load(), s.misses.Load(), s.puts.Load()
 }
 
-// Close trims the cache when this process's writes may have taken it past
-// its size bound. Nothing needs closing otherwise: every write is whole
-// when Put returns.
+// Close writes what waits in a pack (Options.Pack; without it every write
+// is whole when Put returns), waits for the remote cache's uploads, and
+// trims the cache when this process's writes may have taken it past its
+// size bound.
 func (s *Store) Close() error {
 	if s == nil {
 		return nil

@@ -497,6 +497,36 @@ func TestFullDisk(t *testing.T) {
 	if _, _, err := Clear(dir); err != nil {
 		t.Errorf("Clear on a full disk: %v", err)
 	}
+
+	// Small entries wait in a pack until the run records its statistics:
+	// when the disk is full, the one warning says the entries were not
+	// cached, not merely that the statistics were not recorded.
+	dir = t.TempDir()
+	mountTmpfs(t, dir, "256k")
+	warns = nil
+	s = Open(context.Background(), Options{Dir: dir, Pack: true, Warn: func(m string) { warns = append(warns, m) }})
+	if s == nil {
+		t.Fatalf("cache did not open: %q", warns)
+	}
+	// A cache of earlier runs (its layout directory there), without a
+	// lastrun.json; then the disk fills.
+	if err := os.MkdirAll(filepath.Join(dir, layoutDir), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	filler, err := os.Create(filepath.Join(dir, "filler"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	filler.Write(make([]byte, 1<<20)) // to the end of the file system
+	filler.Close()
+	for i := 0; i < 10; i++ {
+		s.Put(key(fmt.Sprint("pending ", i)), []byte("small"))
+	}
+	s.RecordRun()
+	s.Close()
+	if len(warns) != 1 || !strings.Contains(warns[0], "not cached") || !strings.Contains(warns[0], "no space") {
+		t.Errorf("full disk, entries pending: want one warning that they are not cached, got %q", warns)
+	}
 }
 
 // TestManyProcessesKilled runs writer-reader processes on one cache, kills
@@ -764,5 +794,40 @@ func TestRecordRunReplacesTheLastRun(t *testing.T) {
 	}
 	if len(warn) > 0 {
 		t.Errorf("warnings: %q", warn)
+	}
+}
+
+// A lastrun.json that cannot be replaced (a directory in its place) costs
+// the run's statistics alone: one warning naming it, and the entries the
+// run wrote are there for the next run.
+func TestLastRunInTheWayKeepsEntries(t *testing.T) {
+	dir := t.TempDir()
+	var warn []string
+	s := Open(context.Background(), Options{Dir: dir, Pack: true, Warn: func(m string) { warn = append(warn, m) }})
+	if s == nil {
+		t.Fatalf("cache did not open: %q", warn)
+	}
+	last := filepath.Join(dir, layoutDir, lastRun)
+	if err := os.MkdirAll(filepath.Join(last, "in-the-way"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		s.Put(key(fmt.Sprint(i)), []byte(fmt.Sprint("value ", i)))
+	}
+	s.RecordRun()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(warn) != 1 || !strings.Contains(warn[0], last) || !strings.Contains(warn[0], "statistics") {
+		t.Errorf("want one warning about the statistics naming %s, got %q", last, warn)
+	}
+	s = mustOpen(t, dir, &warn)
+	for i := range 3 {
+		if v, ok := s.Get(key(fmt.Sprint(i))); !ok || string(v) != fmt.Sprint("value ", i) {
+			t.Errorf("entry %d: %q, %v", i, v, ok)
+		}
+	}
+	if fi, err := os.Stat(filepath.Join(last, "in-the-way")); err != nil || !fi.IsDir() {
+		t.Errorf("what was in lastrun.json's place is gone: %v", err)
 	}
 }
