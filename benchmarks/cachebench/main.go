@@ -283,10 +283,10 @@ func (b *bench) realTree() error {
 		var total time.Duration
 		for i, r := range roots {
 			var kz, kp time.Duration
-			var out, want []byte
+			var out, kzGot []byte
 			var err, kzErr error
 			kustomize := func() {
-				want, kz, kzErr = run(b.tree, nil, b.kustomize, append([]string{"build", r}, b.treeFlags...)...)
+				kzGot, kz, kzErr = run(b.tree, nil, b.kustomize, append([]string{"build", r}, b.treeFlags...)...)
 			}
 			kpipe := func() {
 				out, kp, err = run(b.tree, env, b.kpipe, append([]string{"build", r}, b.treeFlags...)...)
@@ -301,11 +301,13 @@ func (b *bench) realTree() error {
 			if first {
 				kzTotal += kz
 				if kzErr == nil {
-					kzOut[r] = want
+					kzOut[r] = kzGot
 					ok = append(ok, r)
 				}
 			}
-			if _, built := kzOut[r]; built {
+			// Compared with the first pass's output of kustomize.
+			want, built := kzOut[r]
+			if built {
 				total += kp
 				if first {
 					kzCold += kz
@@ -313,7 +315,6 @@ func (b *bench) realTree() error {
 					kzWarm += kz
 				}
 			}
-			want, built := kzOut[r]
 			switch {
 			case built && err != nil:
 				b.fail("tree: %s: kpipe failed where kustomize did not: %v", r, err)
