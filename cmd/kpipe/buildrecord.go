@@ -65,7 +65,7 @@ func (br *buildRecord) lookup() (*cache.Value, []string, bool) {
 		return nil, nil, false
 	}
 	rec, ok := br.index.Root(br.root)
-	if !ok || !br.checker.Unchanged(rec.Inputs) {
+	if !ok || !br.index.Unchanged(br.checker, rec) {
 		return nil, nil, false
 	}
 	v, d, ok := br.store.Open(br.outKey)

@@ -215,12 +215,17 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	for i, root := range roots {
 		check.Go(func() error {
 			rec, ok := index.Root(root)
-			if ok && !opts.VerifyCache && rec.Output == outputOf(root) && checker.Unchanged(rec.Inputs) && outputIntact(opts.Cache.Files, rec) {
-				rep.Roots[i] = RootReport{Path: root, Output: rec.Output, Status: "ok", Digest: hex.EncodeToString(rec.OutputDigest[:]),
+			if ok && !opts.VerifyCache && rec.Output == outputOf(root) && index.Unchanged(checker, rec) && outputIntact(opts.Cache.Files, rec) {
+				rr := RootReport{Path: root, Output: rec.Output, Status: "ok", Digest: hex.EncodeToString(rec.OutputDigest[:]),
 					Cached: true, UpToDate: true}
 				if o.Reads {
-					rep.Roots[i].Reads = readsOfInputs(rec.Inputs)
+					inputs, ok := index.AllInputs(rec)
+					if !ok {
+						return nil // (a set read a moment ago is gone: built again)
+					}
+					rr.Reads = readsOfInputs(inputs)
 				}
+				rep.Roots[i] = rr
 			}
 			return nil
 		})
@@ -377,8 +382,22 @@ func buildRoots(ctx context.Context, o Options, all *engine.Graph, roots []strin
 				// build), and the next run compares every input with its
 				// digest again before it trusts the record. Checking the
 				// inputs here too cost a stat of each, for nothing.
-				if inputs, ok := b.Inputs(g.Roots[j]); ok {
-					index.SetRoot(root, &cache.RootRecord{Inputs: inputs, Output: rr.Output, OutputDigest: sum})
+				//
+				// A base's inputs go in a set of their own, stored once
+				// and named by every root that includes the base.
+				if own, sets, ok := b.InputSets(g.Roots[j]); ok {
+					rec := &cache.RootRecord{Inputs: own, Sets: make([]cache.Key, 0, len(sets)), Output: rr.Output, OutputDigest: sum}
+					for _, s := range sets {
+						k, saved := index.SaveInputSet(s)
+						if !saved {
+							rec = nil
+							break
+						}
+						rec.Sets = append(rec.Sets, k)
+					}
+					if rec != nil {
+						index.SetRoot(root, rec)
+					}
 				}
 			}
 		}

@@ -26,8 +26,8 @@ import (
 // the cache.
 
 // recordFormat is the first byte of a record's encoding. (4: inputs
-// carry their stat, see Input.)
-const recordFormat = 4
+// carry their stat, see Input; 5: a root record names input sets.)
+const recordFormat = 5
 
 // errBadStateFile says a record failed verification.
 var errBadStateFile = errors.New("cache record does not match its digest")
@@ -40,7 +40,7 @@ func encodeState(s *storedRecord) ([]byte, error) {
 	// they share, see inputs). Sized by their whole paths, it was twice
 	// what a record of a synthetic tree's root took, fresh memory
 	// that the pending pack then held on to.
-	size := 2*sha256.Size + len(s.Name) + 64
+	size := 2*sha256.Size + len(s.Name) + 64 + len(rootSets(s.Root))*sha256.Size
 	for _, l := range [][]Input{rootInputs(s.Root), discoveryInputs(s.Discovery, true), discoveryInputs(s.Discovery, false)} {
 		prev := ""
 		for _, in := range l {
@@ -53,6 +53,10 @@ func encodeState(s *storedRecord) ([]byte, error) {
 	w.String(s.Name)
 	if w.Bool(s.Root != nil) {
 		w.inputs(s.Root.Inputs)
+		w.Uint(len(s.Root.Sets))
+		for _, k := range s.Root.Sets {
+			w.Key(k)
+		}
 		w.String(s.Root.Output)
 		w.Key(s.Root.OutputDigest)
 		w.strings(s.Root.Warnings)
@@ -79,7 +83,8 @@ func decodeState(data []byte, s *storedRecord) error {
 	s.Settings = r.Key()
 	s.Name = r.String()
 	if r.Bool() {
-		s.Root = &RootRecord{Inputs: r.inputs(), Output: r.String(), OutputDigest: r.Key(), Warnings: r.strings()}
+		s.Root = &RootRecord{Inputs: r.inputs(), Sets: r.keys()}
+		s.Root.Output, s.Root.OutputDigest, s.Root.Warnings = r.String(), r.Key(), r.strings()
 	}
 	if r.Bool() {
 		s.Discovery = &DiscoveryRecord{Files: r.inputs(), Dirs: r.inputs(), Roots: r.strings()}
@@ -279,6 +284,29 @@ func (r *Decoder) shared(base string) string {
 		return base[:n] // no copy: most real paths are their paths
 	}
 	return base[:n] + string(rest)
+}
+
+// keys reads a count and that many keys.
+func (r *Decoder) keys() []Key {
+	n := r.Uint()
+	if n == 0 || n > len(r.buf)/sha256.Size {
+		if n != 0 {
+			r.bad = true
+		}
+		return nil
+	}
+	ks := make([]Key, n)
+	for i := range ks {
+		ks[i] = r.Key()
+	}
+	return ks
+}
+
+func rootSets(r *RootRecord) []Key {
+	if r == nil {
+		return nil
+	}
+	return r.Sets
 }
 
 func rootInputs(r *RootRecord) []Input {

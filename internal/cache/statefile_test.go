@@ -27,6 +27,7 @@ func TestRecordRoundTripAndDamage(t *testing.T) {
 	for _, rec := range []*storedRecord{
 		{Settings: key("s"), Name: "/repo/app", Root: &RootRecord{Inputs: in, Output: "out/app.yaml", OutputDigest: key("o"),
 			Warnings: []string{"# Warning: 'commonLabels' is deprecated."}}},
+		{Settings: key("s"), Name: "/repo/overlay", Root: &RootRecord{Inputs: in[:1], Sets: []Key{key("base"), key("component")}, OutputDigest: key("o")}},
 		{Settings: key("s"), Name: "trees", Discovery: &DiscoveryRecord{Files: in, Dirs: in[1:], Roots: []string{"/repo/app", "/repo/ü"}}},
 		{Settings: key("s"), Name: "empty root", Root: &RootRecord{}},
 	} {

@@ -42,13 +42,13 @@ func (b *Builder) Inputs(root *Node) ([]cache.Input, bool) {
 		if own == nil {
 			return false
 		}
-		for _, it := range own.items {
+		for i, in := range own.set.Inputs {
 			if inputs != nil {
-				inputs = append(inputs, it.in)
+				inputs = append(inputs, in)
 			} else {
 				count++
 			}
-			if it.child != nil && !walk(it.child) {
+			if c := own.children[i]; c != nil && !walk(c) {
 				return false
 			}
 		}
@@ -63,16 +63,53 @@ func (b *Builder) Inputs(root *Node) ([]cache.Input, bool) {
 	return inputs, true
 }
 
-// ownInputs are the inputs of one node, in the order Inputs lists them:
-// an item with a child is the child's directory, whose own inputs follow
-// it (unless the root reached the child before).
-type ownInputs struct {
-	items []inputItem
+// InputSets is Inputs with the inputs of every other node root reaches
+// (its bases and components) left in sets, one a node, each the same
+// value for every root that reaches the node in this run: root's own
+// inputs, and the sets. A caller that records many roots stores each set
+// once (cache.RootIndex.SaveInputSet) rather than in every root's record.
+func (b *Builder) InputSets(root *Node) ([]cache.Input, []*cache.InputSet, bool) {
+	m := b.memo
+	if m == nil {
+		return nil, nil, false
+	}
+	rootOwn := m.findNodeInputs(root)
+	if rootOwn == nil {
+		return nil, nil, false
+	}
+	var sets []*cache.InputSet
+	seen := map[*Node]bool{root: true}
+	var walk func(own *ownInputs) bool
+	walk = func(own *ownInputs) bool {
+		for _, n := range own.children {
+			if n == nil || seen[n] {
+				continue
+			}
+			seen[n] = true
+			o := m.nodeInputs(n)
+			if o == nil {
+				return false
+			}
+			sets = append(sets, &o.set)
+			if !walk(o) {
+				return false
+			}
+		}
+		return true
+	}
+	if !walk(rootOwn) {
+		return nil, nil, false
+	}
+	return rootOwn.set.Inputs, sets, true
 }
 
-type inputItem struct {
-	in    cache.Input
-	child *Node
+// ownInputs are the inputs of one node, in the order Inputs lists them:
+// an input with a child is the child's directory, whose own inputs
+// follow it (unless the root reached the child before). They are kept as
+// the set InputSets hands out, so that a set is the node's own list.
+type ownInputs struct {
+	set      cache.InputSet
+	children []*Node // children[i]: the node set.Inputs[i] is the directory of, or nil
 }
 
 // nodeInputs returns n's own inputs, found once per run for the roots
@@ -115,9 +152,13 @@ func (m *memo) findNodeInputs(n *Node) *ownInputs {
 	if !ok {
 		return nil
 	}
-	own := &ownInputs{items: make([]inputItem, 0, 2+len(used)+len(n.Resources)+len(n.Components))}
+	size := 2 + len(used) + len(n.Resources) + len(n.Components)
+	own := &ownInputs{set: cache.InputSet{Inputs: make([]cache.Input, 0, size)}, children: make([]*Node, 0, size)}
 	// Each input with its stat, so that the next run checks it by a stat.
-	add := func(in cache.Input, child *Node) { own.items = append(own.items, inputItem{m.Files.Stamp(in), child}) }
+	add := func(in cache.Input, child *Node) {
+		own.set.Inputs = append(own.set.Inputs, m.Files.Stamp(in))
+		own.children = append(own.children, child)
+	}
 	add(cache.Input{Path: n.Dir, Real: n.Dir, Digest: dir}, nil)
 	add(kin, nil)
 	for _, r := range used {
