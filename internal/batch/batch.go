@@ -221,7 +221,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 				if o.Reads {
 					inputs, ok := index.AllInputs(rec)
 					if !ok {
-						return nil // (a set read a moment ago is gone: built again)
+						return nil // (Unchanged has read every set: not reached; built again if it were)
 					}
 					rr.Reads = readsOfInputs(inputs)
 				}
