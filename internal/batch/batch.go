@@ -386,18 +386,11 @@ func buildRoots(ctx context.Context, o Options, all *engine.Graph, roots []strin
 				// A base's inputs go in a set of their own, stored once
 				// and named by every root that includes the base.
 				if own, sets, ok := b.InputSets(g.Roots[j]); ok {
-					rec := &cache.RootRecord{Inputs: own, Sets: make([]cache.Key, 0, len(sets)), Output: rr.Output, OutputDigest: sum}
-					for _, s := range sets {
-						k, saved := index.SaveInputSet(s)
-						if !saved {
-							rec = nil
-							break
-						}
-						rec.Sets = append(rec.Sets, k)
+					keys := make([]cache.Key, len(sets))
+					for k, s := range sets {
+						keys[k] = index.SaveInputSet(s)
 					}
-					if rec != nil {
-						index.SetRoot(root, rec)
-					}
+					index.SetRoot(root, &cache.RootRecord{Inputs: own, Sets: keys, Output: rr.Output, OutputDigest: sum})
 				}
 			}
 		}

@@ -300,9 +300,9 @@ func TestRootRecordSets(t *testing.T) {
 
 	ri := s.RootIndex(key("settings"))
 	set := &InputSet{Inputs: []Input{input(shared)}}
-	k, ok := ri.SaveInputSet(set)
-	if again, _ := ri.SaveInputSet(set); !ok || again != k {
-		t.Fatalf("SaveInputSet: %v %v, then %v", k, ok, again)
+	k := ri.SaveInputSet(set)
+	if again := ri.SaveInputSet(set); again != k {
+		t.Fatalf("SaveInputSet: %v, then %v", k, again)
 	}
 	ri.SetRoot("/root", &RootRecord{Inputs: []Input{input(own)}, Sets: []Key{k}, OutputDigest: key("out")})
 

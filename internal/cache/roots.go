@@ -76,7 +76,6 @@ type InputSet struct {
 
 	once sync.Once
 	key  Key
-	ok   bool
 }
 
 // DiscoveryRecord is what root discovery found in one set of trees: the
@@ -210,9 +209,7 @@ func (ri *RootIndex) saveRecord(kind, name string, s *storedRecord) {
 		ri.d.remove(path)
 		return
 	}
-	if b, err := encodeState(s); err == nil {
-		ri.d.write(path, b)
-	}
+	ri.d.write(path, encodeState(s))
 }
 
 // inputSetKind is the kind of an input set's record: its name is the
@@ -220,17 +217,12 @@ func (ri *RootIndex) saveRecord(kind, name string, s *storedRecord) {
 const inputSetKind = "input-set"
 
 // SaveInputSet stores s, once however many roots name it, and returns its
-// key; false when it could not be encoded. The key is the digest that
-// ends the set's record (encodeState), so a record read back under the
-// key is the one saved.
-func (ri *RootIndex) SaveInputSet(s *InputSet) (Key, bool) {
+// key: the digest that ends the set's record (encodeState), so a record
+// read back under the key is the one saved.
+func (ri *RootIndex) SaveInputSet(s *InputSet) Key {
 	s.once.Do(func() {
-		b, err := encodeState(&storedRecord{Settings: ri.settings, Name: inputSetKind, Root: &RootRecord{Inputs: s.Inputs}})
-		if err != nil {
-			return
-		}
+		b := encodeState(&storedRecord{Settings: ri.settings, Name: inputSetKind, Root: &RootRecord{Inputs: s.Inputs}})
 		copy(s.key[:], b[len(b)-len(s.key):])
-		s.ok = true
 		if ri.d != nil {
 			ri.d.write(ri.d.name(ri.recordName(inputSetKind, hex.EncodeToString(s.key[:])), sufRecord), b)
 			return
@@ -239,7 +231,7 @@ func (ri *RootIndex) SaveInputSet(s *InputSet) (Key, bool) {
 		ri.sets[s.key] = s.Inputs
 		ri.mu.Unlock()
 	})
-	return s.key, s.ok
+	return s.key
 }
 
 // inputSet returns the inputs of the set saved under k; false when it is

@@ -33,7 +33,7 @@ const recordFormat = 5
 var errBadStateFile = errors.New("cache record does not match its digest")
 
 // encodeState encodes a record.
-func encodeState(s *storedRecord) ([]byte, error) {
+func encodeState(s *storedRecord) []byte {
 	w := NewEncoder(recordFormat)
 	// Most of a record is its inputs: size the buffer for them (and the
 	// trailing digest) once, as they are written (paths after the prefix
@@ -67,7 +67,7 @@ func encodeState(s *storedRecord) ([]byte, error) {
 		w.strings(s.Discovery.Roots)
 	}
 	sum := sha256.Sum256(w.buf)
-	return append(w.buf, sum[:]...), nil
+	return append(w.buf, sum[:]...)
 }
 
 // decodeState decodes a record.

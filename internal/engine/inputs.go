@@ -19,47 +19,19 @@ import (
 // plugin may read anything, and its environment), or a node whose key the
 // cache could not establish. It needs a Builder with a cache.
 func (b *Builder) Inputs(root *Node) ([]cache.Input, bool) {
-	m := b.memo
-	if m == nil {
+	own, sets, ok := b.InputSets(root)
+	if !ok {
 		return nil, false
 	}
-	// Two walks over the nodes root reaches: one counts (and finds each
-	// node's inputs), one lists, into a slice of the right size.
-	var inputs []cache.Input
-	count := 0
-	rootOwn := m.findNodeInputs(root)
-	seen := map[*Node]bool{}
-	var walk func(n *Node) bool
-	walk = func(n *Node) bool {
-		if seen[n] {
-			return true
-		}
-		seen[n] = true
-		own := rootOwn // (a root's own are asked for once a run: not kept)
-		if n != root {
-			own = m.nodeInputs(n)
-		}
-		if own == nil {
-			return false
-		}
-		for i, in := range own.set.Inputs {
-			if inputs != nil {
-				inputs = append(inputs, in)
-			} else {
-				count++
-			}
-			if c := own.children[i]; c != nil && !walk(c) {
-				return false
-			}
-		}
-		return true
+	n := len(own)
+	for _, s := range sets {
+		n += len(s.Inputs)
 	}
-	if !walk(root) {
-		return nil, false
+	inputs := make([]cache.Input, 0, n)
+	inputs = append(inputs, own...)
+	for _, s := range sets {
+		inputs = append(inputs, s.Inputs...)
 	}
-	inputs = make([]cache.Input, 0, count)
-	clear(seen)
-	walk(root)
 	return inputs, true
 }
 
@@ -73,7 +45,7 @@ func (b *Builder) InputSets(root *Node) ([]cache.Input, []*cache.InputSet, bool)
 	if m == nil {
 		return nil, nil, false
 	}
-	rootOwn := m.findNodeInputs(root)
+	rootOwn := m.findNodeInputs(root) // (a root's own are asked for once a run: not kept)
 	if rootOwn == nil {
 		return nil, nil, false
 	}
@@ -103,10 +75,9 @@ func (b *Builder) InputSets(root *Node) ([]cache.Input, []*cache.InputSet, bool)
 	return rootOwn.set.Inputs, sets, true
 }
 
-// ownInputs are the inputs of one node, in the order Inputs lists them:
-// an input with a child is the child's directory, whose own inputs
-// follow it (unless the root reached the child before). They are kept as
-// the set InputSets hands out, so that a set is the node's own list.
+// ownInputs are the inputs of one node: an input with a child is the
+// child's directory, whose own inputs are the child's set. They are kept
+// as the set InputSets hands out, so that a set is the node's own list.
 type ownInputs struct {
 	set      cache.InputSet
 	children []*Node // children[i]: the node set.Inputs[i] is the directory of, or nil
