@@ -536,14 +536,16 @@ func plainValueV2(s string) (any, bool) {
 	case c == '.' || c == '+' || c == '-':
 		// After a sign, a number has a digit or a '.' next, and so has
 		// "-.inf"; after a '.', a digit, unless it is ".inf" or ".nan".
-		// A relative path ("../base", "./x") has neither.
+		// yaml.v2 drops every '_' before it parses a number, so "+_1" is
+		// 1: an '_' may stand before the digit. A relative path
+		// ("../base", "./x") has none of these.
 		switch s {
 		case ".nan", ".NaN", ".NAN", ".inf", ".Inf", ".INF":
 		default:
 			if len(s) == 1 {
 				return s, true
 			}
-			digit := s[1] >= '0' && s[1] <= '9'
+			digit := s[1] >= '0' && s[1] <= '9' || s[1] == '_'
 			if signDot := c != '.' && s[1] == '.'; !digit && !signDot {
 				return s, true
 			}

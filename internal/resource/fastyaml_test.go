@@ -340,6 +340,7 @@ var v2Seeds = []string{
 	"- ../base\n- ./x\n- .\n- ..\n- .5\n- .e\n- .inf\n- .Inf\n- .NAN\n- .nan.\n- -\\n- -x\n- -1\n- -.5\n- -.inf\n- +.inf\n- +x\n- +1\n- --x\n- -..\n- 0\n- 0.5\n- 0x1F\n- <<\n- =\n- <x\n",
 	"- 1\n- 12\n- 123456789012345678\n- 1234567890123456789\n- 99999999999999999999\n- 1_0\n- 1,0\n- 1e3\n- 1.0\n- 0\n- 00\n- 09\n- 0o7\n- +1\n- -0\n- 1:2\n- 12:30:00\n- 2001-12-14\n- 1 2\n",
 	"- yes\n- 'yes'\n- 0777\n- \"0777\"\n- 12_3\n- 2024-01-02\n",
+	"- +_0\n- -_1\n- +_.5\n- -_0x1F\n- ._5\n- +_\n- -_x\n- _1\n", "+_0: a\n", // yaml.v2 drops '_' before it parses a number
 	"apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: app-prod\nnamePrefix: prod-\nresources:\n- ../base\nimages:\n- name: registry.example.com/app\n  newTag: \"1.2.0\"\nreplicas:\n- name: app\n  count: 3\nconfigMapGenerator:\n- name: cfg\n  behavior: merge\n  literals:\n  - ENVIRONMENT=prod\npatches:\n- path: resources.yaml\n  target:\n    kind: Deployment\n    name: app\nlabels:\n- pairs:\n    app: x\n  includeSelectors: true\n",
 	"images:\n- name: nginx\n  newTag: 1.10\n- name: redis\n  newTag: 6\n  digest: sha256:abc\n",
 }
