@@ -181,6 +181,7 @@ func TestEditDifferential(t *testing.T) {
 			}
 			name := start + "/" + strings.Join(args, " ")
 			t.Run(name, func(t *testing.T) {
+				t.Parallel() // each case has its own trees; two processes each
 				dk, dp := editTree(t, start), editTree(t, start)
 				full := append([]string{"edit"}, args...)
 				ck, ok := runIn(t, dk, kz, full...)

@@ -43,6 +43,7 @@ func fidelityCases(t *testing.T) []string {
 func TestFidelityCases(t *testing.T) {
 	for _, name := range fidelityCases(t) {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel() // builds read the tree only
 			root := filepath.Join(fidelityDir, name)
 			code, got, stderr := kpipe(t, "build", root, "--no-cache")
 			if want, err := os.ReadFile(filepath.Join(root, "want.yaml")); err == nil {
@@ -100,6 +101,7 @@ func TestFidelityDifferential(t *testing.T) {
 	kz := kustomize582(t)
 	for _, name := range fidelityCases(t) {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel() // builds read the tree only
 			root := filepath.Join(fidelityDir, name)
 			cmd := exec.Command(kz, "build", root)
 			var kerr bytes.Buffer
@@ -156,33 +158,41 @@ func TestFidelityRandomNulls(t *testing.T) {
 	if testing.Short() {
 		n = 20
 	}
-	for i := 0; i < n; i++ {
-		root := t.TempDir()
-		files := map[string]string{"r.yaml": randomDeployment(rng), "kustomization.yaml": randomKustomization(rng)}
-		for name, text := range files {
-			if err := os.WriteFile(filepath.Join(root, name), []byte(text), 0o644); err != nil {
-				t.Fatal(err)
+	// The trees are drawn in order (the seed fixes them), then built in
+	// parallel: each is its own directory.
+	trees := make([]map[string]string, n)
+	for i := range trees {
+		trees[i] = map[string]string{"r.yaml": randomDeployment(rng), "kustomization.yaml": randomKustomization(rng)}
+	}
+	for i, files := range trees {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			t.Parallel()
+			root := t.TempDir()
+			for name, text := range files {
+				if err := os.WriteFile(filepath.Join(root, name), []byte(text), 0o644); err != nil {
+					t.Fatal(err)
+				}
 			}
-		}
-		cmd := exec.Command(kz, "build", root)
-		var kerr bytes.Buffer
-		cmd.Stderr = &kerr
-		want, err := cmd.Output()
-		code, got, stderr := kpipe(t, "build", root, "--no-cache")
-		desc := func() string {
-			return fmt.Sprintf("tree %d\n--- r.yaml\n%s--- kustomization.yaml\n%s", i, files["r.yaml"], files["kustomization.yaml"])
-		}
-		if err != nil {
-			msg := strings.TrimSpace(strings.TrimPrefix(kerr.String(), "Error: "))
-			msg, _, _ = strings.Cut(msg, "\n")
-			if code == 0 || !strings.Contains(stderr, msg) {
-				t.Errorf("kustomize fails with %q; kpipe: exit %d, %s\n%s", msg, code, stderr, desc())
+			cmd := exec.Command(kz, "build", root)
+			var kerr bytes.Buffer
+			cmd.Stderr = &kerr
+			want, err := cmd.Output()
+			code, got, stderr := kpipe(t, "build", root, "--no-cache")
+			desc := func() string {
+				return fmt.Sprintf("tree %d\n--- r.yaml\n%s--- kustomization.yaml\n%s", i, files["r.yaml"], files["kustomization.yaml"])
 			}
-			continue
-		}
-		if code != 0 || got != string(want) {
-			t.Errorf("kpipe (exit %d) differs from kustomize\n%s\n--- kpipe\n%s%s\n--- kustomize\n%s", code, desc(), got, stderr, want)
-		}
+			if err != nil {
+				msg := strings.TrimSpace(strings.TrimPrefix(kerr.String(), "Error: "))
+				msg, _, _ = strings.Cut(msg, "\n")
+				if code == 0 || !strings.Contains(stderr, msg) {
+					t.Errorf("kustomize fails with %q; kpipe: exit %d, %s\n%s", msg, code, stderr, desc())
+				}
+				return
+			}
+			if code != 0 || got != string(want) {
+				t.Errorf("kpipe (exit %d) differs from kustomize\n%s\n--- kpipe\n%s%s\n--- kustomize\n%s", code, desc(), got, stderr, want)
+			}
+		})
 	}
 }
 
