@@ -428,6 +428,31 @@ func fastComparable(v any) any {
 	return v
 }
 
+// TestFastDecodeShortScalars checks every plain scalar of up to three
+// characters drawn from those that make numbers, booleans, nulls and
+// sexagesimals in YAML 1.1 or 1.2, as a key and as a value: both fast
+// readers read each as their yaml package does, or leave it to it. ("+_0",
+// which yaml.v2 reads as 0, was once read as a string.)
+func TestFastDecodeShortScalars(t *testing.T) {
+	const chars = "+-._019eExXbo:inNaf~"
+	var walk func(s string, n int)
+	walk = func(s string, n int) {
+		if s != "" {
+			for _, doc := range []string{s + ": x\n", "k: " + s + "\n"} {
+				checkFast(t, doc)
+				checkFastV2(t, doc)
+			}
+		}
+		if n == 0 {
+			return
+		}
+		for i := range len(chars) {
+			walk(s+chars[i:i+1], n-1)
+		}
+	}
+	walk("", 3)
+}
+
 // TestFastDecodeV2MatchesYAMLv2 checks the seeds, the YAML 1.1 seeds and
 // 3,000 generated documents: FastDecodeV2 reads each as yaml.v2 does or
 // leaves it to yaml.v2, and takes most of them itself.
