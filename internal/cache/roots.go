@@ -70,7 +70,8 @@ type RootRecord struct {
 // every root's record cost about 5% of the user CPU of filling the cache.
 // A set is stored once a run, in a record named by its own digest, so a
 // name never changes content; a root whose set is lost or damaged is
-// built again. A set must not be copied once saved.
+// built again. A set must not be copied once saved, and is saved into one
+// RootIndex only: its key, computed once, covers that index's settings.
 type InputSet struct {
 	Inputs []Input
 
