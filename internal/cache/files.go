@@ -86,7 +86,7 @@ func LoadFileIndex(dir string) (*FileIndex, error) {
 	ix := &FileIndex{window: racyWindow, entries: map[string]fileEntry{}, pending: map[string]fileEntry{}}
 	if dir != "" {
 		if _, err := os.Stat(filepath.Join(dir, markerName)); err == nil {
-			ix.d = &disk{dir: dir}
+			ix.d = newDisk(dir)
 		}
 	}
 	return ix, nil

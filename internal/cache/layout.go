@@ -66,8 +66,9 @@ func oldName(name string) bool {
 // reports the first write failure once (a read-only or full disk) and
 // then writes nothing more.
 type disk struct {
-	dir  string // the cache directory
-	warn func(string)
+	dir    string // the cache directory
+	layout string // dir's layout directory (layoutDir), with a separator after it: see name
+	warn   func(string)
 
 	broken    atomic.Bool // a write failed: write no more
 	warned    sync.Once
@@ -176,7 +177,23 @@ func unwrapPath(err error) error {
 // large directories. Earlier kpipes used two digits; such
 // subdirectories are still cleared and pruned.)
 func (d *disk) name(hexName, suf string) string {
-	return filepath.Join(d.dir, layoutDir, hexName[:1], hexName+suf)
+	// filepath.Join(d.dir, layoutDir, hexName[:1], hexName+suf) without
+	// cleaning the whole path again: a cold build-all names tens of
+	// thousands of entries.
+	return d.layout + hexName[:1] + string(filepath.Separator) + hexName + suf
+}
+
+// newDisk returns the disk of cache directory dir (not yet used).
+func newDisk(dir string) *disk {
+	d := &disk{}
+	d.setDir(dir)
+	return d
+}
+
+// setDir sets the cache directory of a disk not yet used.
+func (d *disk) setDir(dir string) {
+	d.dir = dir
+	d.layout = filepath.Join(dir, layoutDir) + string(filepath.Separator)
 }
 
 // read reads an entry file; any error is a miss. Only a regular file that

@@ -104,7 +104,7 @@ func LoadRootIndex(dir string, settings Key) (*RootIndex, error) {
 	ri := &RootIndex{settings: settings, roots: map[string]*RootRecord{}, sets: map[Key][]Input{}, discovery: map[string]*DiscoveryRecord{}, dirty: map[string]bool{}}
 	if dir != "" {
 		if _, err := os.Stat(filepath.Join(dir, markerName)); err == nil {
-			ri.d = &disk{dir: dir}
+			ri.d = newDisk(dir)
 		}
 	}
 	return ri, nil

@@ -100,7 +100,8 @@ func Open(ctx context.Context, opts Options) *Store {
 		_, err := os.Lstat(filepath.Join(opts.Dir, layoutDir))
 		fresh = errors.Is(err, fs.ErrNotExist)
 	}
-	s := &Store{disk: disk{dir: opts.Dir, warn: opts.Warn, fresh: fresh}, opts: opts, created: created}
+	s := &Store{disk: disk{warn: opts.Warn, fresh: fresh}, opts: opts, created: created}
+	s.setDir(opts.Dir)
 	if opts.Pack && packsSupported {
 		s.pack = &packer{background: make(chan struct{}, 1)}
 	}
