@@ -289,6 +289,8 @@ func FuzzEmitterText(f *testing.F) {
 		"a: !!binary aGVsbG8=\n",
 		"1: a\ntrue: b\nnull: c\n1.5: d\n",
 		"a: 2024-01-02\nb: 2024-01-02T03:04:05.5Z\nc: 1e3\nd: 0o17\ne: 0x1F\nf: .nan\n",
+		// Folded scalars with a local tag, which kustomize's trip keeps.
+		"0: !0 >\n 0\n  0", "a: !x >\n  p\n\n    q\n  r\n",
 	} {
 		f.Add(seed)
 	}

@@ -3,6 +3,7 @@ package resource
 import (
 	"bytes"
 	"fmt"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -59,12 +60,13 @@ func IsNull(v any) bool {
 // reads something other than what yaml.v3 decodes:
 //
 //   - a null written without text (`x:`) becomes EmptyNull;
-//   - a string written as a folded block scalar (`>`) takes the value
-//     kustomize prints: kustomize turns objects into JSON by encoding their
-//     nodes as YAML (keeping each scalar's style) and decoding that again,
-//     and yaml.v3's encoder and decoder disagree on folded scalars with
-//     blank or more-indented lines ("a\n\n b" becomes "a\n\n\n b"). Literal
-//     and other styles survive that trip unchanged.
+//   - a string written as a folded block scalar (`>`, with a tag or not)
+//     takes the value kustomize prints: kustomize turns objects into JSON
+//     by encoding their nodes as YAML (keeping each scalar's style and
+//     tag) and decoding that again, and yaml.v3's encoder and decoder
+//     disagree on folded scalars with blank or more-indented lines
+//     ("a\n\n b" becomes "a\n\n\n b"). Literal and other styles survive that
+//     trip unchanged.
 //
 //   - a key that is not a string keeps its text (`00: a` has the key
 //     "00", where yaml.v3 reads the number 0).
@@ -99,8 +101,12 @@ func needsFix(n *yaml.Node) bool {
 
 func isEmptyNullNode(n *yaml.Node) bool { return n.Value == "" && n.Tag == "!!null" }
 
+// isFoldedString reports whether n is a folded block scalar that reads as
+// a string: tagged !!str (explicitly or by resolution), or with a local
+// tag (`!x`, `!`), which yaml.v3 reads as a string too and which the
+// trip keeps on the node.
 func isFoldedString(n *yaml.Node) bool {
-	return n.Style&yaml.FoldedStyle != 0 && n.Tag == "!!str"
+	return n.Style&yaml.FoldedStyle != 0 && (n.Tag == "!!str" || !strings.HasPrefix(n.Tag, "!!"))
 }
 
 // fixNodes returns v (the value decoded from n) with the corrections

@@ -88,6 +88,19 @@ func TestDecodeFoldedAsKustomizePrints(t *testing.T) {
 	if want := "a\n\n  b  \nc\n"; got["literal"] != want {
 		t.Errorf("literal = %q, want %q", got["literal"], want)
 	}
+	// The same with a local tag, which yaml.v3 reads as a string and
+	// kustomize's trip keeps on the node (kustomize v5.8.2 prints "0\n\n 0"
+	// for the first, found by FuzzEmitterText).
+	vs, err = DecodeValues([]byte("a: !0 >\n 0\n  0\nb: !foo >\n  x\n\n   y\n  z\nc: ! >\n  p\n    q\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = vs[0].(map[string]any)
+	for k, want := range map[string]string{"a": "0\n\n 0\n", "b": "x\n\n\n y\nz\n", "c": "p\n\n  q\n"} {
+		if got[k] != want {
+			t.Errorf("%s = %q, want %q", k, got[k], want)
+		}
+	}
 }
 
 // TestDecodeKeysKeepTheirText checks keys that are not strings: each keeps
