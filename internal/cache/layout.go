@@ -180,6 +180,11 @@ func (d *disk) name(hexName, suf string) string {
 	// filepath.Join(d.dir, layoutDir, hexName[:1], hexName+suf) without
 	// cleaning the whole path again: a cold build-all names tens of
 	// thousands of entries.
+	if d.layout == "" {
+		// A disk made without setDir: never a path relative to the
+		// working directory.
+		return filepath.Join(d.dir, layoutDir, hexName[:1], hexName+suf)
+	}
 	return d.layout + hexName[:1] + string(filepath.Separator) + hexName + suf
 }
 

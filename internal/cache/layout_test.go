@@ -14,8 +14,12 @@ func TestNameIsJoin(t *testing.T) {
 		d := newDisk(dir)
 		for _, suf := range []string{sufAction, sufData, sufRecord, sufStat} {
 			h := "0f3a9c0e7b2d4c1a8e5f6a7b8c9d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f70819"
-			if got, want := d.name(h, suf), filepath.Join(dir, layoutDir, h[:1], h+suf); got != want {
+			want := filepath.Join(dir, layoutDir, h[:1], h+suf)
+			if got := d.name(h, suf); got != want {
 				t.Errorf("dir %q, suffix %q: %q, want %q", dir, suf, got, want)
+			}
+			if got := (&disk{dir: dir}).name(h, suf); got != want {
+				t.Errorf("dir %q, suffix %q, a disk made without setDir: %q, want %q", dir, suf, got, want)
 			}
 		}
 	}
