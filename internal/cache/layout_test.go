@@ -10,10 +10,10 @@ import (
 // form the directory was named in.
 func TestNameIsJoin(t *testing.T) {
 	dirs := []string{"/home/user/.cache/kpipe", "rel/dir", ".", "/", "a//b/", "../up", filepath.Join(t.TempDir(), "cache")}
+	const h = "0f3a9c0e7b2d4c1a8e5f6a7b8c9d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f70819"
 	for _, dir := range dirs {
 		d := newDisk(dir)
 		for _, suf := range []string{sufAction, sufData, sufRecord, sufStat} {
-			h := "0f3a9c0e7b2d4c1a8e5f6a7b8c9d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f70819"
 			want := filepath.Join(dir, layoutDir, h[:1], h+suf)
 			if got := d.name(h, suf); got != want {
 				t.Errorf("dir %q, suffix %q: %q, want %q", dir, suf, got, want)
