@@ -34,8 +34,13 @@ func Marshal(list []*resource.Resource) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// MarshalOne renders one resource.
+// MarshalOne renders one resource. It fails as kustomize does on an object
+// with a map below its top level keyed by something that is not a string
+// (resource.Resource.CheckKeys).
 func MarshalOne(r *resource.Resource) ([]byte, error) {
+	if err := r.CheckKeys(); err != nil {
+		return nil, err
+	}
 	b, err := MarshalValue(r.Object())
 	if err != nil {
 		return nil, fmt.Errorf("encoding %s: %w", r.ID(), err)

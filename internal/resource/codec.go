@@ -62,6 +62,14 @@ func (r *Resource) appendEncoded(buf []byte, sorted bool) []byte {
 		buf = appendString(buf, r.Gen.Behavior)
 		buf = appendBool(buf, r.Gen.NeedsHash)
 	}
+	buf = binary.AppendUvarint(buf, uint64(len(r.keys)))
+	for _, k := range r.keys {
+		buf = binary.AppendUvarint(buf, uint64(len(k.Path)))
+		for _, p := range k.Path {
+			buf = appendString(buf, p)
+		}
+		buf = appendString(appendString(buf, k.Key), k.Tag)
+	}
 	return buf
 }
 
@@ -292,6 +300,14 @@ func (d *decoder) resource() *Resource {
 	}
 	if d.byte() == 1 {
 		r.Gen = &Generated{Behavior: d.string(), NeedsHash: d.byte() == 1}
+	}
+	for i, n := 0, d.count(); i < n; i++ {
+		var k FieldKey
+		for j, m := 0, d.count(); j < m; j++ {
+			k.Path = append(k.Path, d.string())
+		}
+		k.Key, k.Tag = d.string(), d.string()
+		r.keys = append(r.keys, k)
 	}
 	return r
 }

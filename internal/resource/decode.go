@@ -87,19 +87,34 @@ func DecodeValues(data []byte) ([]any, error) {
 
 // decodeOne decodes the first YAML document of d. An empty document gives nil.
 func decodeOne(d document) (any, error) {
+	v, _, err := decodeOneKeys(d)
+	return v, err
+}
+
+// decodeOneKeys is decodeOne that also returns the keys of nested maps
+// that are not strings (keys.go), with their paths from the document's
+// top level.
+func decodeOneKeys(d document) (any, []FieldKey, error) {
 	if v, ok := fastDecode(d.text); ok {
-		return v, nil
+		return v, nil, nil // (fastDecode leaves every key that is not a string)
 	}
-	return decodeNodes(d)
+	return decodeNodesKeys(d)
 }
 
 // decodeNodes is decodeOne through yaml.v3's nodes: for every document
 // fastDecode leaves, and its oracle.
 func decodeNodes(d document) (any, error) {
+	v, _, err := decodeNodesKeys(d)
+	return v, err
+}
+
+// decodeNodesKeys is decodeNodes that also returns the keys of nested
+// maps that are not strings.
+func decodeNodesKeys(d document) (any, []FieldKey, error) {
 	var n yaml.Node
 	err := yaml.NewDecoder(strings.NewReader(d.text)).Decode(&n)
 	if err == io.EOF {
-		return nil, nil
+		return nil, nil, nil
 	}
 	var v any
 	node := &n
@@ -120,16 +135,17 @@ func decodeNodes(d document) (any, error) {
 		}
 	}
 	if err != nil {
-		return nil, syntaxError(err, d.firstLine-1)
+		return nil, nil, syntaxError(err, d.firstLine-1)
 	}
 	v = normalize(v)
+	var rec keyRecorder
 	if needsFix(node) {
-		v = fixNodes(node, v, false)
+		v = fixNodes(node, v, false, &rec)
 	}
 	if _, ok := v.(EmptyNull); ok {
-		return nil, nil
+		return nil, nil, nil
 	}
-	return v, nil
+	return v, rec.keys, nil
 }
 
 // maxExpanded bounds the size of a document with its aliases expanded (the
@@ -243,9 +259,9 @@ func Decode(data []byte) ([]*Resource, error) {
 	if err != nil {
 		return nil, err
 	}
-	var queue []any
+	var queue []queued
 	for _, d := range docs {
-		v, err := decodeOne(d)
+		v, keys, err := decodeOneKeys(d)
 		if err != nil {
 			return nil, err
 		}
@@ -262,16 +278,16 @@ func Decode(data []byte) ([]*Resource, error) {
 			_, hasFC := m["functionConfig"]
 			if hasItems || hasFC {
 				list, _ := items.([]any)
-				queue = append(queue, list...)
+				queue = append(queue, itemsOf(list, keys)...)
 				continue
 			}
 		}
-		queue = append(queue, m)
+		queue = append(queue, queued{m, keys})
 	}
 
 	var out []*Resource
 	for len(queue) > 0 {
-		v := queue[0]
+		v, keys := queue[0].v, queue[0].keys
 		queue = queue[1:]
 		if isEmptyValue(v) {
 			continue
@@ -294,13 +310,39 @@ func Decode(data []byte) ([]*Resource, error) {
 				if !ok {
 					return nil, fmt.Errorf("expected array in %s/items, but found %s", kind, KindOf(items))
 				}
-				queue = append(queue, list...)
+				queue = append(queue, itemsOf(list, keys)...)
 				continue
 			}
 		}
-		out = append(out, New(m))
+		r := New(m)
+		r.keys = keys
+		out = append(out, r)
 	}
 	return out, nil
+}
+
+// queued is an object Decode has yet to check, with the keys below its top
+// level that are not strings (keys.go), their paths from its own top level.
+type queued struct {
+	v    any
+	keys []FieldKey
+}
+
+// itemsOf pairs the items of a List with the keys below each item's top
+// level that are not strings, taken from keys (the List's) and made
+// relative to the item; an item's own top-level keys are read as text.
+func itemsOf(list []any, keys []FieldKey) []queued {
+	out := make([]queued, len(list))
+	for i, v := range list {
+		out[i].v = v
+		idx := strconv.Itoa(i)
+		for _, k := range keys {
+			if len(k.Path) > 2 && k.Path[0] == "items" && k.Path[1] == idx {
+				out[i].keys = append(out[i].keys, FieldKey{Path: k.Path[2:], Key: k.Key, Tag: k.Tag})
+			}
+		}
+	}
+	return out
 }
 
 func isEmptyValue(v any) bool {

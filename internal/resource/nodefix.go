@@ -3,6 +3,7 @@ package resource
 import (
 	"bytes"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -69,7 +70,9 @@ func IsNull(v any) bool {
 //     trip unchanged.
 //
 //   - a key that is not a string keeps its text (`00: a` has the key
-//     "00", where yaml.v3 reads the number 0).
+//     "00", where yaml.v3 reads the number 0); below the top level, such
+//     a key is also recorded (keyRecorder), as kustomize fails on it
+//     (keys.go).
 //
 // Nodes reached through aliases and merge keys are left alone.
 
@@ -109,13 +112,45 @@ func isFoldedString(n *yaml.Node) bool {
 	return n.Style&yaml.FoldedStyle != 0 && (n.Tag == "!!str" || !strings.HasPrefix(n.Tag, "!!"))
 }
 
+// keyRecorder collects, as fixNodes walks a document, the keys of nested
+// maps that are not strings (keys.go), with the path of their map from the
+// document's top level; a nil recorder records nothing.
+type keyRecorder struct {
+	path []string
+	keys []FieldKey
+}
+
+func (kr *keyRecorder) push(p string) {
+	if kr != nil {
+		kr.path = append(kr.path, p)
+	}
+}
+
+func (kr *keyRecorder) pop() {
+	if kr != nil {
+		kr.path = kr.path[:len(kr.path)-1]
+	}
+}
+
+// note records k, a key of the map at the current path, when that map is
+// below the top level and k is not a string.
+func (kr *keyRecorder) note(k *yaml.Node, key string) {
+	if kr == nil || len(kr.path) == 0 {
+		return
+	}
+	if t, bad := nonStringTag(k); bad {
+		kr.keys = append(kr.keys, FieldKey{Path: append([]string(nil), kr.path...), Key: key, Tag: t})
+	}
+}
+
 // fixNodes returns v (the value decoded from n) with the corrections
-// above; flow is set inside a flow collection.
-func fixNodes(n *yaml.Node, v any, flow bool) any {
+// above; flow is set inside a flow collection. rec, when not nil, records
+// the nested keys that are not strings.
+func fixNodes(n *yaml.Node, v any, flow bool, rec *keyRecorder) any {
 	switch n.Kind {
 	case yaml.DocumentNode:
 		if len(n.Content) == 1 {
-			return fixNodes(n.Content[0], v, flow)
+			return fixNodes(n.Content[0], v, flow, rec)
 		}
 	case yaml.ScalarNode:
 		if v == nil && isEmptyNullNode(n) {
@@ -133,7 +168,7 @@ func fixNodes(n *yaml.Node, v any, flow bool) any {
 		}
 		flow = flow || n.Style&yaml.FlowStyle != 0
 		if hasNonStringKey(n) {
-			if r, ok := rebuildMap(n, flow); ok {
+			if r, ok := rebuildMap(n, flow, rec); ok {
 				return r
 			}
 		}
@@ -143,7 +178,9 @@ func fixNodes(n *yaml.Node, v any, flow bool) any {
 				continue
 			}
 			if e, ok := m[k.Value]; ok {
-				m[k.Value] = fixNodes(val, e, flow)
+				rec.push(k.Value)
+				m[k.Value] = fixNodes(val, e, flow, rec)
+				rec.pop()
 			}
 		}
 	case yaml.SequenceNode:
@@ -153,7 +190,9 @@ func fixNodes(n *yaml.Node, v any, flow bool) any {
 		}
 		flow = flow || n.Style&yaml.FlowStyle != 0
 		for i, e := range n.Content {
-			l[i] = fixNodes(e, l[i], flow)
+			rec.push(strconv.Itoa(i))
+			l[i] = fixNodes(e, l[i], flow, rec)
+			rec.pop()
 		}
 	}
 	return v
@@ -175,22 +214,34 @@ func hasNonStringKey(n *yaml.Node) bool {
 // entry, each key written as its own text (`00`, not `0`; a null key as
 // ""), as kustomize reads it. It declines (false) for mappings with merge
 // keys or keys that are not scalars.
-func rebuildMap(n *yaml.Node, flow bool) (map[string]any, bool) {
-	m := make(map[string]any, len(n.Content)/2)
+func rebuildMap(n *yaml.Node, flow bool, rec *keyRecorder) (map[string]any, bool) {
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, val := n.Content[i], n.Content[i+1]
-		if k.Kind != yaml.ScalarNode || k.Tag == "!!merge" {
+		if k := n.Content[i]; k.Kind != yaml.ScalarNode || k.Tag == "!!merge" {
 			return nil, false
 		}
+	}
+	m := make(map[string]any, len(n.Content)/2)
+	var noted []FieldKey
+	if rec != nil {
+		noted = rec.keys
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, val := n.Content[i], n.Content[i+1]
 		key := k.Value
 		if k.Tag == "!!null" {
 			key = ""
 		}
 		var e any
 		if err := val.Decode(&e); err != nil {
+			if rec != nil {
+				rec.keys = noted // declined: the caller records nothing here
+			}
 			return nil, false
 		}
-		m[key] = fixNodes(val, normalize(e), flow)
+		rec.note(k, key)
+		rec.push(key)
+		m[key] = fixNodes(val, normalize(e), flow, rec)
+		rec.pop()
 	}
 	return m, true
 }

@@ -26,6 +26,10 @@ type Resource struct {
 	// Gen is non-nil for objects made by a generator.
 	Gen *Generated
 
+	// keys are the map keys below the top level that are not strings,
+	// which make kustomize fail (keys.go).
+	keys []FieldKey
+
 	// encoded caches the output encoding of a frozen resource (see
 	// Encoded): it lives exactly as long as the resource.
 	encoded atomic.Pointer[[]byte]
@@ -112,6 +116,7 @@ func (r *Resource) cloneState() *Resource {
 		prev:    append([]prevName(nil), r.prev...),
 		refBy:   append([]ID(nil), r.refBy...),
 		refVars: append([]string(nil), r.refVars...),
+		keys:    r.keys[:len(r.keys):len(r.keys)], // never changed in place: appends copy
 	}
 	if r.Gen != nil {
 		g := *r.Gen
