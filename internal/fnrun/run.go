@@ -120,6 +120,9 @@ func Run(ctx context.Context, dir string, o Options) (*Result, error) {
 			return nil, err
 		}
 		for _, r := range got {
+			// kustomize fn run writes YAML nodes, never JSON: a nested key
+			// that is not a string does not fail there (keys.go).
+			r.ClearNonStringKeys()
 			r.RemoveAnnotation(idAnnotation)
 		}
 		objs = append(got, out...)

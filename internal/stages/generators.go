@@ -220,6 +220,10 @@ func newGenerator(kind string, cfg GeneratorConfig, read ReadFile) (Stage, error
 	}
 	r := resource.New(obj)
 	r.Gen = &resource.Generated{Behavior: normalBehavior(cfg.Behavior), NeedsHash: needsHash}
+	// kustomize writes a generator's keys as plain scalars: `1=A` makes
+	// the key 1, a number, on which its output fails.
+	r.AddNonStringKeys("data")
+	r.AddNonStringKeys("binaryData")
 	r.Freeze()
 	return &generatorStage{kind: kind + "Generator", obj: r}, nil
 }
@@ -398,6 +402,9 @@ func mergeData(res, old *resource.Resource) {
 		delete(obj, field)
 		loadConfigMapData(obj, merged, field == "binaryData")
 	}
+	// kustomize sets the merged data anew, every key a plain scalar.
+	res.AddNonStringKeys("data")
+	res.AddNonStringKeys("binaryData")
 }
 
 // goSyntaxID renders id as kustomize's errors print a resid.ResId (Go

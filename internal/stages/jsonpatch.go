@@ -124,6 +124,11 @@ func (s *jsonPatchStage) Run(_ context.Context, rs *resource.List) error {
 		if s.rename {
 			r.RememberID()
 		}
+		if r.HasNonStringKey() {
+			// kustomize turns the object into JSON first, and fails.
+			rs.Set(i, orig)
+			return resource.ErrNonStringKey
+		}
 		internal := internalAnnotations(r)
 		in := withStateAnnotations(r)
 		obj, ok := applyDirect(s.direct, in)
@@ -136,6 +141,7 @@ func (s *jsonPatchStage) Run(_ context.Context, rs *resource.List) error {
 		}
 		dropStateAnnotations(obj)
 		r.SetObject(obj)
+		r.ClearNonStringKeys() // every key came back from JSON a string
 		restoreAnnotations(r, internal)
 	}
 	return nil

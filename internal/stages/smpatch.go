@@ -114,6 +114,10 @@ type smpStage struct {
 	texts     []string
 	patches   []map[string]any
 	ids       []resource.ID
+	// keys are each patch's keys below its top level that are not
+	// strings (resource.FieldKey): a key the patch adds to an object
+	// keeps its kind there, as kyaml's merge keeps the patch's key node.
+	keys [][]resource.FieldKey
 	// schema gives the merge keys; nil is the built-in schema.
 	schema *smp.Schema
 }
@@ -124,6 +128,7 @@ func (s *smpStage) add(text string, patches []*resource.Resource) {
 	for _, p := range patches {
 		s.patches = append(s.patches, p.Object())
 		s.ids = append(s.ids, p.ID())
+		s.keys = append(s.keys, p.NonStringKeys())
 	}
 }
 
@@ -182,7 +187,7 @@ func (s *smpStage) Run(_ context.Context, rs *resource.List) error {
 		}
 		var gone []int
 		for _, i := range idx {
-			deleted, err := s.apply(rs, i, s.patches[0])
+			deleted, err := s.apply(rs, i, s.patches[0], s.keys[0])
 			if err != nil {
 				return fmt.Errorf("%s: %w", s.kind, err)
 			}
@@ -207,7 +212,7 @@ func (s *smpStage) Run(_ context.Context, rs *resource.List) error {
 			}
 			return fmt.Errorf("%s: %w", s.kind, err)
 		}
-		deleted, err := s.apply(rs, matches[0], patch)
+		deleted, err := s.apply(rs, matches[0], patch, s.keys[n])
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.kind, err)
 		}
@@ -218,13 +223,25 @@ func (s *smpStage) Run(_ context.Context, rs *resource.List) error {
 	return nil
 }
 
-// apply patches the i-th object, reporting whether the patch deleted it.
-func (s *smpStage) apply(rs *resource.List, i int, patch map[string]any) (bool, error) {
+// apply patches the i-th object, reporting whether the patch deleted it;
+// keys are the patch's keys that are not strings.
+func (s *smpStage) apply(rs *resource.List, i int, patch map[string]any, keys []resource.FieldKey) (bool, error) {
 	r := rs.Edit(i)
 	if s.copyPatch {
 		patch = patchFor(patch, r)
 	}
 	obj := r.Object()
+	// The patch's keys that the object does not have yet, on paths
+	// through maps only (a list's items merge by key, not by index).
+	var adds []resource.FieldKey
+	for _, k := range keys {
+		if _, mapsOnly := resource.KeyAt(patch, k.Path, k.Key); !mapsOnly {
+			continue
+		}
+		if found, _ := resource.KeyAt(obj, k.Path, k.Key); !found {
+			adds = append(adds, k)
+		}
+	}
 	md := resource.LookupMap(obj, "metadata")
 	name, ns, kind := md["name"], md["namespace"], obj["kind"]
 	if s.options.AllowNameChange || s.options.AllowKindChange {
@@ -238,6 +255,11 @@ func (s *smpStage) apply(rs *resource.List, i int, patch map[string]any) (bool, 
 		return true, nil
 	}
 	r.SetObject(merged)
+	for _, k := range adds {
+		if found, _ := resource.KeyAt(merged, k.Path, k.Key); found {
+			r.AddNonStringKey(k)
+		}
+	}
 	if !s.options.AllowKindChange {
 		merged["kind"] = kind
 	}
