@@ -53,13 +53,17 @@ func nonStringTag(k *yaml.Node) (string, bool) {
 	}
 }
 
-// PlainKeyIsString reports whether key, written as a plain YAML scalar (as
-// kustomize writes the keys it makes: a generator's data keys), reads as a
+// PlainKeyTag returns the tag key resolves to when written as a plain YAML
+// scalar, as kustomize writes the keys it makes (a generator's data keys,
+// the labels it adds), and whether that makes it a key that is not a
 // string.
-func PlainKeyIsString(key string) bool {
-	_, bad := nonStringTag(&yaml.Node{Kind: yaml.ScalarNode, Value: key})
-	return !bad
+func PlainKeyTag(key string) (tag string, nonString bool) {
+	return nonStringTag(&yaml.Node{Kind: yaml.ScalarNode, Value: key})
 }
+
+// MapAt returns the map at path in obj (map keys, and list indexes in
+// decimal).
+func MapAt(obj map[string]any, path []string) (map[string]any, bool) { return lookupMap(obj, path) }
 
 // AddNonStringKeys records the keys of the map at path (from the object's
 // top level, not empty) that would not read as strings if written plain,
@@ -74,8 +78,7 @@ func (r *Resource) AddNonStringKeys(path ...string) {
 		return
 	}
 	for _, k := range SortedKeys(m) {
-		n := &yaml.Node{Kind: yaml.ScalarNode, Value: k}
-		if t, bad := nonStringTag(n); bad {
+		if t, bad := PlainKeyTag(k); bad {
 			r.keys = append(r.keys, FieldKey{Path: append([]string(nil), path...), Key: k, Tag: t})
 		}
 	}

@@ -61,16 +61,32 @@ func (s *mapEntryStage) Run(_ context.Context, rs *resource.List) error {
 		return nil
 	}
 	keys := resource.SortedKeys(s.entries)
+	// kustomize adds each entry as a plain scalar: a key such as "1" is
+	// then a number, on which its output fails (resource/keys.go).
+	tags := map[string]string{}
+	for _, k := range keys {
+		if t, bad := resource.PlainKeyTag(k); bad {
+			tags[k] = t
+		}
+	}
 	for i := 0; i < rs.Len(); i++ {
 		gvk := rs.At(i).GVK()
+		var r *resource.Resource
 		var obj map[string]any
 		for _, fs := range s.specs {
 			if !fs.Matches(gvk) {
 				continue
 			}
 			if obj == nil {
-				obj = rs.Edit(i).Edit()
+				r = rs.Edit(i)
+				obj = r.Edit()
 			}
+			type added struct {
+				m    map[string]any
+				path []string
+				key  string
+			}
+			var adds []added
 			err := fieldspec.Walk(obj, fs, fieldspec.CreateMap, func(f fieldspec.Field) error {
 				switch m := f.Value().(type) {
 				case nil:
@@ -78,6 +94,9 @@ func (s *mapEntryStage) Run(_ context.Context, rs *resource.List) error {
 					return nil
 				case map[string]any:
 					for _, k := range keys {
+						if _, had := m[k]; !had && tags[k] != "" {
+							adds = append(adds, added{m, f.Path, k})
+						}
 						m[k] = s.entries[k]
 					}
 					return nil
@@ -88,9 +107,21 @@ func (s *mapEntryStage) Run(_ context.Context, rs *resource.List) error {
 			if err != nil {
 				return fmt.Errorf("%s: %w", s.kind, err)
 			}
+			for _, a := range adds {
+				// Recorded where the map's path is exact: one through a
+				// list (which Path does not index) is left alone.
+				if m, ok := resource.MapAt(obj, a.path); ok && sameMap(m, a.m) {
+					r.AddNonStringKey(resource.FieldKey{Path: append([]string(nil), a.path...), Key: a.key, Tag: tags[a.key]})
+				}
+			}
 		}
 	}
 	return nil
+}
+
+// sameMap reports whether a and b are the same map (not equal ones).
+func sameMap(a, b map[string]any) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
 // copyStringMap returns a copy of m (nil for nil).
