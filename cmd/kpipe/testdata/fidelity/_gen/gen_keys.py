@@ -36,6 +36,12 @@ cases = {
     "gen-literal-str": (None, "configMapGenerator:\n- name: g\n  literals: [\"a1=A\", \"1a=B\"]\n"),
     "gen-merge-quoted": (CM.replace("tcp", "g") + "data:\n  \"9000\": x\n",
                          "resources: [r.yaml]\nconfigMapGenerator:\n- name: g\n  behavior: merge\n  literals: [\"a=b\"]\n"),
+    # Keys kustomize's labels and annotations add are plain scalars too.
+    "labels-int": (CM + "data:\n  a: b\n", "resources: [r.yaml]\nlabels:\n- pairs:\n    \"1\": b\n"),
+    "labels-existing-quoted": (CM.replace("name: tcp", "name: tcp\n  labels:\n    \"1\": q"),
+                               "resources: [r.yaml]\nlabels:\n- pairs:\n    \"1\": b\n"),
+    "commonannotations-bool": (CM + "data:\n  a: b\n", "resources: [r.yaml]\ncommonAnnotations:\n  \"true\": x\n"),
+    "labels-str": (CM + "data:\n  a: b\n", "resources: [r.yaml]\nlabels:\n- pairs:\n    a1: b\n"),
 }
 for n, (r, k) in cases.items():
     d = os.path.join(out, "key-" + n)
