@@ -136,23 +136,32 @@ func (r *Resource) CheckKeys() error {
 
 // lookupMap returns the map at path in obj.
 func lookupMap(obj map[string]any, path []string) (map[string]any, bool) {
+	m, _, ok := walkPath(obj, path)
+	return m, ok
+}
+
+// walkPath follows path in obj (map keys, and list indexes in decimal) and
+// returns the map there, and whether the path went through maps only.
+func walkPath(obj map[string]any, path []string) (m map[string]any, mapsOnly, ok bool) {
 	var v any = obj
+	mapsOnly = true
 	for _, p := range path {
 		switch t := v.(type) {
 		case map[string]any:
 			v = t[p]
 		case []any:
+			mapsOnly = false
 			i, err := strconv.Atoi(p)
 			if err != nil || i < 0 || i >= len(t) {
-				return nil, false
+				return nil, mapsOnly, false
 			}
 			v = t[i]
 		default:
-			return nil, false
+			return nil, mapsOnly, false
 		}
 	}
-	m, ok := v.(map[string]any)
-	return m, ok
+	m, ok = v.(map[string]any)
+	return m, mapsOnly, ok
 }
 
 // goValueWithKeys returns a copy of obj as kustomize holds it when it fails
@@ -202,7 +211,9 @@ func goValueWithKeys(obj map[string]any, keys []FieldKey) any {
 	return conv(obj, nil)
 }
 
-// pathString joins a path into a map key (NUL cannot be in a YAML key).
+// pathString joins a path into a map key, its elements each ended by a NUL
+// (a key holding a NUL, written with an escape, could make two paths meet:
+// that would only change which maps the message shows as general).
 func pathString(path []string) string {
 	s := ""
 	for _, p := range path {
@@ -224,27 +235,9 @@ func keyValue(text, tag string) any {
 // KeyAt reports whether the map at path in obj holds key, and whether the
 // path to it went through maps only (no list index).
 func KeyAt(obj map[string]any, path []string, key string) (found, mapsOnly bool) {
-	var v any = obj
-	mapsOnly = true
-	for _, p := range path {
-		switch t := v.(type) {
-		case map[string]any:
-			v = t[p]
-		case []any:
-			mapsOnly = false
-			i, err := strconv.Atoi(p)
-			if err != nil || i < 0 || i >= len(t) {
-				return false, mapsOnly
-			}
-			v = t[i]
-		default:
-			return false, mapsOnly
-		}
+	m, mapsOnly, ok := walkPath(obj, path)
+	if ok {
+		_, found = m[key]
 	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return false, mapsOnly
-	}
-	_, found = m[key]
 	return found, mapsOnly
 }
