@@ -61,10 +61,6 @@ func PlainKeyTag(key string) (tag string, nonString bool) {
 	return nonStringTag(&yaml.Node{Kind: yaml.ScalarNode, Value: key})
 }
 
-// MapAt returns the map at path in obj (map keys, and list indexes in
-// decimal).
-func MapAt(obj map[string]any, path []string) (map[string]any, bool) { return lookupMap(obj, path) }
-
 // AddNonStringKeys records the keys of the map at path (from the object's
 // top level, not empty) that would not read as strings if written plain,
 // as kustomize writes the keys it makes.
@@ -73,7 +69,7 @@ func (r *Resource) AddNonStringKeys(path ...string) {
 	if len(path) == 0 {
 		return
 	}
-	m, ok := lookupMap(r.obj, path)
+	m, ok := mapAtPath(r.obj, path)
 	if !ok {
 		return
 	}
@@ -106,7 +102,7 @@ func (r *Resource) ClearNonStringKeys() {
 func (r *Resource) liveKeys() []FieldKey {
 	var live []FieldKey
 	for _, k := range r.keys {
-		if m, ok := lookupMap(r.obj, k.Path); ok {
+		if m, ok := mapAtPath(r.obj, k.Path); ok {
 			if _, ok := m[k.Key]; ok {
 				live = append(live, k)
 			}
@@ -134,8 +130,9 @@ func (r *Resource) CheckKeys() error {
 	return fmt.Errorf("%#v: %w", goValueWithKeys(r.obj, live), ErrNonStringKey)
 }
 
-// lookupMap returns the map at path in obj.
-func lookupMap(obj map[string]any, path []string) (map[string]any, bool) {
+// mapAtPath returns the map at path in obj: LookupMap, with list indexes
+// in the path too.
+func mapAtPath(obj map[string]any, path []string) (map[string]any, bool) {
 	m, _, ok := walkPath(obj, path)
 	return m, ok
 }
@@ -181,7 +178,7 @@ func goValueWithKeys(obj map[string]any, keys []FieldKey) any {
 		switch t := v.(type) {
 		case map[string]any:
 			tags := byPath[pathString(path)]
-			if len(path) == 0 || tags == nil {
+			if tags == nil { // (the top level's keys are never recorded)
 				m := make(map[string]any, len(t))
 				for k, e := range t {
 					m[k] = conv(e, append(path[:len(path):len(path)], k))

@@ -82,7 +82,6 @@ func (s *mapEntryStage) Run(_ context.Context, rs *resource.List) error {
 				obj = r.Edit()
 			}
 			type added struct {
-				m    map[string]any
 				path []string
 				key  string
 			}
@@ -95,7 +94,7 @@ func (s *mapEntryStage) Run(_ context.Context, rs *resource.List) error {
 				case map[string]any:
 					for _, k := range keys {
 						if _, had := m[k]; !had && tags[k] != "" {
-							adds = append(adds, added{m, f.Path, k})
+							adds = append(adds, added{f.Path, k})
 						}
 						m[k] = s.entries[k]
 					}
@@ -108,20 +107,16 @@ func (s *mapEntryStage) Run(_ context.Context, rs *resource.List) error {
 				return fmt.Errorf("%s: %w", s.kind, err)
 			}
 			for _, a := range adds {
-				// Recorded where the map's path is exact: one through a
-				// list (which Path does not index) is left alone.
-				if m, ok := resource.MapAt(obj, a.path); ok && sameMap(m, a.m) {
+				// Recorded where the map's path is exact: Path does not
+				// index the lists it goes through, and LookupMap finds
+				// nothing on such a path, so those maps are left alone.
+				if resource.LookupMap(obj, a.path...) != nil {
 					r.AddNonStringKey(resource.FieldKey{Path: append([]string(nil), a.path...), Key: a.key, Tag: tags[a.key]})
 				}
 			}
 		}
 	}
 	return nil
-}
-
-// sameMap reports whether a and b are the same map (not equal ones).
-func sameMap(a, b map[string]any) bool {
-	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
 // copyStringMap returns a copy of m (nil for nil).
