@@ -72,10 +72,10 @@ import (
 	"time"
 
 	"github.com/kpipe/kpipe/internal/buildid"
-	"github.com/kpipe/kpipe/internal/cache"
+	"github.com/kpipe/kpipe/cache"
 	"github.com/kpipe/kpipe/internal/engine"
-	"github.com/kpipe/kpipe/internal/loaders"
-	"github.com/kpipe/kpipe/internal/plugins"
+	"github.com/kpipe/kpipe/loaders"
+	"github.com/kpipe/kpipe/plugins"
 	"github.com/kpipe/kpipe/internal/remote"
 )
 

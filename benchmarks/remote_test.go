@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kpipe/kpipe/internal/cache/remote/remotetest"
+	"github.com/kpipe/kpipe/cache/remote/remotetest"
 	"github.com/kpipe/kpipe/internal/genrepo"
 )
 

@@ -14,11 +14,11 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/kpipe/kpipe/internal/buildid"
-	"github.com/kpipe/kpipe/internal/cache"
+	"github.com/kpipe/kpipe/cache"
 	"github.com/kpipe/kpipe/internal/engine"
-	"github.com/kpipe/kpipe/internal/loaders"
+	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/internal/output"
-	"github.com/kpipe/kpipe/internal/plugins"
+	"github.com/kpipe/kpipe/plugins"
 	"github.com/kpipe/kpipe/internal/resource"
 )
 

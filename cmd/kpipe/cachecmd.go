@@ -13,8 +13,8 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/kpipe/kpipe/internal/cache"
-	cacheremote "github.com/kpipe/kpipe/internal/cache/remote"
+	"github.com/kpipe/kpipe/cache"
+	cacheremote "github.com/kpipe/kpipe/cache/remote"
 	"github.com/kpipe/kpipe/internal/engine"
 	"github.com/kpipe/kpipe/internal/remote"
 )

@@ -12,7 +12,7 @@ import (
 
 	"github.com/kpipe/kpipe/internal/engine"
 	"github.com/kpipe/kpipe/internal/kustfile"
-	"github.com/kpipe/kpipe/internal/loaders"
+	"github.com/kpipe/kpipe/loaders"
 	"github.com/urfave/cli/v3"
 )
 

@@ -8,7 +8,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/kpipe/kpipe/internal/fnrun"
-	"github.com/kpipe/kpipe/internal/plugins"
+	"github.com/kpipe/kpipe/plugins"
 )
 
 // fnCommand is `kpipe fn`: KRM functions outside a build (package fnrun).

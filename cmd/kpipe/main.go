@@ -30,7 +30,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/kpipe/kpipe/internal/loaders"
+	"github.com/kpipe/kpipe/loaders"
 )
 
 // Version is kpipe's version; release builds set it with -ldflags.

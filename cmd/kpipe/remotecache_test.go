@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/kpipe/kpipe/internal/batch"
-	"github.com/kpipe/kpipe/internal/cache/remote"
-	"github.com/kpipe/kpipe/internal/cache/remote/remotetest"
+	"github.com/kpipe/kpipe/cache/remote"
+	"github.com/kpipe/kpipe/cache/remote/remotetest"
 	"github.com/kpipe/kpipe/internal/genrepo"
 )
 

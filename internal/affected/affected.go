@@ -30,7 +30,7 @@ import (
 
 	"github.com/kpipe/kpipe/internal/batch"
 	"github.com/kpipe/kpipe/internal/engine"
-	"github.com/kpipe/kpipe/internal/loaders"
+	"github.com/kpipe/kpipe/loaders"
 )
 
 // Status says how a path changed.

@@ -29,10 +29,10 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/kpipe/kpipe/internal/cache"
+	"github.com/kpipe/kpipe/cache"
 	"github.com/kpipe/kpipe/internal/engine"
 	"github.com/kpipe/kpipe/internal/fsread"
-	"github.com/kpipe/kpipe/internal/loaders"
+	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/internal/output"
 	"github.com/kpipe/kpipe/internal/remote"
 )

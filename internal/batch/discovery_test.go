@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kpipe/kpipe/internal/cache"
+	"github.com/kpipe/kpipe/cache"
 )
 
 // TestParallelDiscoveryMatchesSerial: the walk on several goroutines finds

@@ -11,7 +11,7 @@ import (
 	"sync"
 
 	"github.com/kpipe/kpipe/internal/fsread"
-	"github.com/kpipe/kpipe/internal/loaders"
+	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/internal/output"
 )
 

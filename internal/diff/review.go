@@ -16,7 +16,7 @@ import (
 	"github.com/kpipe/kpipe/internal/affected"
 	"github.com/kpipe/kpipe/internal/batch"
 	"github.com/kpipe/kpipe/internal/engine"
-	"github.com/kpipe/kpipe/internal/loaders"
+	"github.com/kpipe/kpipe/loaders"
 )
 
 // Statuses of a root in a Result.

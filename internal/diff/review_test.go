@@ -14,10 +14,10 @@ import (
 	"testing"
 
 	"github.com/kpipe/kpipe/internal/batch"
-	"github.com/kpipe/kpipe/internal/cache"
+	"github.com/kpipe/kpipe/cache"
 	"github.com/kpipe/kpipe/internal/engine"
 	"github.com/kpipe/kpipe/internal/genrepo"
-	"github.com/kpipe/kpipe/internal/loaders"
+	"github.com/kpipe/kpipe/loaders"
 )
 
 var (

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kpipe/kpipe/internal/loaders"
+	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/internal/output"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kpipe/kpipe/internal/cache"
+	"github.com/kpipe/kpipe/cache"
 )
 
 // A base shared by overlays that do and do not ask for buildMetadata is

@@ -8,9 +8,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/kpipe/kpipe/internal/cache"
-	"github.com/kpipe/kpipe/internal/loaders"
-	"github.com/kpipe/kpipe/internal/stages"
+	"github.com/kpipe/kpipe/cache"
+	"github.com/kpipe/kpipe/loaders"
+	"github.com/kpipe/kpipe/stages"
 )
 
 // NodeExplain is what Options.Explain reports about one node: whether it

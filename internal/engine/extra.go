@@ -4,9 +4,9 @@ import (
 	"errors"
 	"sort"
 
-	"github.com/kpipe/kpipe/internal/cache"
-	"github.com/kpipe/kpipe/internal/stages"
-	"github.com/kpipe/kpipe/internal/stages/fieldspec"
+	"github.com/kpipe/kpipe/cache"
+	"github.com/kpipe/kpipe/stages"
+	"github.com/kpipe/kpipe/stages/fieldspec"
 )
 
 // A stored accumulation's extra part (encodeAccumulation) is its field-spec

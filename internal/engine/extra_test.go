@@ -6,9 +6,9 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/kpipe/kpipe/internal/cache"
-	"github.com/kpipe/kpipe/internal/stages"
-	"github.com/kpipe/kpipe/internal/stages/fieldspec"
+	"github.com/kpipe/kpipe/cache"
+	"github.com/kpipe/kpipe/stages"
+	"github.com/kpipe/kpipe/stages/fieldspec"
 )
 
 // fill sets every field reachable from v (strings, bools, slices, maps

@@ -4,10 +4,10 @@ import (
 	"context"
 	"slices"
 
-	"github.com/kpipe/kpipe/internal/loaders"
+	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/internal/resource"
-	"github.com/kpipe/kpipe/internal/stages"
-	"github.com/kpipe/kpipe/internal/stages/fieldspec"
+	"github.com/kpipe/kpipe/stages"
+	"github.com/kpipe/kpipe/stages/fieldspec"
 )
 
 // Annotations and labels the finishing steps read or remove.

@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/kpipe/kpipe/internal/loaders"
-	"github.com/kpipe/kpipe/internal/plugins"
+	"github.com/kpipe/kpipe/loaders"
+	"github.com/kpipe/kpipe/plugins"
 	"github.com/kpipe/kpipe/internal/remote"
 	"github.com/kpipe/kpipe/internal/resource"
-	"github.com/kpipe/kpipe/internal/stages"
+	"github.com/kpipe/kpipe/stages"
 )
 
 // runGenerators runs the node's generators into acc, in kustomize's order:

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kpipe/kpipe/internal/loaders"
+	"github.com/kpipe/kpipe/loaders"
 )
 
 // generatorTree is a base whose ConfigMap and Secret a Deployment uses,

@@ -15,11 +15,11 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/kpipe/kpipe/internal/cache"
-	"github.com/kpipe/kpipe/internal/dag"
-	"github.com/kpipe/kpipe/internal/loaders"
+	"github.com/kpipe/kpipe/cache"
+	"github.com/kpipe/kpipe/dag"
+	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/internal/remote"
-	"github.com/kpipe/kpipe/internal/stages"
+	"github.com/kpipe/kpipe/stages"
 )
 
 // Node is one kustomization (or component) directory as the build uses it.

@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/kpipe/kpipe/internal/loaders"
+	"github.com/kpipe/kpipe/loaders"
 )
 
 // TestHelmFreeBaseIsShared: a base without helm charts, referred to by

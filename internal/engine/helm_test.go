@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kpipe/kpipe/internal/cache"
-	"github.com/kpipe/kpipe/internal/loaders"
+	"github.com/kpipe/kpipe/cache"
+	"github.com/kpipe/kpipe/loaders"
 )
 
 // fakeHelmCommand writes a stand-in for helm: `template` prints the chart's

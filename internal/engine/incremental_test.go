@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kpipe/kpipe/internal/cache"
+	"github.com/kpipe/kpipe/cache"
 	"github.com/kpipe/kpipe/internal/genrepo"
-	"github.com/kpipe/kpipe/internal/loaders"
+	"github.com/kpipe/kpipe/loaders"
 )
 
 var mutations = flag.Int("kpipe.mutations", 12, "mutations in TestWarmEqualsCold (more: go test ./build -run WarmEqualsCold -kpipe.mutations=500)")
@@ -64,7 +64,7 @@ func TestWarmEqualsCold(t *testing.T) {
 
 // TestWarmEqualsColdSameSizeAndMtime is TestWarmEqualsCold with in-place
 // edits that keep a file's size and mtime too. The stat index sees those
-// only by ctime, which helper cachestore adds to internal/cache/files.go.
+// only by ctime, which helper cachestore adds to cache/files.go.
 func TestWarmEqualsColdSameSizeAndMtime(t *testing.T) {
 	testWarmEqualsCold(t, true)
 }

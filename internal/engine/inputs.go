@@ -1,8 +1,8 @@
 package engine
 
 import (
-	"github.com/kpipe/kpipe/internal/cache"
-	"github.com/kpipe/kpipe/internal/loaders"
+	"github.com/kpipe/kpipe/cache"
+	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/internal/remote"
 )
 

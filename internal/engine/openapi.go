@@ -10,8 +10,8 @@ import (
 
 	"github.com/kpipe/kpipe/internal/remote"
 	"github.com/kpipe/kpipe/internal/resource"
-	"github.com/kpipe/kpipe/internal/stages"
-	"github.com/kpipe/kpipe/internal/stages/smp"
+	"github.com/kpipe/kpipe/stages"
+	"github.com/kpipe/kpipe/stages/smp"
 )
 
 // This file gives each node the schema its strategic-merge patches take

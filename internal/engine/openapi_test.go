@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kpipe/kpipe/internal/cache"
-	"github.com/kpipe/kpipe/internal/loaders"
+	"github.com/kpipe/kpipe/cache"
+	"github.com/kpipe/kpipe/loaders"
 )
 
 // widgetSchema makes the parts of a Widget merge by the given key.

@@ -6,9 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/kpipe/kpipe/internal/plugins"
+	"github.com/kpipe/kpipe/plugins"
 	"github.com/kpipe/kpipe/internal/resource"
-	"github.com/kpipe/kpipe/internal/stages"
+	"github.com/kpipe/kpipe/stages"
 )
 
 // pluginStage configures the stage of one plugin config listed under

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kpipe/kpipe/internal/cache"
-	"github.com/kpipe/kpipe/internal/loaders"
+	"github.com/kpipe/kpipe/cache"
+	"github.com/kpipe/kpipe/loaders"
 )
 
 // pluginEnv is an environment for plugin tests: a plugin home under dir

@@ -8,10 +8,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kpipe/kpipe/internal/cache"
+	"github.com/kpipe/kpipe/cache"
 	"github.com/kpipe/kpipe/internal/resource"
-	"github.com/kpipe/kpipe/internal/stages"
-	"github.com/kpipe/kpipe/internal/stages/fieldspec"
+	"github.com/kpipe/kpipe/stages"
+	"github.com/kpipe/kpipe/stages/fieldspec"
 )
 
 // Options are the settings of a build that change its output or what it

@@ -3,7 +3,7 @@ package engine
 import (
 	"bytes"
 
-	"github.com/kpipe/kpipe/internal/cache"
+	"github.com/kpipe/kpipe/cache"
 	"github.com/kpipe/kpipe/internal/resource"
 )
 

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/kpipe/kpipe/internal/output"
-	"github.com/kpipe/kpipe/internal/stages"
+	"github.com/kpipe/kpipe/stages"
 )
 
 // patchesStrategicMerge configures the PatchStrategicMergeTransformer of

@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"io/fs"
 
-	"github.com/kpipe/kpipe/internal/loaders"
-	"github.com/kpipe/kpipe/internal/plugins"
+	"github.com/kpipe/kpipe/loaders"
+	"github.com/kpipe/kpipe/plugins"
 	"github.com/kpipe/kpipe/internal/resource"
-	"github.com/kpipe/kpipe/internal/stages"
-	"github.com/kpipe/kpipe/internal/stages/fieldspec"
+	"github.com/kpipe/kpipe/stages"
+	"github.com/kpipe/kpipe/stages/fieldspec"
 )
 
 // runTransformers runs the builtin transformers the node's fields ask for,

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kpipe/kpipe/internal/cache"
+	"github.com/kpipe/kpipe/cache"
 )
 
 // varsTree is a base declaring a var, shared by two overlays with

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kpipe/kpipe/internal/loaders"
+	"github.com/kpipe/kpipe/loaders"
 )
 
 // realHelm finds helm v3 for tests that inflate a chart: the one .ci/run

@@ -15,9 +15,9 @@ import (
 	"strings"
 
 	"github.com/kpipe/kpipe/internal/fsread"
-	"github.com/kpipe/kpipe/internal/loaders"
+	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/internal/output"
-	"github.com/kpipe/kpipe/internal/plugins"
+	"github.com/kpipe/kpipe/plugins"
 	"github.com/kpipe/kpipe/internal/resource"
 )
 

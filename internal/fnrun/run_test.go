@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kpipe/kpipe/internal/plugins"
+	"github.com/kpipe/kpipe/plugins"
 )
 
 func writeFiles(t *testing.T, dir string, files map[string]string) {

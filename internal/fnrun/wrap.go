@@ -14,7 +14,7 @@ import (
 	"github.com/kpipe/kpipe/internal/output"
 	"github.com/kpipe/kpipe/internal/procgroup"
 	"github.com/kpipe/kpipe/internal/resource"
-	"github.com/kpipe/kpipe/internal/stages/smp"
+	"github.com/kpipe/kpipe/stages/smp"
 )
 
 // Environment variables Wrap reads and sets.

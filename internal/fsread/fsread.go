@@ -5,7 +5,7 @@
 // or read until memory runs out.
 //
 // Where a path is allowed to point is the caller's business (the load
-// restrictor in internal/loaders); this package only decides what kind of
+// restrictor in loaders); this package only decides what kind of
 // file may be read and how much of it.
 //
 // On Linux, files are read, and directories listed (ReadDir), through

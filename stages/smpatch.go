@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/kpipe/kpipe/internal/resource"
-	"github.com/kpipe/kpipe/internal/stages/smp"
+	"github.com/kpipe/kpipe/stages/smp"
 )
 
 // PatchStrategicMergeConfig configures the PatchStrategicMergeTransformer

@@ -7,7 +7,7 @@ import (
 
 	"github.com/kpipe/kpipe/internal/output"
 	"github.com/kpipe/kpipe/internal/resource"
-	"github.com/kpipe/kpipe/internal/stages/fieldspec"
+	"github.com/kpipe/kpipe/stages/fieldspec"
 )
 
 // txCase is one transformer case: a builtin plugin config, the input

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kpipe/kpipe/internal/loaders"
+	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/internal/output"
 	"github.com/kpipe/kpipe/internal/resource"
 )

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/kpipe/kpipe/internal/resource"
-	"github.com/kpipe/kpipe/internal/stages/fieldspec"
+	"github.com/kpipe/kpipe/stages/fieldspec"
 )
 
 func decodeList(t *testing.T, y string) *resource.List {

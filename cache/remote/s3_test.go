@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kpipe/kpipe/internal/cache/remote/remotetest"
+	"github.com/kpipe/kpipe/cache/remote/remotetest"
 )
 
 // On AWS a bucket is addressed in the host name when its name can be a

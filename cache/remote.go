@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kpipe/kpipe/internal/cache/remote"
+	"github.com/kpipe/kpipe/cache/remote"
 )
 
 // RemoteOptions configure Store.SetRemote: a shared remote cache behind

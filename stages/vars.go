@@ -15,7 +15,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/kpipe/kpipe/internal/resource"
-	"github.com/kpipe/kpipe/internal/stages/fieldspec"
+	"github.com/kpipe/kpipe/stages/fieldspec"
 )
 
 // Var is an entry of the legacy `vars:` field: the name that $(NAME)

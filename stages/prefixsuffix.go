@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/kpipe/kpipe/internal/resource"
-	"github.com/kpipe/kpipe/internal/stages/fieldspec"
+	"github.com/kpipe/kpipe/stages/fieldspec"
 )
 
 // PrefixSuffixConfig configures the PrefixTransformer, the

@@ -9,7 +9,7 @@ import (
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 
-	"github.com/kpipe/kpipe/internal/loaders"
+	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/internal/resource"
 )
 

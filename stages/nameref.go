@@ -8,7 +8,7 @@ import (
 
 	"github.com/kpipe/kpipe/internal/output"
 	"github.com/kpipe/kpipe/internal/resource"
-	"github.com/kpipe/kpipe/internal/stages/fieldspec"
+	"github.com/kpipe/kpipe/stages/fieldspec"
 )
 
 // NewNameRef returns the name-reference fix-up: after prefixes, suffixes,

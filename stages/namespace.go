@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/kpipe/kpipe/internal/resource"
-	"github.com/kpipe/kpipe/internal/stages/fieldspec"
+	"github.com/kpipe/kpipe/stages/fieldspec"
 )
 
 // Role-binding subject modes of the NamespaceTransformer: which subjects of

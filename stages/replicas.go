@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"github.com/kpipe/kpipe/internal/resource"
-	"github.com/kpipe/kpipe/internal/stages/fieldspec"
+	"github.com/kpipe/kpipe/stages/fieldspec"
 )
 
 // Replica is one `replicas:` entry: the name of the objects to change and

@@ -12,7 +12,7 @@ import (
 
 	"github.com/kpipe/kpipe/internal/output"
 	"github.com/kpipe/kpipe/internal/resource"
-	"github.com/kpipe/kpipe/internal/stages/smp"
+	"github.com/kpipe/kpipe/stages/smp"
 )
 
 const smpDeployments = `

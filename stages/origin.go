@@ -11,7 +11,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/kpipe/kpipe/internal/resource"
-	"github.com/kpipe/kpipe/internal/stages/smp"
+	"github.com/kpipe/kpipe/stages/smp"
 )
 
 // Annotations kustomize writes for a kustomization's buildMetadata.

@@ -3,7 +3,7 @@ package stages
 import (
 	"fmt"
 
-	"github.com/kpipe/kpipe/internal/stages/fieldspec"
+	"github.com/kpipe/kpipe/stages/fieldspec"
 )
 
 // AnnotationsConfig configures the AnnotationsTransformer: the annotations

@@ -17,7 +17,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/kpipe/kpipe/internal/loaders"
+	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/internal/procgroup"
 	"github.com/kpipe/kpipe/internal/resource"
 )

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kpipe/kpipe/internal/cache/remote"
-	"github.com/kpipe/kpipe/internal/cache/remote/remotetest"
+	"github.com/kpipe/kpipe/cache/remote"
+	"github.com/kpipe/kpipe/cache/remote/remotetest"
 )
 
 func name(s string) string {

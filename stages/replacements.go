@@ -9,7 +9,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
-	"github.com/kpipe/kpipe/internal/loaders"
+	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/internal/output"
 	"github.com/kpipe/kpipe/internal/resource"
 )

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kpipe/kpipe/internal/cache/remote"
-	"github.com/kpipe/kpipe/internal/cache/remote/remotetest"
+	"github.com/kpipe/kpipe/cache/remote"
+	"github.com/kpipe/kpipe/cache/remote/remotetest"
 )
 
 // servers runs f against each kind of real remote server.

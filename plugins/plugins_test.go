@@ -10,7 +10,7 @@ import (
 
 	"github.com/kpipe/kpipe/internal/output"
 	"github.com/kpipe/kpipe/internal/resource"
-	"github.com/kpipe/kpipe/internal/stages"
+	"github.com/kpipe/kpipe/stages"
 )
 
 func decodeOne(t *testing.T, y string) *resource.Resource {

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/kpipe/kpipe/internal/resource"
-	"github.com/kpipe/kpipe/internal/stages/fieldspec"
+	"github.com/kpipe/kpipe/stages/fieldspec"
 )
 
 // ValueAddConfig configures the ValueAddTransformer (a builtin plugin with

@@ -16,7 +16,7 @@ import (
 	"github.com/kpipe/kpipe/internal/fsread"
 	"github.com/kpipe/kpipe/internal/output"
 	"github.com/kpipe/kpipe/internal/resource"
-	"github.com/kpipe/kpipe/internal/stages"
+	"github.com/kpipe/kpipe/stages"
 )
 
 // Annotations kustomize reads on, or sets for, plugin input and output.

@@ -9,10 +9,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kpipe/kpipe/internal/loaders"
+	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/internal/output"
 	"github.com/kpipe/kpipe/internal/resource"
-	"github.com/kpipe/kpipe/internal/stages/fieldspec"
+	"github.com/kpipe/kpipe/stages/fieldspec"
 )
 
 // LabelsConfig configures the LabelTransformer: the labels to set and the

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/kpipe/kpipe/internal/resource"
-	"github.com/kpipe/kpipe/internal/stages"
+	"github.com/kpipe/kpipe/stages"
 )
 
 // Role is how a kustomization uses a plugin config.
