@@ -71,12 +71,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kpipe/kpipe/internal/buildid"
 	"github.com/kpipe/kpipe/cache"
+	"github.com/kpipe/kpipe/internal/buildid"
 	"github.com/kpipe/kpipe/internal/engine"
+	"github.com/kpipe/kpipe/internal/remote"
 	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/plugins"
-	"github.com/kpipe/kpipe/internal/remote"
 )
 
 // KustomizeVersion is the kustomize release whose `kustomize build` output

@@ -12,8 +12,8 @@ import (
 	"github.com/kpipe/kpipe/cache"
 	"github.com/kpipe/kpipe/internal/engine"
 	"github.com/kpipe/kpipe/internal/genrepo"
-	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/internal/output"
+	"github.com/kpipe/kpipe/loaders"
 )
 
 // tree writes a monorepo of apps x envs roots and returns their paths.

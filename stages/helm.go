@@ -17,9 +17,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/internal/procgroup"
 	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/loaders"
 )
 
 // HelmChartArgs configures one chart inflation, in the shape of the

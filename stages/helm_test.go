@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/internal/output"
 	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/loaders"
 )
 
 // helmFixture reads the files of testdata/helm: the chart "hello" under

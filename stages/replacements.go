@@ -9,9 +9,9 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
-	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/internal/output"
 	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/loaders"
 )
 
 // defaultReplacementFieldPath is the field a replacement reads or writes

@@ -13,13 +13,13 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/kpipe/kpipe/internal/buildid"
 	"github.com/kpipe/kpipe/cache"
+	"github.com/kpipe/kpipe/internal/buildid"
 	"github.com/kpipe/kpipe/internal/engine"
-	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/internal/output"
-	"github.com/kpipe/kpipe/plugins"
 	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/loaders"
+	"github.com/kpipe/kpipe/plugins"
 )
 
 func buildCommand() *cli.Command {

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kpipe/kpipe/internal/batch"
 	"github.com/kpipe/kpipe/cache/remote"
 	"github.com/kpipe/kpipe/cache/remote/remotetest"
+	"github.com/kpipe/kpipe/internal/batch"
 	"github.com/kpipe/kpipe/internal/genrepo"
 )
 

@@ -13,8 +13,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kpipe/kpipe/internal/batch"
 	"github.com/kpipe/kpipe/cache"
+	"github.com/kpipe/kpipe/internal/batch"
 	"github.com/kpipe/kpipe/internal/engine"
 	"github.com/kpipe/kpipe/internal/genrepo"
 	"github.com/kpipe/kpipe/loaders"

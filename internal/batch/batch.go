@@ -32,9 +32,9 @@ import (
 	"github.com/kpipe/kpipe/cache"
 	"github.com/kpipe/kpipe/internal/engine"
 	"github.com/kpipe/kpipe/internal/fsread"
-	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/internal/output"
 	"github.com/kpipe/kpipe/internal/remote"
+	"github.com/kpipe/kpipe/loaders"
 )
 
 // Options are the settings of a run.

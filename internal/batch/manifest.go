@@ -11,8 +11,8 @@ import (
 	"sync"
 
 	"github.com/kpipe/kpipe/internal/fsread"
-	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/internal/output"
+	"github.com/kpipe/kpipe/loaders"
 )
 
 // ManifestName is the file in the output directory that lists the outputs

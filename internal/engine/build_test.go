@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/internal/output"
+	"github.com/kpipe/kpipe/loaders"
 )
 
 // writeTree writes files (path -> content) under a new temporary directory

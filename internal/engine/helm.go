@@ -15,8 +15,8 @@ import (
 
 	"github.com/kpipe/kpipe/cache"
 	"github.com/kpipe/kpipe/internal/fsread"
-	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/internal/remote"
+	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/stages"
 )
 

@@ -2,8 +2,8 @@ package engine
 
 import (
 	"github.com/kpipe/kpipe/cache"
-	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/internal/remote"
+	"github.com/kpipe/kpipe/loaders"
 )
 
 // Inputs lists everything root's build in this run read, with the digests

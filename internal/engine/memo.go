@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/kpipe/kpipe/cache"
-	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/stages"
 	"github.com/kpipe/kpipe/stages/fieldspec"
 )

@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/kpipe/kpipe/plugins"
 	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/plugins"
 	"github.com/kpipe/kpipe/stages"
 )
 

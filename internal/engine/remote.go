@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/internal/remote"
 	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/loaders"
 )
 
 // errNoFetcher is the error of a remote entry in a graph loaded without a

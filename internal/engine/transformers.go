@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"io/fs"
 
+	"github.com/kpipe/kpipe/internal/resource"
 	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/plugins"
-	"github.com/kpipe/kpipe/internal/resource"
 	"github.com/kpipe/kpipe/stages"
 	"github.com/kpipe/kpipe/stages/fieldspec"
 )
