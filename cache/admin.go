@@ -56,7 +56,7 @@ func (s *Store) RecordRun() {
 	if s == nil {
 		return
 	}
-	h, m, p := s.Counts()
+	h, m, p := s.counts()
 	if h+m+p == 0 || s.broken.Load() {
 		return
 	}
@@ -482,10 +482,10 @@ func (s *Store) Verify() (VerifyResult, error) {
 	return r, nil
 }
 
-// Uploadable lists the files of the cache a remote upload would send: the
+// uploadable lists the files of the cache a remote upload would send: the
 // entries and their content, leaving out sensitive entries (a Secret's
 // data, a plugin's output) unless includeSensitive.
-func (s *Store) Uploadable(includeSensitive bool) ([]string, error) {
+func (s *Store) uploadable(includeSensitive bool) ([]string, error) {
 	if s == nil {
 		return nil, nil
 	}

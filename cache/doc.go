@@ -71,7 +71,7 @@
 // The cache holds rendered resources: a secretGenerator's literals, a
 // Secret's data, and the output of plugins and KRM functions (which may
 // decrypt secrets: the KSOPS pattern) among them. Such entries carry the
-// sensitive flag (Store.PutSensitive); Store.Uploadable leaves them out of
+// sensitive flag (Store.PutSensitive); Store.uploadable leaves them out of
 // what a remote cache would be sent unless the caller asks for them, and
 // the remote layer never uploads them unless RemoteOptions.Sensitive. On
 // disk they are protected only by the directory's permissions.

@@ -132,7 +132,7 @@ func TestRemoteSharedBetweenRunners(t *testing.T) {
 		if v, ok := reader.Get(key("secret")); !ok || !bytes.Equal(v, secret) {
 			t.Errorf("sensitive entry with Sensitive: %q, %v", v, ok)
 		}
-		if files, _ := reader.Uploadable(false); len(files) != 0 {
+		if files, _ := reader.uploadable(false); len(files) != 0 {
 			t.Errorf("the fetched sensitive entry lost its flag: uploadable %v", files)
 		}
 		reader.Close()

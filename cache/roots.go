@@ -96,11 +96,11 @@ type storedRecord struct {
 	Discovery *DiscoveryRecord
 }
 
-// LoadRootIndex returns the root index for the given settings kept in the
+// loadRootIndex returns the root index for the given settings kept in the
 // cache directory dir; with dir "" (or a directory that is not a kpipe
 // cache) it lives in memory only. Nothing is read until a root is asked
 // for; the error is always nil (it is kept for callers).
-func LoadRootIndex(dir string, settings Key) (*RootIndex, error) {
+func loadRootIndex(dir string, settings Key) (*RootIndex, error) {
 	ri := &RootIndex{settings: settings, roots: map[string]*RootRecord{}, sets: map[Key][]Input{}, discovery: map[string]*DiscoveryRecord{}, dirty: map[string]bool{}}
 	if dir != "" {
 		if _, err := os.Stat(filepath.Join(dir, markerName)); err == nil {
@@ -114,7 +114,7 @@ func LoadRootIndex(dir string, settings Key) (*RootIndex, error) {
 // memory only for a nil store); its write failures are reported through
 // s, once.
 func (s *Store) RootIndex(settings Key) *RootIndex {
-	ri, _ := LoadRootIndex("", settings)
+	ri, _ := loadRootIndex("", settings)
 	if s != nil {
 		ri.d = &s.disk
 	}

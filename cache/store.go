@@ -22,7 +22,7 @@ type Options struct {
 	Dir string
 	// MaxSize bounds the directory's size on disk, as du counts it, in
 	// bytes; Close trims the least recently used files when the cache grew
-	// past it. Zero means DefaultMaxSize.
+	// past it. Zero means defaultMaxSize (2 GiB).
 	MaxSize int64
 	// Warn receives warnings, one call at a time; nil discards them. A
 	// process gets at most one about the directory (it cannot be used, or
@@ -40,8 +40,8 @@ type Options struct {
 	Pack bool
 }
 
-// DefaultMaxSize is the size bound when Options.MaxSize is zero: 2 GiB.
-const DefaultMaxSize = 2 << 30
+// defaultMaxSize is the size bound when Options.MaxSize is zero: 2 GiB.
+const defaultMaxSize = 2 << 30
 
 // DefaultDir is $XDG_CACHE_HOME/kpipe, or ~/.cache/kpipe.
 func DefaultDir() (string, error) {
@@ -83,7 +83,7 @@ func Open(ctx context.Context, opts Options) *Store {
 		opts.Warn = func(msg string) { mu.Lock(); defer mu.Unlock(); warn(msg) }
 	}
 	if opts.MaxSize == 0 {
-		opts.MaxSize = DefaultMaxSize
+		opts.MaxSize = defaultMaxSize
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -451,8 +451,8 @@ func (s *Store) Flush() {
 	}
 }
 
-// Counts returns the hits, misses and writes of this process so far.
-func (s *Store) Counts() (hits, misses, puts int64) {
+// counts returns the hits, misses and writes of this process so far.
+func (s *Store) counts() (hits, misses, puts int64) {
 	if s == nil {
 		return 0, 0, 0
 	}
@@ -478,8 +478,8 @@ func (s *Store) Close() error {
 // String is the key's short form, for messages.
 func (k Key) String() string { return fmt.Sprintf("%x", k[:8]) }
 
-// Bytes returns the key's bytes.
-func (k Key) Bytes() []byte { return k[:] }
+// bytes returns the key's bytes.
+func (k Key) bytes() []byte { return k[:] }
 
 // IsZero reports whether k is the zero key.
 func (k Key) IsZero() bool { return k == Key{} }

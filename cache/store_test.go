@@ -332,7 +332,7 @@ func TestSensitiveEntriesAreNotUploadable(t *testing.T) {
 	s := mustOpen(t, t.TempDir(), &warns)
 	s.PutSensitive(key("secret"), []byte("password=hunter2"))
 	s.Put(key("plain"), []byte("replicas: 3"))
-	files, err := s.Uploadable(false)
+	files, err := s.uploadable(false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,7 +345,7 @@ func TestSensitiveEntriesAreNotUploadable(t *testing.T) {
 			t.Errorf("%s, uploadable by default, holds the secret", f)
 		}
 	}
-	if all, _ := s.Uploadable(true); len(all) != 2 {
+	if all, _ := s.uploadable(true); len(all) != 2 {
 		t.Errorf("with sensitive entries: %d files, want 2", len(all))
 	}
 }

@@ -24,11 +24,11 @@ func (h *Hinted) Error() string { return h.Err.Error() }
 // Unwrap returns the wrapped error.
 func (h *Hinted) Unwrap() error { return h.Err }
 
-// LineOf returns the 1-based line of data on which the list item, key or
+// lineOf returns the 1-based line of data on which the list item, key or
 // value text first appears (a line that, trimmed, starts with "- "+text or
 // text, or whose value after a "key:" does), or 0. Only the first word of text is looked for,
 // so that an item that swallowed the next line is found by its start.
-func LineOf(data []byte, text string) int {
+func lineOf(data []byte, text string) int {
 	f := strings.Fields(text)
 	if len(f) == 0 {
 		return 0
@@ -62,7 +62,7 @@ func where(file string, line int) string {
 // next line (`- a.yaml` followed by ` - b.yaml`, which YAML reads as the one
 // item "a.yaml - b.yaml"), or the nearest existing name.
 func MissingEntryHint(kfile string, data []byte, field, dir, entry string) string {
-	at := where(kfile, LineOf(data, entry))
+	at := where(kfile, lineOf(data, entry))
 	if strings.Contains(entry, " - ") {
 		first, _, _ := strings.Cut(entry, " - ")
 		return fmt.Sprintf("%s: %s entry '%s' does not exist: it looks like two list items run together; the line after '- %s' is indented further than it, so YAML reads it as part of that item: indent every '- ' of the list alike", at, field, entry, first)
@@ -98,10 +98,10 @@ func nearestName(p string) string {
 	return best
 }
 
-// UnknownFieldHint is the plain line for an unknown field of a
+// unknownFieldHint is the plain line for an unknown field of a
 // kustomization file: where it is and the known field it is nearest to.
-func UnknownFieldHint(kfile string, data []byte, field string) string {
-	msg := fmt.Sprintf("%s: unknown field '%s'", where(kfile, LineOf(data, field)), field)
+func unknownFieldHint(kfile string, data []byte, field string) string {
+	msg := fmt.Sprintf("%s: unknown field '%s'", where(kfile, lineOf(data, field)), field)
 	best, bestD := "", len(field)/3+1
 	t := reflect.TypeOf(Kustomization{})
 	for i := 0; i < t.NumField(); i++ {

@@ -20,10 +20,10 @@ import (
 
 // The kinds and apiVersions a kustomization file may declare.
 const (
-	KindKustomization    = "Kustomization"
+	kindKustomization    = "Kustomization"
 	KindComponent        = "Component"
-	VersionKustomization = "kustomize.config.k8s.io/v1beta1"
-	VersionComponent     = "kustomize.config.k8s.io/v1alpha1"
+	versionKustomization = "kustomize.config.k8s.io/v1beta1"
+	versionComponent     = "kustomize.config.k8s.io/v1alpha1"
 )
 
 // FileNames are the names a kustomization file may have, in the order
@@ -106,11 +106,11 @@ func readKustomization(dir, path string, r Restriction) (*KustomizationFile, err
 	if err != nil {
 		return nil, err
 	}
-	k, warnings, err := ParseKustomization(data)
+	k, warnings, err := parseKustomization(data)
 	if err != nil {
 		err = fmt.Errorf("%s: %w", path, err)
 		if m := unknownField().FindStringSubmatch(err.Error()); m != nil {
-			err = &Hinted{Hint: UnknownFieldHint(path, data, m[1]), Err: err}
+			err = &Hinted{Hint: unknownFieldHint(path, data, m[1]), Err: err}
 		}
 		return nil, err
 	}
@@ -120,13 +120,13 @@ func readKustomization(dir, path string, r Restriction) (*KustomizationFile, err
 	return &KustomizationFile{Path: path, Real: real, Data: data, Info: info, K: k, Warnings: warnings}, nil
 }
 
-// ParseKustomization strictly decodes a kustomization file: an unknown field
+// parseKustomization strictly decodes a kustomization file: an unknown field
 // or a value of the wrong type is an error naming the field. Like kustomize
 // it reads the file as YAML 1.1 (so `yes` is a boolean), matches keys
 // without regard to case, and then applies kustomize's normalisation (default
 // kind and apiVersion, bases into resources, imageTags into images, env into
 // envs, helmChartInflationGenerator into helmCharts).
-func ParseKustomization(data []byte) (*Kustomization, []string, error) {
+func parseKustomization(data []byte) (*Kustomization, []string, error) {
 	tree, err := yamlTree(data)
 	if err != nil {
 		return nil, nil, fmt.Errorf("invalid Kustomization: %w", err)
@@ -300,13 +300,13 @@ func (k *Kustomization) deprecationWarnings() []string {
 
 func (k *Kustomization) normalize() {
 	if k.Kind == "" {
-		k.Kind = KindKustomization
+		k.Kind = kindKustomization
 	}
 	if k.APIVersion == "" {
 		if k.Kind == KindComponent {
-			k.APIVersion = VersionComponent
+			k.APIVersion = versionComponent
 		} else {
-			k.APIVersion = VersionKustomization
+			k.APIVersion = versionKustomization
 		}
 	}
 	k.Resources = append(k.Resources, k.Bases...)
@@ -337,12 +337,12 @@ func (k *Kustomization) normalize() {
 
 func (k *Kustomization) enforceFields() []string {
 	var errs []string
-	if k.Kind != KindKustomization && k.Kind != KindComponent {
+	if k.Kind != kindKustomization && k.Kind != KindComponent {
 		errs = append(errs, "kind should be Kustomization or Component")
 	}
-	want := VersionKustomization
+	want := versionKustomization
 	if k.Kind == KindComponent {
-		want = VersionComponent
+		want = versionComponent
 	}
 	if k.APIVersion != want {
 		errs = append(errs, "apiVersion for "+k.Kind+" should be "+want)

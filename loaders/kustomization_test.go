@@ -19,7 +19,7 @@ func TestEmptyKustomization(t *testing.T) {
 		{"resources: []\n", false},
 		{"commonLabels:\n  a: b\n", false},
 	} {
-		k, _, err := ParseKustomization([]byte(tc.yaml))
+		k, _, err := parseKustomization([]byte(tc.yaml))
 		if gotEmpty := err != nil && strings.Contains(err.Error(), "kustomization.yaml is empty"); gotEmpty != tc.empty {
 			t.Errorf("%q: error %v, want empty %v", tc.yaml, err, tc.empty)
 		}

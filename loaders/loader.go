@@ -202,9 +202,9 @@ func lstatBelow(real, abs string) (os.FileInfo, bool) {
 	return st, true
 }
 
-// Check returns an error when the restriction forbids reading the file at
+// check returns an error when the restriction forbids reading the file at
 // real, an absolute symlink-free path.
-func (l *Loader) Check(real string) error {
+func (l *Loader) check(real string) error {
 	if l.restriction == None {
 		return nil
 	}
@@ -239,7 +239,7 @@ func (l *Loader) ReadFileStat(path string) ([]byte, string, os.FileInfo, error) 
 	// own real path, with no Lstat first (Resolve). Anything else (a
 	// symlink, a directory, a missing file) takes the way below, which
 	// words the error.
-	if abs := l.Abs(path); runtime.GOOS != "windows" && Within(filepath.Dir(abs), l.root) && l.Check(abs) == nil {
+	if abs := l.Abs(path); runtime.GOOS != "windows" && Within(filepath.Dir(abs), l.root) && l.check(abs) == nil {
 		if data, fi, err := fsread.FileStatNoFollow(abs); err == nil {
 			if l.onRead != nil {
 				l.onRead(path, abs, data, fi)
@@ -254,7 +254,7 @@ func (l *Loader) ReadFileStat(path string) ([]byte, string, os.FileInfo, error) 
 	if kind == Dir {
 		return nil, real, nil, fmt.Errorf("'%s' must resolve to a file", real)
 	}
-	if err := l.Check(real); err != nil {
+	if err := l.check(real); err != nil {
 		return nil, real, nil, err
 	}
 	data, fi, err := fsread.FileStat(real)
@@ -305,8 +305,8 @@ func (l *Loader) ReadTree(path string) ([]TreeFile, string, error) {
 			}
 			read[e.real] = data
 		}
-		if total += int64(len(data)); total > MaxTreeBytes {
-			return nil, real, fmt.Errorf("'%s': its files come to more than %d MiB (symlinks that repeat directories count each time), the most kpipe reads from one tree", real, MaxTreeBytes>>20)
+		if total += int64(len(data)); total > maxTreeBytes {
+			return nil, real, fmt.Errorf("'%s': its files come to more than %d MiB (symlinks that repeat directories count each time), the most kpipe reads from one tree", real, maxTreeBytes>>20)
 		}
 		if l.onRead != nil {
 			l.onRead(filepath.Join(path, filepath.FromSlash(e.rel)), e.real, data, nil)
@@ -338,14 +338,14 @@ func listing(tree []treeEntry) []byte {
 	return []byte(b.String())
 }
 
-// MaxTreeEntries and MaxTreeBytes bound a tree ReadTree reads (a helm
+// maxTreeEntries and maxTreeBytes bound a tree ReadTree reads (a helm
 // chart): its files and directories, counted once per path they are reached
 // by, and the bytes of its files, likewise. Symlinks that form a DAG (each
 // level linking twice to the next) multiply paths exponentially; helm
 // follows them all, kpipe stops with an error.
 const (
-	MaxTreeEntries = 20000
-	MaxTreeBytes   = 1 << 30
+	maxTreeEntries = 20000
+	maxTreeBytes   = 1 << 30
 )
 
 // treeEntry is a regular file of a tree: its path relative to the tree's
@@ -373,8 +373,8 @@ func walkTree(dir string) ([]treeEntry, error) {
 			return err
 		}
 		for _, e := range list {
-			if entries++; entries > MaxTreeEntries {
-				return fmt.Errorf("'%s': more than %d files and directories (symlinks that repeat directories count each time), the most kpipe reads from one tree", dir, MaxTreeEntries)
+			if entries++; entries > maxTreeEntries {
+				return fmt.Errorf("'%s': more than %d files and directories (symlinks that repeat directories count each time), the most kpipe reads from one tree", dir, maxTreeEntries)
 			}
 			childReal := filepath.Join(real, e.Name())
 			childRel := path.Join(rel, e.Name())

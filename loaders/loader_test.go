@@ -75,7 +75,7 @@ func TestReadTreeReadsEveryFileAndReportsThem(t *testing.T) {
 }
 
 func TestDeprecatedHelmChartInflationGeneratorBecomesHelmCharts(t *testing.T) {
-	k, _, err := ParseKustomization([]byte(`
+	k, _, err := parseKustomization([]byte(`
 helmChartInflationGenerator:
 - chartName: one
   chartHome: mycharts

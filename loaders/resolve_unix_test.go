@@ -93,7 +93,7 @@ func slowRead(l *Loader, p string) ([]byte, string, error) {
 	if kind == Dir {
 		return nil, real, fmt.Errorf("'%s' must resolve to a file", real)
 	}
-	if err := l.Check(real); err != nil {
+	if err := l.check(real); err != nil {
 		return nil, real, err
 	}
 	data, err := fsread.File(real)

@@ -29,7 +29,7 @@ func yamlToJSONv2(data []byte) ([]byte, error) {
 // the same error.
 func TestYAMLToJSONMatchesYAMLv2(t *testing.T) {
 	var docs []string
-	err := filepath.WalkDir(filepath.Join("..", "..", "testdata"), func(p string, d os.DirEntry, err error) error {
+	err := filepath.WalkDir(filepath.Join("..", "testdata"), func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}

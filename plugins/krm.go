@@ -70,7 +70,7 @@ func (p *plugin) configureFunction(c Config, spec fnSpec, o Options) error {
 	if err != nil {
 		return p.fail("%v", err)
 	}
-	ann[LocalConfigAnnotation] = "true"
+	ann[localConfigAnnotation] = "true"
 	p.fnConfig = fc
 	switch {
 	case spec.Exec.Path != "":

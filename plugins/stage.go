@@ -21,17 +21,17 @@ import (
 
 // Annotations kustomize reads on, or sets for, plugin input and output.
 const (
-	// HashAnnotation on a generated object asks for a content-hash suffix.
-	HashAnnotation = "kustomize.config.k8s.io/needs-hash"
-	// BehaviorAnnotation on a generated object is its generator behavior
+	// hashAnnotation on a generated object asks for a content-hash suffix.
+	hashAnnotation = "kustomize.config.k8s.io/needs-hash"
+	// behaviorAnnotation on a generated object is its generator behavior
 	// (create, merge or replace).
-	BehaviorAnnotation = "kustomize.config.k8s.io/behavior"
-	// IDAnnotation carries each input object's ID to a transformer.
-	IDAnnotation = "kustomize.config.k8s.io/id"
-	// LocalConfigAnnotation keeps an object out of the build's output.
-	LocalConfigAnnotation = "config.kubernetes.io/local-config"
-	// ValidatedByLabel is the one label a validator may add.
-	ValidatedByLabel = "validated-by"
+	behaviorAnnotation = "kustomize.config.k8s.io/behavior"
+	// idAnnotation carries each input object's ID to a transformer.
+	idAnnotation = "kustomize.config.k8s.io/id"
+	// localConfigAnnotation keeps an object out of the build's output.
+	localConfigAnnotation = "config.kubernetes.io/local-config"
+	// validatedByLabel is the one label a validator may add.
+	validatedByLabel = "validated-by"
 
 	fnIDAnnotation         = "config.k8s.io/id"
 	indexAnnotation        = "internal.config.kubernetes.io/index"
@@ -257,7 +257,7 @@ func withIDs(rs []*resource.Resource) ([]map[string]any, error) {
 		if err != nil {
 			return nil, err
 		}
-		ann[IDAnnotation] = id
+		ann[idAnnotation] = id
 		out[i] = obj
 	}
 	return out, nil
@@ -285,16 +285,16 @@ func idMap(id resource.ID) map[string]any {
 func generatorOptions(r *resource.Resource) error {
 	ann := r.Annotations()
 	needsHash := false
-	if v, ok := ann[HashAnnotation]; ok {
+	if v, ok := ann[hashAnnotation]; ok {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			return fmt.Errorf("the annotation %q contains an invalid value (%q)", HashAnnotation, v)
+			return fmt.Errorf("the annotation %q contains an invalid value (%q)", hashAnnotation, v)
 		}
 		needsHash = b
 	}
-	behavior := ann[BehaviorAnnotation]
-	r.RemoveAnnotation(HashAnnotation)
-	r.RemoveAnnotation(BehaviorAnnotation)
+	behavior := ann[behaviorAnnotation]
+	r.RemoveAnnotation(hashAnnotation)
+	r.RemoveAnnotation(behaviorAnnotation)
 	r.Gen = &resource.Generated{Behavior: stages.NormalBehavior(behavior), NeedsHash: needsHash}
 	return nil
 }
@@ -306,7 +306,7 @@ func generatorOptions(r *resource.Resource) error {
 func (p *plugin) applyTransform(rs *resource.List, out []*resource.Resource) error {
 	var ids []resource.ID
 	for _, r := range out {
-		r.RemoveAnnotation(IDAnnotation)
+		r.RemoveAnnotation(idAnnotation)
 		id := r.ID()
 		for _, o := range ids {
 			if o.Equals(id) {
@@ -373,7 +373,7 @@ func unchanged(before []snapshot, rs *resource.List) error {
 		tmp := resource.New(after)
 		orig := resource.New(resource.CopyMap(b.obj))
 		for _, r := range []*resource.Resource{tmp, orig} {
-			r.RemoveLabel(ValidatedByLabel)
+			r.RemoveLabel(validatedByLabel)
 			r.RemoveAnnotation(pathAnnotation)
 			r.RemoveAnnotation(legacyPathAnnotation)
 		}

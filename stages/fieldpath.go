@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// SplitFieldPath splits a replacement field path such as
+// splitFieldPath splits a replacement field path such as
 // "spec.template.spec.containers.[name=app].image" into its elements, the
 // way kustomize splits `fieldPath` and `fieldPaths` values:
 //
@@ -21,7 +21,7 @@ import (
 // Elements are returned as written otherwise: whether one is a map key, a
 // list index ("0"), the last element ("-"), every element ("*") or a list
 // selector ("[name=app]", "[=value]") is decided where the path is followed.
-func SplitFieldPath(path string) []string {
+func splitFieldPath(path string) []string {
 	parts := strings.Split(path, ".")
 	if len(parts) > 1 && parts[0] == "" {
 		parts = parts[1:]

@@ -29,8 +29,8 @@ func TestSplitFieldPath(t *testing.T) {
 		{"", []string{""}},
 		{"a..b", []string{"a", "", "b"}},
 	} {
-		if got := SplitFieldPath(c.path); !reflect.DeepEqual(got, c.want) {
-			t.Errorf("SplitFieldPath(%q) = %q, want %q", c.path, got, c.want)
+		if got := splitFieldPath(c.path); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("splitFieldPath(%q) = %q, want %q", c.path, got, c.want)
 		}
 	}
 }
@@ -48,16 +48,16 @@ func FuzzSplitFieldPath(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, path string) {
-		got := SplitFieldPath(path)
+		got := splitFieldPath(path)
 		if len(got) == 0 {
-			t.Fatalf("SplitFieldPath(%q) gave no elements", path)
+			t.Fatalf("splitFieldPath(%q) gave no elements", path)
 		}
 		if strings.ContainsAny(path, "[]") {
 			// Brackets only regroup the parts of the path: a selector
 			// is written in the path as it is given back.
 			for _, e := range got {
 				if !strings.Contains(path, `\`) && strings.HasPrefix(e, "[") && strings.Contains(e, "=") && !strings.Contains(path, e) {
-					t.Errorf("SplitFieldPath(%q): selector %q is not part of the path", path, e)
+					t.Errorf("splitFieldPath(%q): selector %q is not part of the path", path, e)
 				}
 			}
 			return
@@ -68,11 +68,11 @@ func FuzzSplitFieldPath(f *testing.F) {
 			escaped[i] = strings.ReplaceAll(e, ".", `\.`)
 		}
 		if back := strings.Join(escaped, "."); back != trimmed {
-			t.Errorf("SplitFieldPath(%q) = %q, which joins back to %q", path, got, back)
+			t.Errorf("splitFieldPath(%q) = %q, which joins back to %q", path, got, back)
 		}
 		if !strings.Contains(path, `\`) {
 			if want := strings.Split(trimmed, "."); !reflect.DeepEqual(got, want) {
-				t.Errorf("SplitFieldPath(%q) = %q, want %q", path, got, want)
+				t.Errorf("splitFieldPath(%q) = %q, want %q", path, got, want)
 			}
 		}
 	})

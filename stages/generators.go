@@ -19,13 +19,13 @@ import (
 // Generation behaviors: how a generated object meets an object of the same
 // ID already in the list (from a base, or an earlier generator).
 const (
-	// BehaviorCreate adds a new object; one of the same ID is an error.
+	// behaviorCreate adds a new object; one of the same ID is an error.
 	// Any value but merge and replace behaves like create.
-	BehaviorCreate = "create"
-	// BehaviorMerge merges the generated data into the existing object.
-	BehaviorMerge = "merge"
-	// BehaviorReplace replaces the existing object's data.
-	BehaviorReplace = "replace"
+	behaviorCreate = "create"
+	// behaviorMerge merges the generated data into the existing object.
+	behaviorMerge = "merge"
+	// behaviorReplace replaces the existing object's data.
+	behaviorReplace = "replace"
 )
 
 // GeneratorOptions modify generated ConfigMaps and Secrets: the
@@ -232,7 +232,7 @@ func newGenerator(kind string, cfg GeneratorConfig, read ReadFile) (Stage, error
 // given, or not one of those: kustomize treats both as create).
 func normalBehavior(b string) string {
 	switch b {
-	case BehaviorCreate, BehaviorMerge, BehaviorReplace:
+	case behaviorCreate, behaviorMerge, behaviorReplace:
 		return b
 	}
 	return ""
@@ -304,7 +304,7 @@ func absorb(rs *resource.List, res *resource.Resource) error {
 	matches := rs.ByAnyID(id)
 	switch len(matches) {
 	case 0:
-		if behavior == BehaviorMerge || behavior == BehaviorReplace {
+		if behavior == behaviorMerge || behavior == behaviorReplace {
 			return fmt.Errorf("id %s does not exist; cannot merge or replace", goSyntaxID(id))
 		}
 		return rs.Append(res)
@@ -318,11 +318,11 @@ func absorb(rs *resource.List, res *resource.Resource) error {
 	}
 	old := rs.At(matches[0])
 	switch behavior {
-	case BehaviorReplace:
+	case behaviorReplace:
 		// The labels and annotations of both, res's winning: res keeps
 		// its own origin annotation, or takes old's.
 		takeOver(res, old)
-	case BehaviorMerge:
+	case behaviorMerge:
 		// A merged object keeps the origin of the one it merges into.
 		takeOver(res, old)
 		mergeData(res, old)

@@ -359,7 +359,7 @@ metadata:
 	}
 
 	cfg, err := decodeGeneratorConfig([]byte("metadata: {name: m}\nbehavior: merge\nenvs: [a.env]\n"))
-	if err != nil || cfg.Behavior != BehaviorMerge || cfg.Name != "m" || len(cfg.Envs) != 1 {
+	if err != nil || cfg.Behavior != behaviorMerge || cfg.Name != "m" || len(cfg.Envs) != 1 {
 		t.Errorf("decoded %+v, %v", cfg, err)
 	}
 

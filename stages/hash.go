@@ -31,7 +31,7 @@ func (hashStage) Run(_ context.Context, rs *resource.List) error {
 		if r.Gen == nil || !r.Gen.NeedsHash {
 			continue
 		}
-		h, err := ContentHash(r.Object())
+		h, err := contentHash(r.Object())
 		if err != nil {
 			return fmt.Errorf("HashTransformer: %s: %w", r.ID(), err)
 		}
@@ -42,13 +42,13 @@ func (hashStage) Run(_ context.Context, rs *resource.List) error {
 	return nil
 }
 
-// ContentHash is the name suffix kustomize computes from a ConfigMap or a
+// contentHash is the name suffix kustomize computes from a ConfigMap or a
 // Secret: a canonical JSON encoding of its kind, data, binaryData (if a
 // map) or type and stringData (if a map), with the name always empty (the
 // field kustomize looks up is never found), hashed with SHA-256 and
 // encoded as 10 characters. Other kinds are not supported: kustomize
 // hashes their YAML node structure, which kpipe does not keep.
-func ContentHash(obj map[string]any) (string, error) {
+func contentHash(obj map[string]any) (string, error) {
 	var m map[string]any
 	switch kind := resource.LookupString(obj, "kind"); kind {
 	case "ConfigMap":

@@ -41,7 +41,7 @@ func TestContentHash(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := ContentHash(decodeOneObject(t, c.yaml))
+			got, err := contentHash(decodeOneObject(t, c.yaml))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -50,7 +50,7 @@ func TestContentHash(t *testing.T) {
 			}
 		})
 	}
-	if _, err := ContentHash(decodeOneObject(t, "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n")); err == nil {
+	if _, err := contentHash(decodeOneObject(t, "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n")); err == nil {
 		t.Error("hash of a Pod: no error")
 	}
 }
@@ -82,7 +82,7 @@ metadata: {name: p}
 	}
 	rs[0].Gen = &resource.Generated{NeedsHash: true}
 	rs[1].Gen = &resource.Generated{NeedsHash: false}
-	rs[2].Gen = &resource.Generated{Behavior: BehaviorCreate, NeedsHash: true}
+	rs[2].Gen = &resource.Generated{Behavior: behaviorCreate, NeedsHash: true}
 	l := resource.NewList(rs...)
 	l.Freeze()
 	out := l.Copy()

@@ -173,9 +173,9 @@ func NewHelmChartInflationGenerator(args HelmChartArgs, h HelmSettings, read Rea
 	return s, nil
 }
 
-// HelmChartInflationGeneratorFromConfig configures the generator from its
+// helmChartInflationGeneratorFromConfig configures the generator from its
 // builtin plugin config.
-func HelmChartInflationGeneratorFromConfig(data []byte, h HelmSettings, read ReadFile, readTree ReadTree) (Stage, error) {
+func helmChartInflationGeneratorFromConfig(data []byte, h HelmSettings, read ReadFile, readTree ReadTree) (Stage, error) {
 	args, err := DecodeHelmChartArgs(data)
 	if err != nil {
 		return nil, err

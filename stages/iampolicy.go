@@ -7,9 +7,9 @@ import (
 	"github.com/kpipe/kpipe/internal/resource"
 )
 
-// IAMPolicyConfig configures the IAMPolicyGenerator, in the shape of its
+// iamPolicyConfig configures the IAMPolicyGenerator, in the shape of its
 // builtin plugin config.
-type IAMPolicyConfig struct {
+type iamPolicyConfig struct {
 	// Cloud is the cloud provider; only "gke" is supported (as in
 	// kustomize).
 	Cloud             string `json:"cloud"`
@@ -23,10 +23,10 @@ type IAMPolicyConfig struct {
 	} `json:"serviceAccount"`
 }
 
-// NewIAMPolicyGenerator returns the IAMPolicyGenerator stage: for GKE, a
+// newIAMPolicyGenerator returns the IAMPolicyGenerator stage: for GKE, a
 // ServiceAccount bound to a cloud service account through the
 // iam.gke.io/gcp-service-account annotation.
-func NewIAMPolicyGenerator(cfg IAMPolicyConfig) (Stage, error) {
+func newIAMPolicyGenerator(cfg iamPolicyConfig) (Stage, error) {
 	if cfg.Cloud != "gke" {
 		return nil, fmt.Errorf("cloud provider %s not supported yet", cfg.Cloud)
 	}
@@ -59,15 +59,15 @@ metadata:
 // IAMPolicyGeneratorFromConfig configures an IAMPolicyGenerator from its
 // builtin plugin config.
 func IAMPolicyGeneratorFromConfig(data []byte) (Stage, error) {
-	var cfg IAMPolicyConfig
+	var cfg iamPolicyConfig
 	if err := decodeLenientConfig(data, &cfg); err != nil {
 		return nil, err
 	}
-	return NewIAMPolicyGenerator(cfg)
+	return newIAMPolicyGenerator(cfg)
 }
 
 type iamPolicyStage struct {
-	cfg IAMPolicyConfig
+	cfg iamPolicyConfig
 	obj *resource.Resource
 }
 

@@ -112,7 +112,7 @@ func (s *jsonPatchStage) Fingerprint() []byte {
 // Run patches every selected object; the build annotations kpipe keeps
 // survive the patch.
 func (s *jsonPatchStage) Run(_ context.Context, rs *resource.List) error {
-	idx, err := s.target.Select(rs)
+	idx, err := s.target.selects(rs)
 	if err != nil {
 		return err
 	}

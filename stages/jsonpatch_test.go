@@ -18,7 +18,7 @@ func TestJSONPatchSeesBuildStateAnnotations(t *testing.T) {
 	const add = "- op: add\n  path: /metadata/annotations/x\n  value: z\n"
 	for _, ann := range []string{"", "  annotations:\n", "  annotations: null\n", "  annotations: {}\n", "  annotations: {a: b}\n"} {
 		rs := decodeList(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"+ann)
-		s, err := NewPatch(PatchConfig{Patch: add, Target: &Selector{Kind: "ConfigMap"}}, mapFiles(nil))
+		s, err := newPatch(PatchConfig{Patch: add, Target: &Selector{Kind: "ConfigMap"}}, mapFiles(nil))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,12 +12,12 @@ import (
 // Role-binding subject modes of the NamespaceTransformer: which subjects of
 // a RoleBinding or ClusterRoleBinding get the new namespace.
 const (
-	// SubjectsDefaultOnly sets it on subjects named "default" (the default).
-	SubjectsDefaultOnly = "defaultOnly"
-	// SubjectsAllServiceAccounts sets it on every ServiceAccount subject.
-	SubjectsAllServiceAccounts = "allServiceAccounts"
-	// SubjectsNone leaves subjects alone.
-	SubjectsNone = "none"
+	// subjectsDefaultOnly sets it on subjects named "default" (the default).
+	subjectsDefaultOnly = "defaultOnly"
+	// subjectsAllServiceAccounts sets it on every ServiceAccount subject.
+	subjectsAllServiceAccounts = "allServiceAccounts"
+	// subjectsNone leaves subjects alone.
+	subjectsNone = "none"
 )
 
 // helmGeneratedAnnotation marks objects inflated from a helm chart; the
@@ -46,12 +46,12 @@ type NamespaceConfig struct {
 // fails when two objects end up with the same ID.
 func NewNamespace(cfg NamespaceConfig) (Stage, error) {
 	switch cfg.SetRoleBindingSubjects {
-	case SubjectsDefaultOnly, SubjectsAllServiceAccounts, SubjectsNone:
+	case subjectsDefaultOnly, subjectsAllServiceAccounts, subjectsNone:
 	case "":
-		cfg.SetRoleBindingSubjects = SubjectsDefaultOnly
+		cfg.SetRoleBindingSubjects = subjectsDefaultOnly
 	default:
 		return nil, fmt.Errorf("invalid value %q for setRoleBindingSubjects: must be one of %q, %q or %q",
-			cfg.SetRoleBindingSubjects, SubjectsDefaultOnly, SubjectsNone, SubjectsAllServiceAccounts)
+			cfg.SetRoleBindingSubjects, subjectsDefaultOnly, subjectsNone, subjectsAllServiceAccounts)
 	}
 	cfg.FieldSpecs = append([]fieldspec.FieldSpec(nil), cfg.FieldSpecs...)
 	return &namespaceStage{cfg: cfg}, nil
@@ -173,9 +173,9 @@ func (s *namespaceStage) setter() func(fieldspec.Field) error {
 func (s *namespaceStage) setSubjects(obj map[string]any) error {
 	var field, want string
 	switch s.cfg.SetRoleBindingSubjects {
-	case SubjectsNone:
+	case subjectsNone:
 		return nil
-	case SubjectsAllServiceAccounts:
+	case subjectsAllServiceAccounts:
 		field, want = "kind", "ServiceAccount"
 	default:
 		field, want = "name", "default"

@@ -100,8 +100,8 @@ func marshalOriginYAML(v any) (string, error) {
 	return buf.String(), nil
 }
 
-// OriginOf returns the origin annotation of r, or nil when it has none.
-func OriginOf(r *resource.Resource) (*Origin, error) {
+// originOf returns the origin annotation of r, or nil when it has none.
+func originOf(r *resource.Resource) (*Origin, error) {
 	s, ok := r.Annotation(OriginAnnotation)
 	if !ok {
 		return nil, nil
@@ -118,7 +118,7 @@ func OriginOf(r *resource.Resource) (*Origin, error) {
 // (ConfiguredBy) of its config object, taken from the config's own origin
 // annotation; nil when the config has none (origins are not being tracked).
 func OriginFromPluginConfig(config *resource.Resource) (*Origin, error) {
-	o, err := OriginOf(config)
+	o, err := originOf(config)
 	if err != nil || o == nil {
 		return nil, err
 	}
@@ -130,10 +130,10 @@ func OriginFromPluginConfig(config *resource.Resource) (*Origin, error) {
 	}, nil
 }
 
-// AddOriginAnnotation gives every object of rs that has no origin
+// addOriginAnnotation gives every object of rs that has no origin
 // annotation the origin o, as kustomize annotates a generator's output.
 // Objects whose origin annotation cannot be read are left alone.
-func AddOriginAnnotation(rs *resource.List, o *Origin) error {
+func addOriginAnnotation(rs *resource.List, o *Origin) error {
 	if o == nil {
 		return nil
 	}
@@ -150,11 +150,11 @@ func AddOriginAnnotation(rs *resource.List, o *Origin) error {
 	return nil
 }
 
-// AddTransformerAnnotation records that the transformer whose origin is o
+// addTransformerAnnotation records that the transformer whose origin is o
 // ran over every object of rs, as kustomize does after each transformer: an
 // object without an origin is taken to be made by it and gets o as its
 // origin; any other gets o appended to its transformations annotation.
-func AddTransformerAnnotation(rs *resource.List, o *Origin) error {
+func addTransformerAnnotation(rs *resource.List, o *Origin) error {
 	if o == nil {
 		return nil
 	}
@@ -163,7 +163,7 @@ func AddTransformerAnnotation(rs *resource.List, o *Origin) error {
 		return err
 	}
 	for i, r := range rs.All() {
-		cur, err := OriginOf(r)
+		cur, err := originOf(r)
 		if err != nil {
 			return err
 		}
@@ -248,7 +248,7 @@ func (s *transformerOriginStage) Run(ctx context.Context, rs *resource.List) err
 	if err := s.inner.Run(ctx, rs); err != nil {
 		return err
 	}
-	if err := AddTransformerAnnotation(rs, &s.origin); err != nil {
+	if err := addTransformerAnnotation(rs, &s.origin); err != nil {
 		return fmt.Errorf("adding transformer annotations for %s: %w", s.inner.Kind(), err)
 	}
 	return nil
@@ -326,7 +326,7 @@ func (s *generatorOriginStage) Run(ctx context.Context, rs *resource.List) error
 	if err := s.inner.Run(ctx, made); err != nil {
 		return err
 	}
-	if err := AddOriginAnnotation(made, &s.origin); err != nil {
+	if err := addOriginAnnotation(made, &s.origin); err != nil {
 		return fmt.Errorf("adding origin annotations for generator %s: %w", s.inner.Kind(), err)
 	}
 	for _, r := range made.All() {

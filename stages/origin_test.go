@@ -140,7 +140,7 @@ func TestGeneratorWithOriginMerge(t *testing.T) {
 		t.Fatal(err)
 	}
 	overlayOrigin := (&Origin{}).BuiltinOrigin("kustomization.yaml", "ConfigMapGenerator")
-	for _, behavior := range []string{BehaviorMerge, BehaviorReplace} {
+	for _, behavior := range []string{behaviorMerge, behaviorReplace} {
 		g, _ := NewConfigMapGenerator(GeneratorConfig{Name: "cm", Behavior: behavior, Literals: []string{"b=2"}}, nil)
 		if g, err = GeneratorWithOrigin(g, overlayOrigin); err != nil {
 			t.Fatal(err)
@@ -149,9 +149,9 @@ func TestGeneratorWithOriginMerge(t *testing.T) {
 		if err := g.Run(ctx, l); err != nil {
 			t.Fatal(err)
 		}
-		got, _ := OriginOf(l.At(0))
+		got, _ := originOf(l.At(0))
 		want := baseOrigin
-		if behavior == BehaviorReplace {
+		if behavior == behaviorReplace {
 			want = overlayOrigin
 		}
 		if got == nil || *got != *want {

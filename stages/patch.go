@@ -28,9 +28,9 @@ type PatchConfig struct {
 	Options *PatchOptions `json:"options,omitempty"`
 }
 
-// NewPatch returns the PatchTransformer stage for one `patches` entry,
+// newPatch returns the PatchTransformer stage for one `patches` entry,
 // reading the patch file (if any) with read.
-func NewPatch(cfg PatchConfig, read ReadFile) (Stage, error) {
+func newPatch(cfg PatchConfig, read ReadFile) (Stage, error) {
 	var p *Patches
 	return p.New(cfg, read)
 }
@@ -111,7 +111,7 @@ func (p *Patches) shared(text string) *decodedPatch {
 	return d
 }
 
-// New is NewPatch, with the texts p decoded before.
+// New is newPatch, with the texts p decoded before.
 func (p *Patches) New(cfg PatchConfig, read ReadFile) (Stage, error) {
 	cfg.Patch = strings.TrimSpace(cfg.Patch)
 	var text, source string
@@ -157,7 +157,7 @@ func PatchFromConfig(data []byte, read ReadFile) (Stage, error) {
 	if err := decodeLenientConfig(data, &cfg); err != nil {
 		return nil, err
 	}
-	return NewPatch(cfg, read)
+	return newPatch(cfg, read)
 }
 
 // describePatchConfig renders a patch config for an error message.

@@ -59,7 +59,7 @@ spec:
 	var shared Patches
 	for _, text := range []string{smp, jp} {
 		cfg := PatchConfig{Patch: text, Target: &Selector{Kind: "Deployment"}}
-		fresh, err := NewPatch(cfg, mapFiles(nil))
+		fresh, err := newPatch(cfg, mapFiles(nil))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -288,7 +288,7 @@ var errNotStructured = errors.New("no structured data found in path")
 // options apply inside as outside (delimiter and index: kustomize v5.8.1+;
 // v5.8.0 replaced the whole inner value).
 func setInStructuredData(root, value *yaml.Node, fieldPath string, create yaml.Kind, o *ReplacementOptions) error {
-	parts := SplitFieldPath(fieldPath)
+	parts := splitFieldPath(fieldPath)
 	if len(parts) < 2 {
 		return errNotStructured
 	}

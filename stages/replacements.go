@@ -244,7 +244,7 @@ func replacementValue(rs *resource.List, r *Replacement) (*yaml.Node, error) {
 	if fieldPath == "" {
 		fieldPath = defaultReplacementFieldPath
 	}
-	n, err := lookupPath(toNode(rs.At(i).Object()), SplitFieldPath(fieldPath))
+	n, err := lookupPath(toNode(rs.At(i).Object()), splitFieldPath(fieldPath))
 	if err != nil {
 		return nil, fmt.Errorf("error looking up replacement source: %w", err)
 	}
@@ -402,7 +402,7 @@ func writeTarget(rs *resource.List, i int, value *yaml.Node, t *ReplacementTarge
 		if setInStructuredData(root, value, fp, create, t.Options) == nil {
 			continue
 		}
-		fields, err := pathMatcher{create: create}.filter(root, SplitFieldPath(fp))
+		fields, err := pathMatcher{create: create}.filter(root, splitFieldPath(fp))
 		if err != nil {
 			return fmt.Errorf("%s: %w", fieldRetrievalError(fp, create != 0), err)
 		}

@@ -97,8 +97,8 @@ func (s Selector) compile() (*compiledSelector, error) {
 	return c, nil
 }
 
-// Select returns the indexes of the objects of rs the selector matches.
-func (s Selector) Select(rs *resource.List) ([]int, error) {
+// selects returns the indexes of the objects of rs the selector matches.
+func (s Selector) selects(rs *resource.List) ([]int, error) {
 	c, err := s.compile()
 	if err != nil {
 		return nil, err

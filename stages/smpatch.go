@@ -181,7 +181,7 @@ func (s *smpStage) withMergeSchema(schema *smp.Schema) Stage {
 // Run applies the patches in order.
 func (s *smpStage) Run(_ context.Context, rs *resource.List) error {
 	if s.mode == smpByTarget {
-		idx, err := s.target.Select(rs)
+		idx, err := s.target.selects(rs)
 		if err != nil {
 			return fmt.Errorf("%s: unable to find patch target %q in `resources`: %w", s.kind, s.target.String(), err)
 		}

@@ -180,7 +180,7 @@ metadata:
 spec:
   replicas: 3
 `
-	s, err := NewPatch(PatchConfig{Patch: patch, Target: &Selector{Kind: "Deployment"}}, mapFiles(nil))
+	s, err := newPatch(PatchConfig{Patch: patch, Target: &Selector{Kind: "Deployment"}}, mapFiles(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,20 +222,20 @@ spec:
 `, "")
 
 	two := patch + "---\n" + patch
-	if _, err := NewPatch(PatchConfig{Patch: two, Target: &Selector{Kind: "Deployment"}}, mapFiles(nil)); err == nil ||
+	if _, err := newPatch(PatchConfig{Patch: two, Target: &Selector{Kind: "Deployment"}}, mapFiles(nil)); err == nil ||
 		!strings.Contains(err.Error(), "Multiple Strategic-Merge Patches in one `patches` entry is not allowed to set `patches.target` field") {
 		t.Errorf("two patches with a target: error %v", err)
 	}
 }
 
 func TestPatchSMPWithoutTargetErrors(t *testing.T) {
-	s, err := NewPatch(PatchConfig{Patch: "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: other\n"}, mapFiles(nil))
+	s, err := newPatch(PatchConfig{Patch: "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: other\n"}, mapFiles(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkTx(t, s, smpDeployments, "", `no resource matches strategic merge patch "Deployment.v1.apps/other.[noNs]": no matches for Id`)
 
-	s, err = NewPatch(PatchConfig{Patch: "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  template: 3\n"}, mapFiles(nil))
+	s, err = newPatch(PatchConfig{Patch: "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  template: 3\n"}, mapFiles(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +245,7 @@ func TestPatchSMPWithoutTargetErrors(t *testing.T) {
 // TestPatchSMPRename: with allowNameChange and allowKindChange a patch
 // renames the object, and the old ID still finds it afterwards.
 func TestPatchSMPRename(t *testing.T) {
-	rename, err := NewPatch(PatchConfig{
+	rename, err := newPatch(PatchConfig{
 		Patch:   "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: web2\n",
 		Target:  &Selector{Name: "web"},
 		Options: &PatchOptions{AllowNameChange: true, AllowKindChange: true},
@@ -279,7 +279,7 @@ func TestPatchSMPRename(t *testing.T) {
 	}
 
 	// Without the options the name and kind stay.
-	keep, err := NewPatch(PatchConfig{Patch: "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: web2\n", Target: &Selector{Name: "api"}}, mapFiles(nil))
+	keep, err := newPatch(PatchConfig{Patch: "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: web2\n", Target: &Selector{Name: "api"}}, mapFiles(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +293,7 @@ func TestPatchSMPRename(t *testing.T) {
 
 func TestPatchSMPFingerprint(t *testing.T) {
 	mk := func(patch string, opts *PatchOptions) []byte {
-		s, err := NewPatch(PatchConfig{Patch: patch, Target: &Selector{Kind: "Deployment"}, Options: opts}, mapFiles(nil))
+		s, err := newPatch(PatchConfig{Patch: patch, Target: &Selector{Kind: "Deployment"}, Options: opts}, mapFiles(nil))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -371,7 +371,7 @@ func FuzzNewPatch(f *testing.F) {
 		if withTarget {
 			cfg.Target = &Selector{Kind: "Deployment"}
 		}
-		s, err := NewPatch(cfg, mapFiles(nil))
+		s, err := newPatch(cfg, mapFiles(nil))
 		if err != nil {
 			return
 		}
@@ -411,7 +411,7 @@ func TestWithMergeSchema(t *testing.T) {
 	}
 	in := "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\nparts:\n- id: a\n- id: b\n"
 	patch := "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\nparts:\n- id: c\n"
-	builtin, err := NewPatch(PatchConfig{Patch: patch}, mapFiles(nil))
+	builtin, err := newPatch(PatchConfig{Patch: patch}, mapFiles(nil))
 	if err != nil {
 		t.Fatal(err)
 	}

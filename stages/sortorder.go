@@ -11,7 +11,7 @@ import (
 // The sort orders of the sortOptions field.
 const (
 	OrderLegacy = "legacy"
-	OrderFIFO   = "fifo"
+	orderFIFO   = "fifo"
 )
 
 // LegacySortOptions customise the legacy order: kinds listed in OrderFirst
@@ -27,8 +27,8 @@ type SortOptions struct {
 	LegacySortOptions *LegacySortOptions `json:"legacySortOptions,omitempty"`
 }
 
-// DefaultLegacyOrder returns kustomize's default legacy kind order.
-func DefaultLegacyOrder() *LegacySortOptions {
+// defaultLegacyOrder returns kustomize's default legacy kind order.
+func defaultLegacyOrder() *LegacySortOptions {
 	first, last := resource.DefaultKindOrder()
 	return &LegacySortOptions{OrderFirst: first, OrderLast: last}
 }
@@ -42,12 +42,12 @@ type sortOrder struct {
 // --reorder flag; it is not available under `transformers:`.
 func NewSortOrder(opts SortOptions) (Stage, error) {
 	if opts.Order == OrderLegacy && opts.LegacySortOptions == nil {
-		opts.LegacySortOptions = DefaultLegacyOrder()
+		opts.LegacySortOptions = defaultLegacyOrder()
 	}
-	if opts.Order != OrderFIFO && opts.Order != OrderLegacy {
-		return nil, fmt.Errorf("the field 'sortOptions.order' must be one of [%s, %s]", OrderFIFO, OrderLegacy)
+	if opts.Order != orderFIFO && opts.Order != OrderLegacy {
+		return nil, fmt.Errorf("the field 'sortOptions.order' must be one of [%s, %s]", orderFIFO, OrderLegacy)
 	}
-	if opts.Order == OrderFIFO && opts.LegacySortOptions != nil {
+	if opts.Order == orderFIFO && opts.LegacySortOptions != nil {
 		return nil, fmt.Errorf("the field 'sortOptions.legacySortOptions' is set but the selected sort order is '%s', not 'legacy'", opts.Order)
 	}
 	return &sortOrder{opts: opts}, nil

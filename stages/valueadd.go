@@ -12,21 +12,21 @@ import (
 	"github.com/kpipe/kpipe/stages/fieldspec"
 )
 
-// ValueAddConfig configures the ValueAddTransformer (a builtin plugin with
+// valueAddConfig configures the ValueAddTransformer (a builtin plugin with
 // no kustomization field): Value is added at every target.
-type ValueAddConfig struct {
+type valueAddConfig struct {
 	// Value is the value to add; empty means the base name of the
-	// kustomization directory (see NewValueAdd).
+	// kustomization directory (see newValueAdd).
 	Value string `json:"value,omitempty"`
 	// Targets say where to add it.
-	Targets []ValueAddTarget `json:"targets,omitempty"`
+	Targets []valueAddTarget `json:"targets,omitempty"`
 	// TargetFilePath names a file of more targets (`targets:` list),
 	// appended to Targets when the stage is configured.
 	TargetFilePath string `json:"targetFilePath,omitempty"`
 }
 
-// ValueAddTarget is one place a ValueAddTransformer writes.
-type ValueAddTarget struct {
+// valueAddTarget is one place a ValueAddTransformer writes.
+type valueAddTarget struct {
 	// Selector picks the objects; nil means every object.
 	Selector *Selector `json:"selector,omitempty"`
 	// FieldPath is the '/'-separated path of the field ("\/" inside an
@@ -39,22 +39,22 @@ type ValueAddTarget struct {
 	FilePathPosition int `json:"filePathPosition,omitempty"`
 }
 
-// NewValueAdd returns the ValueAddTransformer stage. dir is the
+// newValueAdd returns the ValueAddTransformer stage. dir is the
 // kustomization directory, whose base name is the default value; the
 // targets file, if any, is read with read.
-func NewValueAdd(cfg ValueAddConfig, dir string, read ReadFile) (Stage, error) {
+func newValueAdd(cfg valueAddConfig, dir string, read ReadFile) (Stage, error) {
 	cfg.Value = strings.TrimSpace(cfg.Value)
 	if cfg.Value == "" {
 		cfg.Value = filepath.Base(dir)
 	}
-	cfg.Targets = append([]ValueAddTarget(nil), cfg.Targets...)
+	cfg.Targets = append([]valueAddTarget(nil), cfg.Targets...)
 	if cfg.TargetFilePath != "" {
 		data, err := read(cfg.TargetFilePath)
 		if err != nil {
 			return nil, err
 		}
 		var more struct {
-			Targets []ValueAddTarget `json:"targets,omitempty"`
+			Targets []valueAddTarget `json:"targets,omitempty"`
 		}
 		if err := decodeLenientConfig(data, &more); err != nil {
 			return nil, fmt.Errorf("%s: %w", cfg.TargetFilePath, err)
@@ -78,15 +78,15 @@ func NewValueAdd(cfg ValueAddConfig, dir string, read ReadFile) (Stage, error) {
 // ValueAddFromConfig configures a ValueAddTransformer from its builtin
 // plugin config.
 func ValueAddFromConfig(data []byte, dir string, read ReadFile) (Stage, error) {
-	var cfg ValueAddConfig
+	var cfg valueAddConfig
 	if err := decodeLenientConfig(data, &cfg); err != nil {
 		return nil, fmt.Errorf("ValueAddTransformer: reading config: %w", err)
 	}
-	return NewValueAdd(cfg, dir, read)
+	return newValueAdd(cfg, dir, read)
 }
 
 type valueAddStage struct {
-	cfg ValueAddConfig
+	cfg valueAddConfig
 }
 
 func (s *valueAddStage) Kind() string { return "ValueAddTransformer" }
@@ -98,7 +98,7 @@ func (s *valueAddStage) Fingerprint() []byte { return Fingerprint(s.Kind(), s.cf
 // Run writes the value at each target in turn, in every object the
 // target's selector picks.
 func (s *valueAddStage) Run(_ context.Context, rs *resource.List) error {
-	ns := &namespaceStage{cfg: NamespaceConfig{SetRoleBindingSubjects: SubjectsDefaultOnly}}
+	ns := &namespaceStage{cfg: NamespaceConfig{SetRoleBindingSubjects: subjectsDefaultOnly}}
 	ns.cfg.Metadata.Namespace = s.cfg.Value
 	for _, t := range s.cfg.Targets {
 		var picked []int
@@ -108,7 +108,7 @@ func (s *valueAddStage) Run(_ context.Context, rs *resource.List) error {
 			}
 		} else {
 			var err error
-			if picked, err = t.Selector.Select(rs); err != nil {
+			if picked, err = t.Selector.selects(rs); err != nil {
 				return err
 			}
 		}

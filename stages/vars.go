@@ -43,10 +43,10 @@ type VarFieldRef struct {
 	FieldPath string `json:"fieldPath,omitempty"`
 }
 
-// GVK returns the group, version and kind of the object the var reads:
+// gvk returns the group, version and kind of the object the var reads:
 // the apiVersion's when it has one or two parts, else the group and version
 // given.
-func (r VarObjRef) GVK() resource.GVK {
+func (r VarObjRef) gvk() resource.GVK {
 	g := resource.GVK{Group: r.Group, Version: r.Version, Kind: r.Kind}
 	if r.APIVersion == "" {
 		return g
@@ -62,15 +62,15 @@ func (r VarObjRef) GVK() resource.GVK {
 
 // withGVK returns v with its group and version taken from its apiVersion.
 func (v Var) withGVK() Var {
-	g := v.ObjRef.GVK()
+	g := v.ObjRef.gvk()
 	v.ObjRef.Group, v.ObjRef.Version = g.Group, g.Version
 	return v
 }
 
-// Defaulted returns v as kustomize keeps it once declared: group and
+// defaulted returns v as kustomize keeps it once declared: group and
 // version set from the apiVersion, and the field path defaulted to
 // metadata.name.
-func (v Var) Defaulted() Var {
+func (v Var) defaulted() Var {
 	v = v.withGVK()
 	if v.FieldRef.FieldPath == "" {
 		v.FieldRef.FieldPath = defaultReplacementFieldPath
@@ -114,7 +114,7 @@ func (s *VarSet) Merge(v Var) error {
 	if s.ByName == nil {
 		s.ByName = map[string]Var{}
 	}
-	s.ByName[v.Name] = v.Defaulted()
+	s.ByName[v.Name] = v.defaulted()
 	return nil
 }
 
@@ -178,7 +178,7 @@ func (s *varTargetsStage) Fingerprint() []byte { return Fingerprint(s.Kind(), s.
 func (s *varTargetsStage) Run(_ context.Context, rs *resource.List) error {
 	for _, v := range s.vars {
 		v = v.withGVK()
-		target := resource.ID{GVK: v.ObjRef.GVK(), Name: v.ObjRef.Name, Namespace: v.ObjRef.Namespace}
+		target := resource.ID{GVK: v.ObjRef.gvk(), Name: v.ObjRef.Name, Namespace: v.ObjRef.Namespace}
 		exact := target.Namespace != "" || target.IsClusterScoped()
 		var matched []int
 		for i, r := range rs.All() {
@@ -327,23 +327,23 @@ func expandField(f fieldspec.Field, mapping func(string) any) error {
 	return nil
 }
 
-// expandString is ExpandVars as kustomize stores its result: a string that
-// is not valid UTF-8 (ExpandVars can make one, see readVarName) is kept as
+// expandString is expandVars as kustomize stores its result: a string that
+// is not valid UTF-8 (expandVars can make one, see readVarName) is kept as
 // its base64 encoding.
 func expandString(s string, mapping func(string) any) any {
-	v := ExpandVars(s, mapping)
+	v := expandVars(s, mapping)
 	if t, ok := v.(string); ok && !utf8.ValidString(t) {
 		return base64.StdEncoding.EncodeToString([]byte(t))
 	}
 	return v
 }
 
-// ExpandVars replaces the $(NAME) references in s by mapping(NAME), as
+// expandVars replaces the $(NAME) references in s by mapping(NAME), as
 // kustomize does: when s is exactly one reference, the mapped value is
 // returned as it is (keeping its type); otherwise each mapped value is
 // written into the string with %v. "$$" stands for "$", and a "$" that does
 // not start a complete reference is kept.
-func ExpandVars(s string, mapping func(string) any) any {
+func expandVars(s string, mapping func(string) any) any {
 	var buf strings.Builder
 	checkpoint := 0
 	for cursor := 0; cursor < len(s); cursor++ {
@@ -410,7 +410,7 @@ var sliceIndex = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompil
 // list positions as "ports[0]".
 func fieldValue(obj map[string]any, path string) (any, error) {
 	var parts []string
-	for _, p := range SplitFieldPath(path) {
+	for _, p := range splitFieldPath(path) {
 		if !strings.HasSuffix(p, "]") {
 			parts = append(parts, p)
 			continue

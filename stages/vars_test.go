@@ -41,8 +41,8 @@ func TestExpandVars(t *testing.T) {
 		{"a$b", "a$b"},
 		{"", ""},
 	} {
-		if got := ExpandVars(c.in, mapping); !reflect.DeepEqual(got, c.want) {
-			t.Errorf("ExpandVars(%q) = %#v, want %#v", c.in, got, c.want)
+		if got := expandVars(c.in, mapping); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("expandVars(%q) = %#v, want %#v", c.in, got, c.want)
 		}
 	}
 }
@@ -75,7 +75,7 @@ func TestVarFormatsAsKustomize(t *testing.T) {
 	if got := FormatVars([]Var{v}); got != "[{X Service.[noVer].[noGrp] {}}]" {
 		t.Errorf("declared var formats as %s", got)
 	}
-	if got := v.Defaulted().String(); got != "{X Service.v1.[noGrp] {metadata.name}}" {
+	if got := v.defaulted().String(); got != "{X Service.v1.[noGrp] {metadata.name}}" {
 		t.Errorf("defaulted var formats as %s", got)
 	}
 }

@@ -102,15 +102,15 @@ func (b *httpBackend) Get(ctx context.Context, kind Kind, name string) ([]byte, 
 	case resp.StatusCode/100 != 2:
 		return nil, statusError("GET", kind, name, resp)
 	}
-	if resp.ContentLength > MaxObject {
-		return nil, fmt.Errorf("GET %s/%s: %d bytes, more than kpipe reads (%d)", kind, name[:12], resp.ContentLength, MaxObject)
+	if resp.ContentLength > maxObject {
+		return nil, fmt.Errorf("GET %s/%s: %d bytes, more than kpipe reads (%d)", kind, name[:12], resp.ContentLength, maxObject)
 	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxObject+1))
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxObject+1))
 	if err != nil {
 		return nil, fmt.Errorf("GET %s/%s: %v", kind, name[:12], oneLine(err.Error()))
 	}
-	if len(data) > MaxObject {
-		return nil, fmt.Errorf("GET %s/%s: more than %d bytes, more than kpipe reads", kind, name[:12], MaxObject)
+	if len(data) > maxObject {
+		return nil, fmt.Errorf("GET %s/%s: more than %d bytes, more than kpipe reads", kind, name[:12], maxObject)
 	}
 	return data, nil
 }

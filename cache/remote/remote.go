@@ -40,10 +40,10 @@ const (
 // ErrNotFound is returned by Get for an object the store does not hold.
 var ErrNotFound = errors.New("not found")
 
-// MaxObject is the largest object a backend reads: a server that sends
+// maxObject is the largest object a backend reads: a server that sends
 // more is refused, so that a broken or hostile server cannot exhaust the
 // memory of a build.
-const MaxObject = 512 << 20
+const maxObject = 512 << 20
 
 // Backend is a remote object store. Implementations are safe for
 // concurrent use. Every error but ErrNotFound means the store could not be

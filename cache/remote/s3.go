@@ -355,7 +355,7 @@ func (b *s3Backend) Get(ctx context.Context, kind Kind, name string) ([]byte, er
 	if err := checkName(kind, name); err != nil {
 		return nil, err
 	}
-	r, err := b.do(ctx, http.MethodGet, b.object(kind, name), "", nil, MaxObject)
+	r, err := b.do(ctx, http.MethodGet, b.object(kind, name), "", nil, maxObject)
 	if err != nil || r.status != http.StatusOK {
 		if err = b.s3Error("GET", kind, name, r, err); err == errNoBucket {
 			err = fmt.Errorf("GET %s/%s: the bucket %s does not exist", kind, name[:12], b.bucket)

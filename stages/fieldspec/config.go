@@ -104,7 +104,7 @@ func Defaults() (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	return c.Clone(), nil
+	return c.clone(), nil
 }
 
 // parsedDefaults parses the default tables once per process; the result is
@@ -403,14 +403,14 @@ type specOrder []FieldSpec
 
 func (s specOrder) Len() int           { return len(s) }
 func (s specOrder) Swap(i, j int)      { s[i], s[j] = s[j], s[i] }
-func (s specOrder) Less(i, j int) bool { return LessGVK(s[i].GVK(), s[j].GVK()) }
+func (s specOrder) Less(i, j int) bool { return lessGVK(s[i].GVK(), s[j].GVK()) }
 
 // refOrder sorts name references by the GVK referred to, as specOrder.
 type refOrder []NameBackReference
 
 func (s refOrder) Len() int           { return len(s) }
 func (s refOrder) Swap(i, j int)      { s[i], s[j] = s[j], s[i] }
-func (s refOrder) Less(i, j int) bool { return LessGVK(s[i].GVK(), s[j].GVK()) }
+func (s refOrder) Less(i, j int) bool { return lessGVK(s[i].GVK(), s[j].GVK()) }
 
 // sortFields sorts every list by GVK (name references by the GVK referred
 // to; the referrer lists inside them are left as they are), as kustomize's
@@ -436,7 +436,7 @@ func (c *Config) sortFields() {
 // Neither c nor o is changed.
 func (c *Config) Merge(o *Config) (*Config, error) {
 	if o == nil {
-		return c.Clone(), nil
+		return c.clone(), nil
 	}
 	m := &Config{}
 	lists := []struct {
@@ -529,8 +529,8 @@ func (c *Config) IsEmpty() bool {
 		len(c.TemplateLabels)+len(c.VolumeClaimTemplateLabels)+len(c.CommonAnnotations)+len(c.NameReference)+len(c.VarReference)+len(c.Images)+len(c.Replicas) == 0
 }
 
-// Clone returns a deep copy of c.
-func (c *Config) Clone() *Config {
+// clone returns a deep copy of c.
+func (c *Config) clone() *Config {
 	return &Config{
 		NamePrefix:                cloneSpecs(c.NamePrefix),
 		NameSuffix:                cloneSpecs(c.NameSuffix),
@@ -547,10 +547,10 @@ func (c *Config) Clone() *Config {
 	}
 }
 
-// CanonicalBytes returns a deterministic serialization of c (JSON, lists in
+// canonicalBytes returns a deterministic serialization of c (JSON, lists in
 // their order, empty lists left out): two Configs with equal bytes make
 // every transformer behave the same.
-func (c *Config) CanonicalBytes() []byte {
+func (c *Config) canonicalBytes() []byte {
 	b, err := json.Marshal(c)
 	if err != nil {
 		// Config holds only strings, booleans and slices of them.
@@ -559,8 +559,8 @@ func (c *Config) CanonicalBytes() []byte {
 	return b
 }
 
-// Digest returns the hex SHA-256 of CanonicalBytes, for cache keys.
-func (c *Config) Digest() string {
-	sum := sha256.Sum256(c.CanonicalBytes())
+// digest returns the hex SHA-256 of canonicalBytes, for cache keys.
+func (c *Config) digest() string {
+	sum := sha256.Sum256(c.canonicalBytes())
 	return hex.EncodeToString(sum[:])
 }

@@ -165,9 +165,9 @@ var defaultRanks = sync.OnceValue(func() map[string]int {
 	return resource.KindRanks(resource.DefaultKindOrder())
 })
 
-// LessGVK reports whether a sorts before b in kustomize's GVK order (the
+// lessGVK reports whether a sorts before b in kustomize's GVK order (the
 // order Merge sorts field specs and name references by).
-func LessGVK(a, b resource.GVK) bool {
+func lessGVK(a, b resource.GVK) bool {
 	rank := defaultRanks()
 	if ra, rb := rank[a.Kind], rank[b.Kind]; ra != rb {
 		return ra < rb

@@ -30,7 +30,7 @@ func TestDefaultsMatchKustomize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := mustDefaults(t).CanonicalBytes(); !bytes.Equal(got, bytes.TrimSpace(want)) {
+	if got := mustDefaults(t).canonicalBytes(); !bytes.Equal(got, bytes.TrimSpace(want)) {
 		t.Errorf("defaults differ from kustomize's:\n got %.300s...\nwant %.300s...", got, want)
 	}
 }
@@ -118,14 +118,14 @@ func TestMakeMatchesKustomize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := c.CanonicalBytes(); !bytes.Equal(got, bytes.TrimSpace(want)) {
+	if got := c.canonicalBytes(); !bytes.Equal(got, bytes.TrimSpace(want)) {
 		t.Errorf("Make differs from kustomize's MakeTransformerConfig:\n got %s\nwant %s", got, want)
 	}
 	d, err := Make()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Digest() != mustDefaults(t).Digest() {
+	if d.digest() != mustDefaults(t).digest() {
 		t.Error("Make() without files must be the defaults")
 	}
 }
@@ -166,8 +166,8 @@ NamePrefix:          # keys match case-insensitively
 	}
 
 	empty, err := Parse(nil)
-	if err != nil || string(empty.CanonicalBytes()) != "{}" {
-		t.Errorf("empty file: %s %v", empty.CanonicalBytes(), err)
+	if err != nil || string(empty.canonicalBytes()) != "{}" {
+		t.Errorf("empty file: %s %v", empty.canonicalBytes(), err)
 	}
 
 	for _, tc := range []struct{ in, err string }{
@@ -204,7 +204,7 @@ func TestMerge(t *testing.T) {
 			{Kind: "Aaa", FieldSpecs: []FieldSpec{{Path: "x"}}},
 		},
 	}
-	aBefore, bBefore := a.Clone(), b.Clone()
+	aBefore, bBefore := a.clone(), b.clone()
 	m, err := a.Merge(b)
 	if err != nil {
 		t.Fatal(err)
@@ -274,8 +274,8 @@ func TestLessGVK(t *testing.T) {
 	}
 	for i := range order {
 		for j := range order {
-			if got := LessGVK(order[i], order[j]); got != (i < j) {
-				t.Errorf("LessGVK(%v, %v) = %v", order[i], order[j], got)
+			if got := lessGVK(order[i], order[j]); got != (i < j) {
+				t.Errorf("lessGVK(%v, %v) = %v", order[i], order[j], got)
 			}
 		}
 	}
@@ -283,12 +283,12 @@ func TestLessGVK(t *testing.T) {
 
 func TestDigest(t *testing.T) {
 	a := mustDefaults(t)
-	b := a.Clone()
-	if a.Digest() != b.Digest() {
+	b := a.clone()
+	if a.digest() != b.digest() {
 		t.Error("equal configs, different digests")
 	}
 	b.Images = append(b.Images, FieldSpec{Kind: "X", Path: "y"})
-	if a.Digest() == b.Digest() {
+	if a.digest() == b.digest() {
 		t.Error("different configs, same digest")
 	}
 }
@@ -359,7 +359,7 @@ func parseObj(t *testing.T) map[string]any {
 }
 
 // walk runs Walk and returns the paths and values it reached.
-func walk(t *testing.T, obj map[string]any, fs FieldSpec, kind CreateKind) ([]string, []any, error) {
+func walk(t *testing.T, obj map[string]any, fs FieldSpec, kind createKind) ([]string, []any, error) {
 	t.Helper()
 	var paths []string
 	var values []any

@@ -65,33 +65,33 @@ func (f Field) Set(v any) {
 	}
 }
 
-// CreateKind says what Walk creates at a missing leaf when the spec has
+// createKind says what Walk creates at a missing leaf when the spec has
 // create: true. kustomize's transformers choose: labels and annotations
 // create maps; prefix, suffix, namespace and replicas create scalars; images,
 // name references and vars create nothing (so create: true in their specs
 // has no effect).
-type CreateKind int
+type createKind int
 
 const (
 	// CreateNone creates nothing: a missing field ends the walk there.
-	CreateNone CreateKind = iota
+	CreateNone createKind = iota
 	// CreateMap creates a missing leaf as an empty map.
 	CreateMap
 	// CreateScalar creates a missing leaf as an empty string; the caller
 	// sets its value.
 	CreateScalar
-	// CreateSequence creates a missing leaf as an empty sequence.
-	CreateSequence
+	// createSequence creates a missing leaf as an empty sequence.
+	createSequence
 )
 
 // empty returns a fresh empty value of the kind.
-func (k CreateKind) empty() any {
+func (k createKind) empty() any {
 	switch k {
 	case CreateMap:
 		return map[string]any{}
 	case CreateScalar:
 		return ""
-	case CreateSequence:
+	case createSequence:
 		return []any{}
 	}
 	return nil
@@ -126,7 +126,7 @@ func (k CreateKind) empty() any {
 // sequence passed through. Walk does not check the spec's GVK; callers use
 // Matches. It changes obj only by creating or replacing fields as above (and
 // through fn).
-func Walk(obj map[string]any, fs FieldSpec, create CreateKind, fn func(Field) error) error {
+func Walk(obj map[string]any, fs FieldSpec, create createKind, fn func(Field) error) error {
 	var elems [8]string // the path's elements, without allocating
 	w := walker{path: appendSplitPath(elems[:0], fs.Path), spec: fs, create: create, fn: fn}
 	if err := w.visit(obj, Field{root: obj}, 0); err != nil {
@@ -147,7 +147,7 @@ func describe(obj map[string]any) string {
 type walker struct {
 	path   []string
 	spec   FieldSpec
-	create CreateKind
+	create createKind
 	fn     func(Field) error
 }
 
@@ -184,7 +184,7 @@ func (w *walker) visitMap(m map[string]any, at Field, i int) error {
 	switch {
 	case !creating:
 		if isSeq {
-			kind = CreateSequence
+			kind = createSequence
 		}
 	case i == len(w.path)-1:
 		kind = w.create

@@ -26,7 +26,7 @@ func BenchmarkMergeDeployment(b *testing.B) {
 
 func BenchmarkParseBuiltinTable(b *testing.B) {
 	for i := 0; i < b.N; i++ {
-		if _, err := ParseTable(builtinSchemaText); err != nil {
+		if _, err := parseTable(builtinSchemaText); err != nil {
 			b.Fatal(err)
 		}
 	}

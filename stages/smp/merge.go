@@ -62,7 +62,7 @@ type walker struct {
 
 // schemaFor returns the schema to use for a pair of nodes: the one given,
 // or else the one of the type their apiVersion and kind name.
-func (w *walker) schemaFor(s *Node, nodes ...*node) *Node {
+func (w *walker) schemaFor(s *schemaNode, nodes ...*node) *schemaNode {
 	if s != nil {
 		return s
 	}
@@ -74,7 +74,7 @@ func (w *walker) schemaFor(s *Node, nodes ...*node) *Node {
 		if av == "" || kind == "" {
 			continue
 		}
-		if t := w.schema.ForType(av, kind); t != nil {
+		if t := w.schema.forType(av, kind); t != nil {
 			return t
 		}
 	}
@@ -92,7 +92,7 @@ func metaText(n *node, name string) string {
 
 // walk merges origin into dest and returns the result: nil clears the
 // field (or element) they came from.
-func (w *walker) walk(dest, origin *node, s *Node) (*node, error) {
+func (w *walker) walk(dest, origin *node, s *schemaNode) (*node, error) {
 	s = w.schemaFor(s, dest, origin)
 	var kind nodeKind
 	for _, n := range []*node{dest, origin} {
@@ -159,7 +159,7 @@ func (w *walker) visitMap(dest, origin *node) (*node, error) {
 }
 
 // walkMap merges two maps field by field, in sorted field order.
-func (w *walker) walkMap(dest, origin *node, s *Node) (*node, error) {
+func (w *walker) walkMap(dest, origin *node, s *schemaNode) (*node, error) {
 	d, err := w.visitMap(dest, origin)
 	if d == nil || err != nil {
 		return nil, err
@@ -291,7 +291,7 @@ func listDirective(patch *node) (directive, error) {
 
 // walkAssociativeList merges two lists whose elements are matched by merge
 // key (or by value, for lists of scalars).
-func (w *walker) walkAssociativeList(dest, origin *node, s *Node) (*node, error) {
+func (w *walker) walkAssociativeList(dest, origin *node, s *schemaNode) (*node, error) {
 	d, err := w.visitAssociativeList(dest, origin)
 	if d == nil || err != nil {
 		return nil, err
@@ -452,7 +452,7 @@ func matchValues(v1, v2 []string) (bool, []string) {
 // setAssociativeElements merges the elements of two associative lists: the
 // merged elements in the order of valuesList, then the object's other
 // elements.
-func (w *walker) setAssociativeElements(valuesList [][]string, keys []string, dest, origin *node, s *Node) (*node, error) {
+func (w *walker) setAssociativeElements(valuesList [][]string, keys []string, dest, origin *node, s *schemaNode) (*node, error) {
 	added := &node{kind: sequenceNode}
 	elemSchema := s.Elements()
 	if len(keys) > 1 {

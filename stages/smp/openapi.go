@@ -47,10 +47,10 @@ func FromOpenAPI(doc []byte, onBuiltin bool) (*Schema, error) {
 			kustomizeDefs[k.def] = true
 		}
 	}
-	nodes := map[string]*Node{}
+	nodes := map[string]*schemaNode{}
 	for _, d := range bt.defs {
 		if onBuiltin || kustomizeDefs[d.name] {
-			nodes[d.name] = &Node{}
+			nodes[d.name] = &schemaNode{}
 		}
 	}
 	custom := map[string]bool{}
@@ -59,7 +59,7 @@ func FromOpenAPI(doc []byte, onBuiltin bool) (*Schema, error) {
 		if !kustomizeDefs[name] {
 			names = append(names, name)
 			custom[name] = true
-			nodes[name] = &Node{}
+			nodes[name] = &schemaNode{}
 		}
 	}
 	sort.Strings(names)
@@ -74,7 +74,7 @@ func FromOpenAPI(doc []byte, onBuiltin bool) (*Schema, error) {
 	if err := bt.bind(nodes, func(name string) bool { return nodes[name] != nil && !custom[name] }); err != nil {
 		return nil, err
 	}
-	defNodes := map[string]*Node{}
+	defNodes := map[string]*schemaNode{}
 	for _, name := range names {
 		n, err := c.definition(name)
 		if err != nil {
@@ -82,7 +82,7 @@ func FromOpenAPI(doc []byte, onBuiltin bool) (*Schema, error) {
 		}
 		defNodes[name] = n
 	}
-	s := &Schema{kinds: map[[2]string]*Node{}, id: "openapi/" + digest(doc)}
+	s := &Schema{kinds: map[[2]string]*schemaNode{}, id: "openapi/" + digest(doc)}
 	if onBuiltin {
 		s.id = "openapi+builtin/" + builtinSchemaVersion + "/" + digest(doc)
 		for _, k := range bt.kinds {
@@ -321,12 +321,12 @@ func groupVersionKinds(name string, def map[string]any) ([][2]string, error) {
 // references through nodes.
 type converter struct {
 	raw   map[string]map[string]any
-	nodes map[string]*Node
+	nodes map[string]*schemaNode
 }
 
 // definition fills and returns the node of one of the document's
 // definitions.
-func (c *converter) definition(name string) (*Node, error) {
+func (c *converter) definition(name string) (*schemaNode, error) {
 	d := c.raw[name]
 	if _, isRef := ref(d); isRef {
 		return c.nodes[name], nil // resolved before
@@ -356,7 +356,7 @@ func ref(s map[string]any) (string, bool) {
 // resolve follows the references from a schema with a $ref to a
 // definition's node; nil (no schema) when one cannot be followed, as in
 // kustomize.
-func (c *converter) resolve(s map[string]any, seen map[string]bool) *Node {
+func (c *converter) resolve(s map[string]any, seen map[string]bool) *schemaNode {
 	for {
 		name, _ := ref(s)
 		if name == "" || seen[name] {
@@ -376,7 +376,7 @@ func (c *converter) resolve(s map[string]any, seen map[string]bool) *Node {
 
 // expr returns the node of a field's, element's or additional property's
 // schema.
-func (c *converter) expr(v any) (*Node, error) {
+func (c *converter) expr(v any) (*schemaNode, error) {
 	switch s := v.(type) {
 	case nil:
 		return leafNode, nil
@@ -390,8 +390,8 @@ func (c *converter) expr(v any) (*Node, error) {
 }
 
 // node converts a schema that is not a reference.
-func (c *converter) node(s map[string]any) (*Node, error) {
-	n := &Node{}
+func (c *converter) node(s map[string]any) (*schemaNode, error) {
+	n := &schemaNode{}
 	var err error
 	if n.strategy, n.keys, err = patchStrategy(s); err != nil {
 		return nil, err
@@ -411,7 +411,7 @@ func (c *converter) node(s map[string]any) (*Node, error) {
 		if !ok {
 			return nil, fmt.Errorf("properties: not a map but %s", typeName(v))
 		}
-		n.fields = make(map[string]*Node, len(props))
+		n.fields = make(map[string]*schemaNode, len(props))
 		for name, p := range props {
 			f, err := c.expr(p)
 			if err != nil {

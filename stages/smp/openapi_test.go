@@ -76,7 +76,7 @@ func mustFromOpenAPI(t *testing.T, doc string, onBuiltin bool) *Schema {
 	return s
 }
 
-func checkList(t *testing.T, what string, n *Node, keys []string) {
+func checkList(t *testing.T, what string, n *schemaNode, keys []string) {
 	t.Helper()
 	if !n.Associative() {
 		t.Errorf("%s: not merged by key", what)
@@ -90,7 +90,7 @@ func checkList(t *testing.T, what string, n *Node, keys []string) {
 func TestFromOpenAPICustomOnly(t *testing.T) {
 	s := mustFromOpenAPI(t, widgetSchema, false)
 	for _, av := range []string{"example.com/v1", "v1"} {
-		w := s.ForType(av, "Widget")
+		w := s.forType(av, "Widget")
 		if w == nil {
 			t.Fatalf("%s Widget: no schema", av)
 		}
@@ -100,17 +100,17 @@ func TestFromOpenAPICustomOnly(t *testing.T) {
 		checkList(t, av+" parts", w.Field("spec").Field("parts"), []string{"id"})
 		checkList(t, av+" labels (additionalProperties)", w.Field("spec").Field("labels").Field("any"), nil)
 	}
-	w := s.ForType("example.com/v1", "Widget")
+	w := s.forType("example.com/v1", "Widget")
 	if w.Field("spec").Field("missing") != nil {
 		t.Error("a reference to an unknown definition has a schema")
 	}
 	if w.Field("spec").Field("unlisted") != nil {
 		t.Error("a field the document does not list has a schema")
 	}
-	if s.ForType("apps/v1", "Deployment") != nil {
+	if s.forType("apps/v1", "Deployment") != nil {
 		t.Error("a built-in kind has a schema with a custom document alone")
 	}
-	if s.ForType("kustomize.config.k8s.io/v1beta1", "Kustomization") == nil {
+	if s.forType("kustomize.config.k8s.io/v1beta1", "Kustomization") == nil {
 		t.Error("kustomize's own Kustomization kind has no schema")
 	}
 }
@@ -132,7 +132,7 @@ func TestFromOpenAPIOnBuiltin(t *testing.T) {
   }
 }}`
 	s := mustFromOpenAPI(t, doc, true)
-	dep := s.ForType("apps/v1", "Deployment")
+	dep := s.forType("apps/v1", "Deployment")
 	if dep == nil {
 		t.Fatal("a built-in kind lost its schema")
 	}
@@ -143,10 +143,10 @@ func TestFromOpenAPIOnBuiltin(t *testing.T) {
 	if pod.Field("volumes").Associative() {
 		t.Error("Deployment volumes still merge by key although the document's PodSpec has none")
 	}
-	jobPod := s.ForType("example.com/v1", "Job").Field("spec").Field("template").Field("spec")
+	jobPod := s.forType("example.com/v1", "Job").Field("spec").Field("template").Field("spec")
 	checkList(t, "Job containers (through the built-in JobSpec)", jobPod.Field("containers"), []string{"name"})
-	checkList(t, "Service ports", s.ForType("v1", "Service").Field("spec").Field("ports"), []string{"port", "protocol"})
-	if custom := mustFromOpenAPI(t, doc, false); custom.ForType("example.com/v1", "Job").Field("spec") != nil {
+	checkList(t, "Service ports", s.forType("v1", "Service").Field("spec").Field("ports"), []string{"port", "protocol"})
+	if custom := mustFromOpenAPI(t, doc, false); custom.forType("example.com/v1", "Job").Field("spec") != nil {
 		t.Error("without the built-in schema a reference to a built-in definition has a schema")
 	}
 }
@@ -166,10 +166,10 @@ func TestFromOpenAPIYAMLEqualsJSON(t *testing.T) {
       kind: Widget
 `
 	s := mustFromOpenAPI(t, yamlDoc, false)
-	checkList(t, "items", s.ForType("example.com/v1", "Widget").Field("items"), []string{"name"})
+	checkList(t, "items", s.forType("example.com/v1", "Widget").Field("items"), []string{"name"})
 	// A JSON document that does not start with '{' is read as YAML.
 	s = mustFromOpenAPI(t, "\n"+widgetSchema, false)
-	checkList(t, "parts", s.ForType("v1", "Widget").Field("spec").Field("parts"), []string{"id"})
+	checkList(t, "parts", s.forType("v1", "Widget").Field("spec").Field("parts"), []string{"id"})
 }
 
 func TestFromOpenAPIReferences(t *testing.T) {
@@ -184,7 +184,7 @@ func TestFromOpenAPIReferences(t *testing.T) {
     "x-kubernetes-group-version-kind": [{"version": "v1", "kind": "K"}]
   }
 }}`
-	k := mustFromOpenAPI(t, doc, false).ForType("v1", "K")
+	k := mustFromOpenAPI(t, doc, false).forType("v1", "K")
 	checkList(t, "a (alias of B)", k.Field("a"), nil)
 	if k.Field("c") != nil || k.Field("x") != nil {
 		t.Error("a cyclic or external reference has a schema")
@@ -223,7 +223,7 @@ func TestFromOpenAPIErrors(t *testing.T) {
 		s, err := FromOpenAPI([]byte(doc), false)
 		if err != nil {
 			t.Errorf("FromOpenAPI(%q): %v", doc, err)
-		} else if s.ForType("kustomize.config.k8s.io/v1beta1", "Kustomization") == nil {
+		} else if s.forType("kustomize.config.k8s.io/v1beta1", "Kustomization") == nil {
 			t.Errorf("FromOpenAPI(%q): no Kustomization kind", doc)
 		}
 	}

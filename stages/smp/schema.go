@@ -13,7 +13,7 @@ import (
 // Schema tells the merger which lists merge by key: the part of an OpenAPI
 // schema that strategic-merge patching reads, indexed by resource type.
 type Schema struct {
-	kinds map[[2]string]*Node
+	kinds map[[2]string]*schemaNode
 	id    string
 	// clusterScoped are the kinds a custom document's paths declare
 	// cluster scoped.
@@ -29,19 +29,19 @@ func (s *Schema) ID() string {
 	return s.id
 }
 
-// Node is the schema of one field, list element or object: its patch
+// schemaNode is the schema of one field, list element or object: its patch
 // strategy and merge keys (for lists), and the schemas below it. A nil
-// *Node means "no schema", which is not the same as a Node without
+// *schemaNode means "no schema", which is not the same as a schemaNode without
 // strategies: where kyaml has no schema it looks for apiVersion and kind in
 // the object to find one.
-type Node struct {
+type schemaNode struct {
 	strategy string
 	keys     []string
 	array    bool
-	items    *Node            // element schema of an array (may be nil)
-	fields   map[string]*Node // fields that lead to merge lists
-	any      *Node            // schema of fields not listed (additionalProperties)
-	leaf     bool             // a known schema with no merge lists below
+	items    *schemaNode            // element schema of an array (may be nil)
+	fields   map[string]*schemaNode // fields that lead to merge lists
+	any      *schemaNode            // schema of fields not listed (additionalProperties)
+	leaf     bool                   // a known schema with no merge lists below
 	// closed says fields that are not listed have no schema; otherwise
 	// (in the built-in table, which lists only the fields that lead to
 	// merge lists) they have a schema without merge lists.
@@ -50,10 +50,10 @@ type Node struct {
 
 // leaf is the schema of everything that has a schema but no merge lists
 // below it.
-var leafNode = &Node{leaf: true}
+var leafNode = &schemaNode{leaf: true}
 
 // Field returns the schema of a field of an object.
-func (n *Node) Field(name string) *Node {
+func (n *schemaNode) Field(name string) *schemaNode {
 	if n == nil || n.leaf {
 		return nil
 	}
@@ -71,7 +71,7 @@ func (n *Node) Field(name string) *Node {
 }
 
 // Elements returns the schema of the elements of an array.
-func (n *Node) Elements() *Node {
+func (n *schemaNode) Elements() *schemaNode {
 	if n == nil || n.leaf || !n.array {
 		return nil
 	}
@@ -80,7 +80,7 @@ func (n *Node) Elements() *Node {
 
 // Associative reports whether a list with this schema merges by key (its
 // patch strategy includes "merge").
-func (n *Node) Associative() bool {
+func (n *schemaNode) Associative() bool {
 	if n == nil {
 		return false
 	}
@@ -94,16 +94,16 @@ func (n *Node) Associative() bool {
 
 // MergeKeys returns the merge keys of a list: the list-map keys when the
 // schema has them, else the patch merge key; none for a list of scalars.
-func (n *Node) MergeKeys() []string {
+func (n *schemaNode) MergeKeys() []string {
 	if n == nil {
 		return nil
 	}
 	return n.keys
 }
 
-// ForType returns the schema of objects of the given apiVersion and kind,
+// forType returns the schema of objects of the given apiVersion and kind,
 // or nil when the schema does not know the type.
-func (s *Schema) ForType(apiVersion, kind string) *Node {
+func (s *Schema) forType(apiVersion, kind string) *schemaNode {
 	if s == nil {
 		return nil
 	}
@@ -121,7 +121,7 @@ var (
 // parsed once and never modified.
 func Builtin() *Schema {
 	builtinOnce.Do(func() {
-		s, err := ParseTable(builtinSchemaText)
+		s, err := parseTable(builtinSchemaText)
 		if err != nil {
 			panic(fmt.Sprintf("kpipe: internal error: built-in strategic merge schema: %v", err))
 		}
@@ -134,7 +134,7 @@ func Builtin() *Schema {
 // BuiltinVersion names the Kubernetes schema Builtin was generated from.
 func BuiltinVersion() string { return builtinSchemaVersion }
 
-// ParseTable reads a schema table in the format tools/smpgen writes. Each
+// parseTable reads a schema table in the format tools/smpgen writes. Each
 // line is either
 //
 //	kind APIVERSION KIND @DEFINITION
@@ -145,19 +145,19 @@ func BuiltinVersion() string { return builtinSchemaVersion }
 // "[EXPR]" (an array and its elements) or "{field=EXPR,...,*=EXPR}" (an
 // object, its fields that lead to merge lists, and "*" for
 // additionalProperties). Blank lines are ignored.
-func ParseTable(text string) (*Schema, error) {
+func parseTable(text string) (*Schema, error) {
 	t, err := readTable(text)
 	if err != nil {
 		return nil, err
 	}
-	defs := map[string]*Node{}
+	defs := map[string]*schemaNode{}
 	for _, b := range t.defs {
-		defs[b.name] = &Node{}
+		defs[b.name] = &schemaNode{}
 	}
 	if err := t.bind(defs, nil); err != nil {
 		return nil, err
 	}
-	s := &Schema{kinds: map[[2]string]*Node{}, id: "table/" + digest([]byte(text))}
+	s := &Schema{kinds: map[[2]string]*schemaNode{}, id: "table/" + digest([]byte(text))}
 	for _, k := range t.kinds {
 		d, ok := defs[k.def]
 		if !ok {
@@ -218,7 +218,7 @@ func readTable(text string) (*table, error) {
 // holds for them (all of them, or those keep accepts); references in the
 // bodies are resolved through defs, which may hold definitions from
 // elsewhere.
-func (t *table) bind(defs map[string]*Node, keep func(name string) bool) error {
+func (t *table) bind(defs map[string]*schemaNode, keep func(name string) bool) error {
 	for _, b := range t.defs {
 		if keep != nil && !keep(b.name) {
 			continue
@@ -236,7 +236,7 @@ func (t *table) bind(defs map[string]*Node, keep func(name string) bool) error {
 
 // parseDef parses one definition's body, resolving references through
 // defs.
-func (t *table) parseDef(b tableDef, defs map[string]*Node) (*Node, error) {
+func (t *table) parseDef(b tableDef, defs map[string]*schemaNode) (*schemaNode, error) {
 	p := &tableParser{s: b.expr, defs: defs}
 	n, err := p.expr()
 	if err == nil && p.pos != len(p.s) {
@@ -255,7 +255,7 @@ func (t *table) parseDef(b tableDef, defs map[string]*Node) (*Node, error) {
 type tableParser struct {
 	s    string
 	pos  int
-	defs map[string]*Node
+	defs map[string]*schemaNode
 }
 
 func (p *tableParser) peek() byte {
@@ -282,7 +282,7 @@ func (p *tableParser) name() string {
 	return p.s[start:p.pos]
 }
 
-func (p *tableParser) expr() (*Node, error) {
+func (p *tableParser) expr() (*schemaNode, error) {
 	switch p.peek() {
 	case '-':
 		p.pos++
@@ -299,7 +299,7 @@ func (p *tableParser) expr() (*Node, error) {
 		}
 		return d, nil
 	}
-	n := &Node{}
+	n := &schemaNode{}
 	if p.peek() == '<' {
 		p.pos++
 		start := p.pos
@@ -333,7 +333,7 @@ func (p *tableParser) expr() (*Node, error) {
 		return n, p.expect(']')
 	case '{':
 		p.pos++
-		n.fields = map[string]*Node{}
+		n.fields = map[string]*schemaNode{}
 		for p.peek() != '}' {
 			if len(n.fields) > 0 || n.any != nil {
 				if err := p.expect(','); err != nil {

@@ -8,10 +8,10 @@ import (
 
 func TestBuiltinMergeKeys(t *testing.T) {
 	s := Builtin()
-	pod := s.ForType("apps/v1", "Deployment").Field("spec").Field("template").Field("spec")
+	pod := s.forType("apps/v1", "Deployment").Field("spec").Field("template").Field("spec")
 	for _, c := range []struct {
 		name  string
-		node  *Node
+		node  *schemaNode
 		assoc bool
 		keys  []string
 	}{
@@ -20,8 +20,8 @@ func TestBuiltinMergeKeys(t *testing.T) {
 		{"env", pod.Field("initContainers").Elements().Field("env"), true, []string{"name"}},
 		{"volumes", pod.Field("volumes"), true, []string{"name"}},
 		{"tolerations", pod.Field("tolerations"), false, nil},
-		{"service ports", s.ForType("v1", "Service").Field("spec").Field("ports"), true, []string{"port", "protocol"}},
-		{"finalizers", s.ForType("v1", "ConfigMap").Field("metadata").Field("finalizers"), true, nil},
+		{"service ports", s.forType("v1", "Service").Field("spec").Field("ports"), true, []string{"port", "protocol"}},
+		{"finalizers", s.forType("v1", "ConfigMap").Field("metadata").Field("finalizers"), true, nil},
 	} {
 		if got := c.node.Associative(); got != c.assoc {
 			t.Errorf("%s: associative = %v, want %v", c.name, got, c.assoc)
@@ -30,7 +30,7 @@ func TestBuiltinMergeKeys(t *testing.T) {
 			t.Errorf("%s: merge keys = %v, want %v", c.name, got, c.keys)
 		}
 	}
-	if s.ForType("example.com/v1", "Foo") != nil {
+	if s.forType("example.com/v1", "Foo") != nil {
 		t.Error("a custom resource has a built-in schema")
 	}
 	if BuiltinVersion() != "v1.21.2" {
@@ -39,7 +39,7 @@ func TestBuiltinMergeKeys(t *testing.T) {
 }
 
 func TestParseTable(t *testing.T) {
-	s, err := ParseTable(`
+	s, err := parseTable(`
 kind v1 Thing @T
 def T {items=<merge|id>[@E],meta=L,*=@E}
 def E {sub=<merge|>[L]}
@@ -47,7 +47,7 @@ def E {sub=<merge|>[L]}
 	if err != nil {
 		t.Fatal(err)
 	}
-	thing := s.ForType("v1", "Thing")
+	thing := s.forType("v1", "Thing")
 	items := thing.Field("items")
 	if !items.Associative() || !reflect.DeepEqual(items.MergeKeys(), []string{"id"}) {
 		t.Errorf("items: associative=%v keys=%v", items.Associative(), items.MergeKeys())
@@ -62,10 +62,10 @@ def E {sub=<merge|>[L]}
 		t.Error("a leaf schema has fields")
 	}
 	for _, bad := range []string{"def T {a=@missing}", "def T {a=L", "kind v1 X @nope", "def T L", "what is this"} {
-		if _, err := ParseTable(bad); err == nil {
-			t.Errorf("ParseTable(%q) succeeded", bad)
+		if _, err := parseTable(bad); err == nil {
+			t.Errorf("parseTable(%q) succeeded", bad)
 		} else if !strings.Contains(err.Error(), "line 1") {
-			t.Errorf("ParseTable(%q) error %q does not name the line", bad, err)
+			t.Errorf("parseTable(%q) error %q does not name the line", bad, err)
 		}
 	}
 }

@@ -213,9 +213,9 @@ http {
 	return s
 }
 
-// MinIOBin is where .ci/run builds MinIO, $HOME/.cache/kpipe-ci/minio,
+// minIOBin is where .ci/run builds MinIO, $HOME/.cache/kpipe-ci/minio,
 // looked in when minio is not on PATH (.ci/run puts it there).
-func MinIOBin() string {
+func minIOBin() string {
 	home, err := os.UserHomeDir()
 	if err != nil {
 		return ""
@@ -246,7 +246,7 @@ func StartMinIO(t testing.TB) *Server {
 // client finds the region itself.
 func StartMinIOIn(t testing.TB, region string) *Server {
 	t.Helper()
-	bin := lookPath("minio", MinIOBin())
+	bin := lookPath("minio", minIOBin())
 	if bin == "" {
 		t.Skip("minio not found: build it with `GOBIN=$HOME/.cache/kpipe-ci/minio go install github.com/minio/minio@latest` (.ci/run does)")
 	}
