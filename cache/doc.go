@@ -3,8 +3,13 @@
 // digests without reading files (FileIndex), and the root index that lets
 // a build skip an up-to-date root without loading it (RootIndex).
 //
-// It imports nothing of kpipe but its subpackage remote; the engine,
-// package batch, the CLI and the public kpipe package use it.
+// It imports nothing of kpipe but its subpackage remote and the internal
+// package fsread; the engine, package batch, the CLI and the public kpipe
+// package use it.
+//
+// Stability: kpipe's stable API is the packages kpipe and pluginapi. This
+// package is an importable building block with no compatibility promise
+// before v1: its names may change in any release.
 //
 // # Shape
 //

@@ -9,6 +9,10 @@
 // it must not be modified while a walk is in progress.
 //
 // It imports nothing of kpipe.
+//
+// Stability: kpipe's stable API is the packages kpipe and pluginapi. This
+// package is an importable building block with no compatibility promise
+// before v1: its names may change in any release.
 package dag
 
 import (

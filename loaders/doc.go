@@ -7,5 +7,11 @@
 // with its absolute path; the build records both so that a stage's
 // fingerprint covers every file the stage's output depends on.
 //
-// It imports nothing of kpipe: data flows from here to the engine.
+// It imports only the internal packages resource (the object model) and
+// fsread (bounded reads that refuse devices and FIFOs): data flows from
+// here to the engine.
+//
+// Stability: kpipe's stable API is the packages kpipe and pluginapi. This
+// package is an importable building block with no compatibility promise
+// before v1: its names may change in any release.
 package loaders

@@ -119,5 +119,10 @@
 // (nor the kustomizations that include it): it rebuilds it, taking each
 // stage, plugin stages included, from the stage cache.
 //
-// It imports stages, output, resource and pluginapi; the engine imports it, never the reverse.
+// It imports stages, pluginapi and the internal packages resource, output,
+// fsread and procgroup; the engine imports it, never the reverse.
+//
+// Stability: kpipe's stable API is the packages kpipe and pluginapi. This
+// package is an importable building block with no compatibility promise
+// before v1: its names may change in any release.
 package plugins

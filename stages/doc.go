@@ -42,5 +42,11 @@
 // A stage's cache key is therefore digest(kpipe version, Fingerprint(),
 // digests of the input resources).
 //
-// It imports loaders, resource, output, stages/fieldspec and stages/smp; never the engine or the cache.
+// It imports loaders, stages/fieldspec, stages/smp and the internal packages
+// resource, output, procgroup and remote (remote fetches of helm charts);
+// never the engine or the cache.
+//
+// Stability: kpipe's stable API is the packages kpipe and pluginapi. This
+// package is an importable building block with no compatibility promise
+// before v1: its names may change in any release.
 package stages
