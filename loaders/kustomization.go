@@ -192,9 +192,6 @@ func decodeJSON(tree any, k *Kustomization) error {
 func yamlTree(data []byte) (any, error) {
 	var tree any
 	text := string(data)
-	if text != "" && text[len(text)-1] != '\n' {
-		text += "\n"
-	}
 	// Most files are in the block style resource.FastDecodeV2 reads
 	// without building yaml.v2's tree (a fifth of a cold build's
 	// allocations went to parsing kustomizations); anything else, and

@@ -21,7 +21,7 @@ import (
 // errors) it reports ok=false and the caller decodes the document with
 // yaml.v3, so values and error messages never differ from that path.
 func fastDecode(text string) (v any, ok bool) {
-	return fastDecodeWith(text, plainValue)
+	return fastDecodeWith(text, plainValue, false)
 }
 
 // FastDecodeV2 reads a document as go.yaml.in/yaml/v2 decodes it into an
@@ -32,16 +32,27 @@ func fastDecode(text string) (v any, ok bool) {
 // refused, and an empty value is EmptyNull, which encoding/json writes as
 // null. For anything else it reports ok=false, and the caller decodes with
 // yaml.v2, so values and errors never differ from that path.
+//
+// Text need not end in a line break (an inline patch, which kustomize
+// trims of white space, does not): a literal block scalar that then ends
+// the text keeps no final line break whatever its chomping says, as in
+// yaml.v2; FastDecodeV2 leaves that case to yaml.v2.
 func FastDecodeV2(text string) (v any, ok bool) {
-	return fastDecodeWith(text, plainValueV2)
+	open := text != "" && text[len(text)-1] != '\n'
+	if open {
+		text += "\n"
+	}
+	return fastDecodeWith(text, plainValueV2, open)
 }
 
-func fastDecodeWith(text string, scalar func(string) (any, bool)) (v any, ok bool) {
+// fastDecodeWith is fastDecode with the given scalar rules; open says
+// that the caller added text's final line break.
+func fastDecodeWith(text string, scalar func(string) (any, bool), open bool) (v any, ok bool) {
 	if !fastSafeText(text) {
 		return nil, false
 	}
 	lines := strings.Split(text[:len(text)-1], "\n")
-	p := &fastParser{lines: lines, scalar: scalar}
+	p := &fastParser{lines: lines, scalar: scalar, open: open}
 	p.skipBlank()
 	if p.i < len(lines) && lines[p.i] == "---" {
 		p.i++
@@ -112,6 +123,10 @@ type fastParser struct {
 	// scalar resolves a plain scalar: plainValue (yaml.v3's rules), or
 	// plainValueV2 for FastDecodeV2.
 	scalar func(string) (any, bool)
+	// open says that the text had no final line break (FastDecodeV2
+	// added one): a literal block scalar that runs to its end is left to
+	// yaml.v2.
+	open bool
 }
 
 // maxDepth bounds the nesting fastDecode reads, well below yaml.v3's
@@ -769,6 +784,11 @@ func (p *fastParser) literal(ind int, header string) (any, bool) {
 		}
 		b.WriteString(line[indent:])
 		started, trailing = true, 0
+	}
+	if p.open && p.i == len(p.lines) && chomp != '-' {
+		// The scalar ends the text, which has no final line break: its
+		// last line has none either (clip), and keep's count differs.
+		return nil, false
 	}
 	s := b.String()
 	switch chomp {

@@ -365,6 +365,10 @@ func (g *docGen) sequence(ind, depth int) {
 // v2Seeds are documents whose scalars YAML 1.1 (yaml.v2) reads otherwise
 // than YAML 1.2 (yaml.v3), and kustomization files.
 var v2Seeds = []string{
+	// No final line break (a trimmed inline patch): a literal block
+	// scalar that ends the text keeps no final line break.
+	"- op: add\n  value: |\n    line1\n    line2", "a: |+\n  x\n\n  y", "a: |-\n  x", "a: b\nc: |\n  d\ne: f",
+	"a: [b]", "a: 'b\n  c'", "- a\n- b",
 	"a: yes\nb: on\nc: Off\nd: y\ne: N\nf: 0777\ng: 1:20\nh: .5\ni: +12\nj: 0b101\nk: 2001-12-14t21:59:43.10-05:00\n",
 	"l: <<\nm: =\nn: .inf\no: -.Inf\np: .nan\nq: 1e3\nr: 1_000\ns: 0x_1F\nt: ...\nu: ---x\nv: -\nw: 1.\nx: -.5e-3\nz: 190:20:30.15\n",
 	"yes: a\n", "on: b\n", "1.0: c\n", "~: d\n", "null: e\n", "0x10: f\n", "y: g\n", "Y: h\n", "n: i\n", "=: j\n", "<<: k\n",
