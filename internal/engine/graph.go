@@ -283,6 +283,7 @@ func LoadContext(ctx context.Context, roots []string, o LoadOptions) (*Graph, []
 			errs[i] = err
 			continue
 		}
+		g.warnStale(co)
 		paths[i] = filepath.Join(co.Dir, filepath.FromSlash(spec.Path))
 		repos[i] = &RemoteRepo{Spec: spec, Checkout: co}
 		if real, err := filepath.EvalSymlinks(paths[i]); err != nil || !loaders.Within(co.Dir, real) {

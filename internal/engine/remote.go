@@ -94,6 +94,7 @@ func (g *Graph) loadRemote(n *Node, p string, spec *remote.GitSpec, chain []stri
 	if err != nil {
 		return nil, err
 	}
+	g.warnStale(co)
 	abs := filepath.Join(co.Dir, filepath.FromSlash(spec.Path))
 	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {
@@ -106,6 +107,15 @@ func (g *Graph) loadRemote(n *Node, p string, spec *remote.GitSpec, chain []stri
 		return nil, fmt.Errorf("'%s' refers to file '%s'; expecting directory", abs, filepath.Base(real))
 	}
 	return g.loadChild(n, p, real, chain, childMeta(n, p), &RemoteRepo{Spec: spec, Checkout: co})
+}
+
+// warnStale adds, once, the warning of a checkout used because its remote
+// could not be reached.
+func (g *Graph) warnStale(co *remote.Checkout) {
+	if co.Stale != "" && !g.warned[co.Stale] {
+		g.warned[co.Stale] = true
+		g.Warnings = append(g.Warnings, co.Stale)
+	}
 }
 
 // fetchFile fetches an http(s) file a kustomization names (an `openapi:`

@@ -77,6 +77,12 @@ type Checkout struct {
 	// Pinned says that the ref was a full commit id: the checkout can be
 	// reused without asking the remote anything.
 	Pinned bool
+	// Stale, when not empty, is the warning to print once: the remote
+	// could not be reached (a network error, not an answer), so the ref
+	// was not resolved again and the checkout is that of the commit it
+	// resolved to before. It names the URL, the ref, the commit and when
+	// the ref was last resolved.
+	Stale string
 }
 
 // Repo returns the checkout of spec's repository at spec.Ref. A ref that
@@ -84,7 +90,10 @@ type Checkout struct {
 // another ref is resolved to a commit with `git ls-remote` (one request)
 // and fetched (`git fetch --depth=1 <url> <ref>`, as kustomize does) only
 // when that commit is not kept yet. Offline, the commit the ref last
-// resolved to is used.
+// resolved to is used; online too when the remote cannot be reached and
+// that commit's checkout is kept (Checkout.Stale says so). A remote that
+// answers that it has no such ref or repository fails the build, as in
+// kustomize.
 func (f *Fetcher) Repo(ctx context.Context, spec *GitSpec) (*Checkout, error) {
 	key := spec.CloneURL() + "\x00" + spec.Ref + fmt.Sprintf("\x00%v", spec.Submodules)
 	f.mu.Lock()
@@ -175,17 +184,24 @@ func (f *Fetcher) repo(ctx context.Context, spec *GitSpec) (*Checkout, error) {
 	default:
 		c, err := f.lsRemote(ctx, spec)
 		if err != nil {
+			if co := f.keptWhenUnreachable(err, spec, refFile, kept); co != nil {
+				return co, nil
+			}
 			return nil, err
 		}
 		commit = c
 	}
 	remember := func(commit string) {
-		// What the ref named, for --offline.
+		// What the ref named, for --offline and for a remote that cannot
+		// be reached; the file's time is when the ref was last resolved.
 		if IsCommitID(spec.Ref) || f.o.Offline {
 			return
 		}
 		if data, err := os.ReadFile(refFile); err != nil || strings.TrimSpace(string(data)) != commit {
 			_ = writeFileAtomic(refFile, []byte(commit+"\n"))
+		} else {
+			now := f.now()
+			_ = os.Chtimes(refFile, now, now)
 		}
 	}
 	if commit != "" {
@@ -207,6 +223,30 @@ func (f *Fetcher) repo(ctx context.Context, spec *GitSpec) (*Checkout, error) {
 		return nil, fmt.Errorf("%s: the checkout of %s disappeared from %s", url, got, dir)
 	}
 	return co, nil
+}
+
+// keptWhenUnreachable returns the kept checkout of the commit spec.Ref
+// last resolved to (its record is refFile) when err, the failure to
+// resolve the ref again, says that the remote could not be reached; nil
+// otherwise.
+func (f *Fetcher) keptWhenUnreachable(err error, spec *GitSpec, refFile string, kept func(string) (*Checkout, bool)) *Checkout {
+	var ge *gitError
+	if !errors.As(err, &ge) || !ge.unreachable() {
+		return nil
+	}
+	data, rerr := os.ReadFile(refFile)
+	st, serr := os.Stat(refFile)
+	commit := strings.TrimSpace(string(data))
+	if rerr != nil || serr != nil || !IsCommitID(commit) {
+		return nil
+	}
+	co, ok := kept(commit)
+	if !ok {
+		return nil
+	}
+	co.Stale = fmt.Sprintf("%s cannot be reached (%s): building ref %s from kpipe's kept checkout of commit %s, which the ref resolved to at %s",
+		spec.CloneURL(), ge.reason(), refName(spec.Ref), commit, st.ModTime().UTC().Format(time.RFC3339))
+	return co
 }
 
 func refName(ref string) string {
@@ -308,17 +348,77 @@ func (f *Fetcher) git(ctx context.Context, spec *GitSpec, dir string, args ...st
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	err := cmd.Run()
 	if err != nil {
-		msg := strings.TrimSpace(stderr.String())
-		if ctx.Err() == context.DeadlineExceeded {
-			return nil, fmt.Errorf("%s: 'git %s' timed out after %s (set ?timeout= in the URL for more): %s", spec.CloneURL(), strings.Join(args, " "), spec.Timeout, msg)
-		}
 		var ee *exec.Error
 		if errors.As(err, &ee) {
 			return nil, fmt.Errorf("%s: no git program: %w", spec.CloneURL(), err)
 		}
-		return nil, fmt.Errorf("%s: 'git %s' failed: %s: %w", spec.CloneURL(), strings.Join(args, " "), msg, err)
+		return nil, &gitError{url: spec.CloneURL(), args: args, msg: strings.TrimSpace(stderr.String()), err: err,
+			timeout: spec.Timeout, timedOut: ctx.Err() == context.DeadlineExceeded}
 	}
 	return out.Bytes(), nil
+}
+
+// gitError is a git command that ran and failed.
+type gitError struct {
+	url      string
+	args     []string
+	msg      string // git's standard error, trimmed
+	err      error
+	timeout  time.Duration
+	timedOut bool
+}
+
+func (e *gitError) Error() string {
+	if e.timedOut {
+		return fmt.Sprintf("%s: 'git %s' timed out after %s (set ?timeout= in the URL for more): %s", e.url, strings.Join(e.args, " "), e.timeout, e.msg)
+	}
+	return fmt.Sprintf("%s: 'git %s' failed: %s: %v", e.url, strings.Join(e.args, " "), e.msg, e.err)
+}
+
+func (e *gitError) Unwrap() error { return e.err }
+
+// unreachableSigns are what git (through curl or ssh) prints when the
+// remote could not be reached or did not answer as a git server: the
+// network, name resolution, TLS, or a server error (5xx). An answer such
+// as "repository not found" or a 403 is not among them.
+var unreachableSigns = []string{
+	"could not resolve host", "couldn't resolve host", "could not resolve hostname",
+	"temporary failure in name resolution", "name or service not known",
+	"failed to connect", "couldn't connect to server", "connection refused", "connection timed out",
+	"connection reset", "operation timed out", "network is unreachable", "no route to host",
+	"ssh: connect to host", "empty reply from server", "recv failure", "send failure",
+	"gnutls_handshake() failed", "ssl_connect", "ssl_error_syscall", "tls connection was non-properly terminated",
+	"the requested url returned error: 500", "the requested url returned error: 502",
+	"the requested url returned error: 503", "the requested url returned error: 504",
+}
+
+// unreachable reports whether the command failed because the remote could
+// not be reached (or timed out), rather than because it answered.
+func (e *gitError) unreachable() bool {
+	if e.timedOut {
+		return true
+	}
+	m := strings.ToLower(e.msg)
+	for _, s := range unreachableSigns {
+		if strings.Contains(m, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// reason is git's last line of complaint, for a warning.
+func (e *gitError) reason() string {
+	if e.timedOut {
+		return fmt.Sprintf("timed out after %s", e.timeout)
+	}
+	lines := strings.Split(e.msg, "\n")
+	r := strings.TrimSpace(lines[len(lines)-1])
+	r = strings.TrimPrefix(r, "fatal: ")
+	if r == "" {
+		return e.err.Error()
+	}
+	return r
 }
 
 // StatusError is an HTTP response other than 2xx to a GET of a file.
