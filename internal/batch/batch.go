@@ -203,6 +203,13 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 		outputOf = func(root string) string { return filepath.Join(outDir, names[root]) }
 	}
+	if outDir != "" {
+		unlock, err := lockOutDir(ctx, outDir, opts.Warn)
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
+	}
 	man := readManifest(outDir)
 
 	rep := &Report{Version: o.Version, Shard: o.Shard.String(), Roots: make([]RootReport, len(roots))}

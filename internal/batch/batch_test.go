@@ -2,9 +2,13 @@ package batch
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/kpipe/kpipe/cache"
@@ -205,5 +209,87 @@ func TestTamperedOutputIsRewrittenAndChanged(t *testing.T) {
 	got, _ := os.ReadFile(filepath.Join(out, "a.yaml"))
 	if string(got) != string(want) || !rep.Roots[0].Changed {
 		t.Errorf("after tampering: output restored %v, changed %v; want both", string(got) == string(want), rep.Roots[0].Changed)
+	}
+}
+
+// TestConcurrentRunsIntoOneOutDir: two runs into one output directory at
+// once (two CI jobs, or two shards given one directory) leave a manifest
+// that lists every file both wrote, each with its content's digest; a
+// pruning run beside a building one deletes only the output of the root
+// that is gone.
+func TestConcurrentRunsIntoOneOutDir(t *testing.T) {
+	tree := t.TempDir()
+	files := map[string]string{}
+	const n = 12
+	for i := 0; i < n; i++ {
+		for _, g := range []string{"x", "y"} {
+			for k, v := range app(fmt.Sprintf("%s/app%02d", g, i)) {
+				files[k] = v
+			}
+		}
+	}
+	writeTree(t, tree, files)
+	t.Chdir(tree)
+	both := func(out string, prune bool) {
+		t.Helper()
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for _, g := range []string{"x", "y"} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				rep, err := Run(context.Background(), Options{Trees: []string{g}, OutDir: out, Prune: prune && g == "x", Restriction: loaders.RootOnly})
+				if err != nil {
+					t.Errorf("run over %s: %v", g, err)
+					return
+				}
+				if errs := rep.Errors(); len(errs) > 0 {
+					t.Errorf("run over %s: %v", g, errs)
+				}
+			}()
+		}
+		close(start)
+		wg.Wait()
+	}
+	checkListed := func(out string, want int) {
+		t.Helper()
+		m := readManifest(out)
+		if len(m.Outputs) != want {
+			t.Errorf("the manifest lists %d outputs, want %d", len(m.Outputs), want)
+		}
+		for r, e := range m.Outputs {
+			data, err := os.ReadFile(filepath.Join(out, filepath.FromSlash(r)))
+			if err != nil {
+				t.Errorf("listed output %s: %v", r, err)
+				continue
+			}
+			if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != e.Digest {
+				t.Errorf("listed output %s: digest differs", r)
+			}
+		}
+	}
+	for round := 0; round < 3; round++ {
+		out := t.TempDir()
+		both(out, false)
+		checkListed(out, 2*n)
+	}
+
+	out := t.TempDir()
+	both(out, false)
+	if err := os.RemoveAll(filepath.Join(tree, "x", "app00")); err != nil {
+		t.Fatal(err)
+	}
+	both(out, true)
+	checkListed(out, 2*n-1)
+	if exists(filepath.Join(out, "x", "app00.yaml")) {
+		t.Error("the removed root's output was not pruned")
+	}
+	for i := 0; i < n; i++ {
+		for _, g := range []string{"x", "y"} {
+			if p := filepath.Join(out, g, fmt.Sprintf("app%02d.yaml", i)); (g != "x" || i != 0) && !exists(p) {
+				t.Errorf("%s is gone", p)
+			}
+		}
 	}
 }

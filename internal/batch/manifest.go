@@ -1,14 +1,19 @@
 package batch
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
+	"time"
+
+	"github.com/rogpeppe/go-internal/lockedfile"
 
 	"github.com/kpipe/kpipe/internal/fsread"
 	"github.com/kpipe/kpipe/internal/output"
@@ -20,6 +25,64 @@ import (
 // clean-up after a failing root delete only files it lists whose content
 // is still the listed digest: never a file kpipe cannot prove it wrote.
 const ManifestName = ".kpipe-outputs.json"
+
+// LockName is the file in the output directory whose lock a run holds
+// from reading the manifest to writing it back, so that runs into one
+// output directory at once (two CI jobs, or shards given one directory)
+// take turns: each finds the manifest the other left, and none prunes or
+// cleans up a file another is writing. The lock is the operating
+// system's (flock, LockFileEx), released when its process ends however
+// it ends; the empty file stays.
+const LockName = ".kpipe-outputs.lock"
+
+// lockOutDir creates dir if needed and takes its lock, waiting for it;
+// while it waits it says so once a second through warn (nil: silently).
+// It gives up when ctx ends. A directory whose file system cannot lock
+// (some network file systems) is used unlocked, with a warning.
+func lockOutDir(ctx context.Context, dir string, warn func(string)) (unlock func(), err error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating the output directory: %w", err)
+	}
+	p := filepath.Join(dir, LockName)
+	// kpipe's own file: never one a symlink or device stands in for.
+	if st, err := os.Lstat(p); err == nil && !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file (kpipe's lock of the output directory)", p)
+	}
+	type locked struct {
+		unlock func()
+		err    error
+	}
+	got := make(chan locked, 1)
+	go func() {
+		u, err := lockedfile.MutexAt(p).Lock()
+		got <- locked{u, err}
+	}()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case l := <-got:
+			if l.err != nil {
+				if warn != nil {
+					warn(fmt.Sprintf("cannot lock the output directory (%v): a run writing there at the same time may lose the other's record of its outputs", l.err))
+				}
+				return func() {}, nil
+			}
+			return l.unlock, nil
+		case <-tick.C:
+			if warn != nil {
+				warn(fmt.Sprintf("waiting for another kpipe run writing to %s", dir))
+			}
+		case <-ctx.Done():
+			go func() {
+				if l := <-got; l.err == nil {
+					l.unlock()
+				}
+			}()
+			return nil, context.Cause(ctx)
+		}
+	}
+}
 
 // manifest is the content of ManifestName. It is safe for concurrent use.
 type manifest struct {
