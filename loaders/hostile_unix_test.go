@@ -3,6 +3,7 @@
 package loaders
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,6 +53,59 @@ func TestFIFOsAndDevicesAreRefusedAsInputs(t *testing.T) {
 					case <-time.After(20 * time.Second):
 						t.Fatal("reading a FIFO or a device blocked")
 					}
+				}
+			})
+		}
+	}
+}
+
+// An unreadable kustomization file (a symlink to a device, a symlink
+// leaving the root, a FIFO), under each of its three names, gives an
+// error whose plain line names the file and says what is wrong, in front
+// of kustomize's wording (kept unchanged for scripts).
+func TestUnreadableKustomizationFileIsNamed(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "kustomization.yaml")
+	if err := os.WriteFile(outside, []byte("resources: []\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range FileNames {
+		for _, tc := range []struct {
+			what string
+			r    Restriction
+			make func(p string) error
+			hint []string // in the plain line, besides the file's path
+			err  string   // in the wrapped error
+		}{
+			{"devzero", RootOnly, func(p string) error { return os.Symlink("/dev/zero", p) },
+				[]string{"a symlink to /dev/zero", "outside the kustomization's directory", "--load-restrictor LoadRestrictionsNone"}, "security; file '/dev/zero'"},
+			{"devzero-none", None, func(p string) error { return os.Symlink("/dev/zero", p) },
+				[]string{"a symlink to /dev/zero", "not a regular file (a character device)"}, "not a regular file"},
+			{"outside", RootOnly, func(p string) error { return os.Symlink(outside, p) },
+				[]string{"a symlink to " + outside, "outside the kustomization's directory"}, "security; file"},
+			{"fifo", RootOnly, func(p string) error { return syscall.Mkfifo(p, 0o644) },
+				[]string{"is not a regular file (a FIFO)"}, "not a regular file"},
+		} {
+			t.Run(name+"/"+tc.what, func(t *testing.T) {
+				dir := t.TempDir()
+				path := filepath.Join(dir, name)
+				if err := tc.make(path); err != nil {
+					t.Fatal(err)
+				}
+				_, err := FindKustomization(dir, tc.r)
+				var h *Hinted
+				if !errors.As(err, &h) {
+					t.Fatalf("error %v carries no plain line", err)
+				}
+				if !strings.HasPrefix(h.Hint, path+": ") {
+					t.Errorf("plain line %q does not start with the file %s", h.Hint, path)
+				}
+				for _, w := range tc.hint {
+					if !strings.Contains(h.Hint, w) {
+						t.Errorf("plain line %q does not say %q", h.Hint, w)
+					}
+				}
+				if !strings.Contains(err.Error(), tc.err) {
+					t.Errorf("error %q lost kustomize's wording %q", err, tc.err)
 				}
 			})
 		}

@@ -3,7 +3,9 @@ package loaders
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -15,6 +17,7 @@ import (
 
 	yaml2 "go.yaml.in/yaml/v2"
 
+	"github.com/kpipe/kpipe/internal/fsread"
 	"github.com/kpipe/kpipe/internal/resource"
 )
 
@@ -104,7 +107,7 @@ func readKustomization(dir, path string, r Restriction) (*KustomizationFile, err
 	ldr := &Loader{root: dir, restriction: r}
 	data, real, info, err := ldr.ReadFileStat(filepath.Base(path))
 	if err != nil {
-		return nil, err
+		return nil, &Hinted{Hint: unreadableKustomizationHint(path, real, dir, err), Err: err}
 	}
 	k, warnings, err := parseKustomization(data)
 	if err != nil {
@@ -115,9 +118,37 @@ func readKustomization(dir, path string, r Restriction) (*KustomizationFile, err
 		return nil, err
 	}
 	if errs := k.enforceFields(); len(errs) > 0 {
-		return nil, fmt.Errorf("Failed to read kustomization file under %s:\n%s", dir, strings.Join(errs, "\n"))
+		return nil, &Hinted{Hint: fmt.Sprintf("%s: %s", path, strings.Join(errs, "; ")),
+			Err: fmt.Errorf("Failed to read kustomization file under %s:\n%s", dir, strings.Join(errs, "\n"))}
 	}
 	return &KustomizationFile{Path: path, Real: real, Data: data, Info: info, K: k, Warnings: warnings}, nil
+}
+
+// unreadableKustomizationHint is the plain line for a kustomization file
+// at path (in dir) that could not be read: what it is (a symlink and its
+// target, a device) and why that cannot be read. real is where it
+// resolved to, when known.
+func unreadableKustomizationHint(path, real, dir string, err error) string {
+	is := "is"
+	if target, lerr := os.Readlink(path); lerr == nil {
+		is = "is a symlink to " + target + ","
+	}
+	switch {
+	case strings.HasPrefix(err.Error(), "security; "):
+		return fmt.Sprintf("%s: the kustomization file %s outside the kustomization's directory %s; kpipe reads nothing outside it unless --load-restrictor LoadRestrictionsNone", path, is, dir)
+	case errors.Is(err, fsread.ErrNotRegular):
+		var pe *fs.PathError
+		why := err.Error()
+		if errors.As(err, &pe) {
+			why = pe.Err.Error()
+		}
+		if is != "is" {
+			return fmt.Sprintf("%s: the kustomization file %s which is %s", path, is, why)
+		}
+		return fmt.Sprintf("%s: the kustomization file is %s", path, why)
+	default:
+		return fmt.Sprintf("%s: cannot read the kustomization file: %v", path, err)
+	}
 }
 
 // parseKustomization strictly decodes a kustomization file: an unknown field
