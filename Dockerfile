@@ -1,0 +1,34 @@
+# syntax=docker/dockerfile:1
+# kpipe as a container image, built from source: docker build -t kpipe .
+#
+# The image holds one static binary (CGO_ENABLED=0) on distroless's
+# static base: no shell, no package manager, user nonroot (65532).
+# Remote git bases and helm charts need the git and helm programs, which
+# this image does not have: build from a local checkout, or base an image
+# of your own on one that has them (see docs/install.md).
+#
+# Run it on a tree mounted at /work, with the cache on a volume:
+#   docker run --rm -v "$PWD:/work" -v kpipe-cache:/cache kpipe build overlays/prod
+#
+# Releases publish the same image built by goreleaser from its own binary
+# (build/Dockerfile.release).
+
+
+FROM golang:1.26.8-bookworm AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+ARG VERSION=v0.0.0-docker
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.Version=${VERSION}" -o /out/kpipe ./cmd/kpipe
+
+FROM gcr.io/distroless/static-debian12:nonroot
+COPY --from=build /out/kpipe /usr/local/bin/kpipe
+# kpipe's cache lives in $XDG_CACHE_HOME/kpipe: keep it on a volume so
+# that runs share it.
+ENV XDG_CACHE_HOME=/cache
+VOLUME ["/cache"]
+WORKDIR /work
+USER nonroot:nonroot
+ENTRYPOINT ["/usr/local/bin/kpipe"]
+CMD ["--help"]
