@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/urfave/cli/v3"
+	"github.com/urfave/cli/v2"
 
 	"github.com/kpipe/kpipe/cache"
 	"github.com/kpipe/kpipe/internal/buildid"
@@ -41,7 +40,8 @@ func buildCommand() *cli.Command {
 	}
 }
 
-func runBuild(ctx context.Context, c *cli.Command) error {
+func runBuild(c *cli.Context) error {
+	ctx := c.Context
 	if err := notSupported(c, "mount", "network", "network-name", "as-current-user"); err != nil {
 		return err
 	}
@@ -53,11 +53,11 @@ func runBuild(ctx context.Context, c *cli.Command) error {
 		dir = c.Args().First()
 	}
 	softMemoryLimit()
-	restriction, opts, err := buildOptions(ctx, c)
+	restriction, opts, err := buildOptions(c)
 	if err != nil {
 		return err
 	}
-	store, err := openCache(ctx, c)
+	store, err := openCache(c)
 	if err != nil {
 		return err
 	}
@@ -73,10 +73,10 @@ func runBuild(ctx context.Context, c *cli.Command) error {
 			opts.Warn(w)
 		}
 		if c.Bool("explain") {
-			fmt.Fprintf(c.Root().ErrWriter, "explain: %s: up to date: every input its last build read is unchanged; output from the cache\n", dir)
+			fmt.Fprintf(c.App.ErrWriter, "explain: %s: up to date: every input its last build read is unchanged; output from the cache\n", dir)
 		}
 		if c.String("output") == "" {
-			_, err := out.WriteTo(c.Root().Writer)
+			_, err := out.WriteTo(c.App.Writer)
 			return err
 		}
 		armStop(ctx)
@@ -84,14 +84,14 @@ func runBuild(ctx context.Context, c *cli.Command) error {
 		if err != nil {
 			return err
 		}
-		return writeOutput(ctx, c, engine.Result{YAML: y, Cached: true})
+		return writeOutput(c, engine.Result{YAML: y, Cached: true})
 	}
 	// From here on, plugins, helm and fetches may run: a signal stops
 	// them and their temporary files are removed (see stopOnSignal).
 	armStop(ctx)
 	opts.Explain = c.Bool("explain")
 	if opts.Explain && store == nil {
-		fmt.Fprintln(c.Root().ErrWriter, "explain: no cache (--no-cache, or it cannot be used): every node is built")
+		fmt.Fprintln(c.App.ErrWriter, "explain: no cache (--no-cache, or it cannot be used): every node is built")
 	}
 	opts.Warn = fast.recordWarnings(opts.Warn)
 	fetcher, doneFetching, err := newFetcher(c)
@@ -110,12 +110,12 @@ func runBuild(ctx context.Context, c *cli.Command) error {
 	b := engine.NewBuilder(g, opts)
 	res := b.Run(ctx, loadErrs)[0]
 	if opts.Explain {
-		printExplain(c.Root().ErrWriter, b.Explain())
+		printExplain(c.App.ErrWriter, b.Explain())
 	}
 	if res.Err != nil {
 		return res.Err
 	}
-	if err := writeOutput(ctx, c, res); err != nil {
+	if err := writeOutput(c, res); err != nil {
 		return err
 	}
 	fast.record(b, g.Roots[0], res)
@@ -159,9 +159,9 @@ func printExplain(w io.Writer, list []engine.NodeExplain) {
 	}
 }
 
-// commonBuildFlags are the flags of build and build-all. Each value of a
-// repeatable string flag is trimmed of spaces (TrimSpace), as urfave/cli v2
-// did: --env "A=1, B=2" is A=1 and B=2.
+// commonBuildFlags are the flags of build and build-all. A repeatable
+// string flag's value is split at commas, each part trimmed of spaces:
+// --env "A=1, B=2" is A=1 and B=2.
 func commonBuildFlags() []cli.Flag {
 	return append(append(profileFlags(),
 		&cli.StringFlag{Name: "load-restrictor", Value: "LoadRestrictionsRootOnly", Usage: "LoadRestrictionsRootOnly or LoadRestrictionsNone"},
@@ -170,12 +170,12 @@ func commonBuildFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "enable-exec", Usage: "enable KRM functions that run executables, and KEP-993 plugins found on PATH"},
 		&cli.BoolFlag{Name: "enable-helm", Usage: "enable helm chart inflation (helmCharts)"},
 		&cli.StringFlag{Name: "helm-command", Value: "helm", Usage: "the helm executable to run"},
-		&cli.StringSliceFlag{Name: "helm-api-versions", Config: cli.StringConfig{TrimSpace: true}, Usage: "Kubernetes api versions helm template passes to .Capabilities.APIVersions (for charts that set none)"},
+		&cli.StringSliceFlag{Name: "helm-api-versions", Usage: "Kubernetes api versions helm template passes to .Capabilities.APIVersions (for charts that set none)"},
 		&cli.StringFlag{Name: "helm-kube-version", Usage: "the Kubernetes version helm template passes to .Capabilities.KubeVersion (for charts that set none)"},
 		&cli.BoolFlag{Name: "helm-debug", Usage: "run helm template with --debug"},
 		&cli.BoolFlag{Name: "enable-managedby-label", Usage: "add app.kubernetes.io/managed-by to every resource"},
 		&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.NumCPU(), Usage: "build at most this many kustomizations at once (default with --remote-cache: at least 8)"},
-		&cli.StringSliceFlag{Name: "env", Aliases: []string{"e"}, Config: cli.StringConfig{TrimSpace: true}, Usage: "KEY=VALUE, or KEY to pass from the environment, for KRM functions (repeatable)"},
+		&cli.StringSliceFlag{Name: "env", Aliases: []string{"e"}, Usage: "KEY=VALUE, or KEY to pass from the environment, for KRM functions (repeatable)"},
 		&cli.DurationFlag{Name: "plugin-timeout", Value: plugins.DefaultTimeout, Usage: "kill a plugin that runs longer than this"},
 		&cli.BoolFlag{Name: "no-cache-plugins", Usage: "never cache the output of plugins (for plugins that are not pure functions of their input)"},
 		&cli.BoolFlag{Name: "verify-cache", Usage: "re-run cached stages (and plugins twice) and fail when an output differs"},
@@ -183,14 +183,14 @@ func commonBuildFlags() []cli.Flag {
 }
 
 // buildOptions reads the common build flags.
-func buildOptions(ctx context.Context, c *cli.Command) (loaders.Restriction, engine.Options, error) {
+func buildOptions(c *cli.Context) (loaders.Restriction, engine.Options, error) {
 	restriction, err := loaders.ParseRestriction(c.String("load-restrictor"))
 	if err != nil {
 		return 0, engine.Options{}, err
 	}
 	reorder := c.String("reorder")
 	if c.IsSet("reorder") {
-		fmt.Fprintln(c.Root().ErrWriter, "Flag --reorder has been deprecated, use the new 'sortOptions' field in kustomization.yaml instead.")
+		fmt.Fprintln(c.App.ErrWriter, "Flag --reorder has been deprecated, use the new 'sortOptions' field in kustomization.yaml instead.")
 		if reorder != "legacy" && reorder != "none" {
 			return 0, engine.Options{}, fmt.Errorf("illegal flag value --reorder %s; legal values: [legacy none]", reorder)
 		}
@@ -208,8 +208,8 @@ func buildOptions(ctx context.Context, c *cli.Command) (loaders.Restriction, eng
 		VerifyCache:        c.Bool("verify-cache"),
 		Helm: engine.HelmOptions{Command: c.String("helm-command"), APIVersions: c.StringSlice("helm-api-versions"),
 			KubeVersion: c.String("helm-kube-version"), Debug: c.Bool("helm-debug")},
-		Warn:   func(msg string) { fmt.Fprintln(c.Root().ErrWriter, msg) },
-		Events: profileEvents(ctx),
+		Warn:   func(msg string) { fmt.Fprintln(c.App.ErrWriter, msg) },
+		Events: profileEvents(c.Context),
 	}, nil
 }
 
@@ -281,14 +281,14 @@ func closeStore(store *cache.Store, opts *engine.Options) {
 
 // writeOutput writes the build's output to stdout, a file, or a directory,
 // rendering everything before writing anything.
-func writeOutput(ctx context.Context, c *cli.Command, res engine.Result) error {
-	if err := ctx.Err(); err != nil {
+func writeOutput(c *cli.Context, res engine.Result) error {
+	if err := c.Context.Err(); err != nil {
 		// Stopped by a signal after the build: nothing is written.
 		return err
 	}
 	out := c.String("output")
 	if out == "" {
-		_, err := c.Root().Writer.Write(res.YAML)
+		_, err := c.App.Writer.Write(res.YAML)
 		return err
 	}
 	if st, err := os.Stat(out); err == nil && st.IsDir() {

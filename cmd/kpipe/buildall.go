@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,7 +11,7 @@ import (
 
 	"github.com/hashicorp/go-multierror"
 	"github.com/schollz/progressbar/v3"
-	"github.com/urfave/cli/v3"
+	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
 	"github.com/kpipe/kpipe/internal/batch"
@@ -72,8 +71,9 @@ repository root) on every runner. Give each shard its own --out-dir and
 
 // runBuildAll parses the flags, runs package batch, writes the report and
 // prints the summary.
-func runBuildAll(ctx context.Context, c *cli.Command) error {
-	restriction, opts, err := buildOptions(ctx, c)
+func runBuildAll(c *cli.Context) error {
+	ctx := c.Context
+	restriction, opts, err := buildOptions(c)
 	if err != nil {
 		return err
 	}
@@ -88,7 +88,7 @@ func runBuildAll(ctx context.Context, c *cli.Command) error {
 			return err
 		}
 	}
-	store, err := openCache(ctx, c)
+	store, err := openCache(c)
 	if err != nil {
 		return err
 	}
@@ -117,7 +117,7 @@ func runBuildAll(ctx context.Context, c *cli.Command) error {
 		Version:           Version,
 		Shard:             shard,
 	}
-	if f, ok := c.Root().ErrWriter.(*os.File); ok && c.Bool("progress") && term.IsTerminal(int(f.Fd())) {
+	if f, ok := c.App.ErrWriter.(*os.File); ok && c.Bool("progress") && term.IsTerminal(int(f.Fd())) {
 		bo.Progress = func(total int) func() {
 			bar = progressbar.NewOptions(total,
 				progressbar.OptionSetWriter(f), progressbar.OptionSetDescription("building"),
@@ -149,18 +149,18 @@ func runBuildAll(ctx context.Context, c *cli.Command) error {
 		printStats(c, rep)
 	}
 	if opts.Explain {
-		printExplain(c.Root().ErrWriter, rep.Explain)
+		printExplain(c.App.ErrWriter, rep.Explain)
 	}
 	for _, p := range rep.Pruned {
-		fmt.Fprintf(c.Root().ErrWriter, "pruned %s\n", p)
+		fmt.Fprintf(c.App.ErrWriter, "pruned %s\n", p)
 	}
 	for _, p := range rep.Kept {
-		fmt.Fprintf(c.Root().ErrWriter, "kept %s: its root is gone, but the file changed since kpipe wrote it\n", p)
+		fmt.Fprintf(c.App.ErrWriter, "kept %s: its root is gone, but the file changed since kpipe wrote it\n", p)
 	}
 	if rep.Shard != "" {
-		fmt.Fprintf(c.Root().ErrWriter, "shard %s: ", rep.Shard)
+		fmt.Fprintf(c.App.ErrWriter, "shard %s: ", rep.Shard)
 	}
-	fmt.Fprintf(c.Root().ErrWriter, "built %d roots (%d failed, %d changed, %d up to date) in %.2fs: %d nodes built, %d from cache\n",
+	fmt.Fprintf(c.App.ErrWriter, "built %d roots (%d failed, %d changed, %d up to date) in %.2fs: %d nodes built, %d from cache\n",
 		rep.Summary.Roots, rep.Summary.Failed, rep.Summary.Changed, rep.Summary.UpToDate, rep.Summary.Seconds, rep.Summary.NodesBuilt, rep.Summary.NodesCached)
 	if errs != nil {
 		errs.ErrorFormat = func(es []error) string {
@@ -176,8 +176,8 @@ func runBuildAll(ctx context.Context, c *cli.Command) error {
 }
 
 // printStats prints the per-stage table of --stats.
-func printStats(c *cli.Command, rep *batch.Report) {
-	w := c.Root().ErrWriter
+func printStats(c *cli.Context, rep *batch.Report) {
+	w := c.App.ErrWriter
 	kinds := make([]string, 0, len(rep.Summary.Stages))
 	for k := range rep.Summary.Stages {
 		kinds = append(kinds, k)

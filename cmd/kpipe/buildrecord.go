@@ -4,7 +4,7 @@ import (
 	"os"
 	"sync"
 
-	"github.com/urfave/cli/v3"
+	"github.com/urfave/cli/v2"
 
 	"github.com/kpipe/kpipe/cache"
 	"github.com/kpipe/kpipe/internal/engine"
@@ -30,7 +30,7 @@ type buildRecord struct {
 // newBuildRecord prepares the record of the root dir; it does nothing
 // without a store, with --verify-cache, or when output goes to a
 // directory (one file per resource needs the resources, not the YAML).
-func newBuildRecord(c *cli.Command, store *cache.Store, opts engine.Options, r loaders.Restriction, dir string) *buildRecord {
+func newBuildRecord(c *cli.Context, store *cache.Store, opts engine.Options, r loaders.Restriction, dir string) *buildRecord {
 	br := &buildRecord{store: store}
 	if store == nil || opts.VerifyCache || outputIsDir(c) {
 		return br
@@ -48,7 +48,7 @@ func newBuildRecord(c *cli.Command, store *cache.Store, opts engine.Options, r l
 }
 
 // outputIsDir reports whether -o names an existing directory.
-func outputIsDir(c *cli.Command) bool {
+func outputIsDir(c *cli.Context) bool {
 	out := c.String("output")
 	if out == "" {
 		return false

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/urfave/cli/v3"
+	"github.com/urfave/cli/v2"
 
 	"github.com/kpipe/kpipe/cache"
 	cacheremote "github.com/kpipe/kpipe/cache/remote"
@@ -26,7 +25,7 @@ func cacheFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "no-cache", Usage: "neither read nor write the cache"},
 		&cli.BoolFlag{Name: "offline", Usage: "make no network request: remote bases, files and helm charts come from the cache, or the build fails naming the URL"},
 		&cli.StringFlag{Name: "cache-max-size", Value: "2GiB", Usage: "bound the cache directory to this size on disk (as du counts it)"},
-		&cli.StringFlag{Name: "remote-cache", Sources: cli.EnvVars("KPIPE_REMOTE_CACHE"), Usage: "a shared cache behind the local one: http(s)://HOST/PATH (Bazel HTTP cache protocol) or s3://BUCKET/PREFIX (AWS credentials from the environment); read-only unless --remote-cache-write"},
+		&cli.StringFlag{Name: "remote-cache", EnvVars: []string{"KPIPE_REMOTE_CACHE"}, Usage: "a shared cache behind the local one: http(s)://HOST/PATH (Bazel HTTP cache protocol) or s3://BUCKET/PREFIX (AWS credentials from the environment); read-only unless --remote-cache-write"},
 		&cli.BoolFlag{Name: "remote-cache-write", Usage: "upload what this run builds to --remote-cache (for trusted runs only, e.g. CI on the main branch)"},
 		&cli.BoolFlag{Name: "remote-cache-sensitive", Usage: "with --remote-cache-write, upload sensitive entries too (Secrets' data, plugin and function output)"},
 		&cli.DurationFlag{Name: "remote-cache-timeout", Value: cacheremote.DefaultTimeout, Usage: "give up on the remote cache when a request takes longer than this"},
@@ -39,7 +38,7 @@ const remoteMinJobs = 8
 
 // remoteJobs raises the default --jobs to remoteMinJobs when store has a
 // remote cache.
-func remoteJobs(c *cli.Command, opts *engine.Options, store *cache.Store) {
+func remoteJobs(c *cli.Context, opts *engine.Options, store *cache.Store) {
 	if store.RemoteStats().URL != "" && !c.IsSet("jobs") && opts.Jobs < remoteMinJobs {
 		opts.Jobs = remoteMinJobs
 	}
@@ -47,7 +46,7 @@ func remoteJobs(c *cli.Command, opts *engine.Options, store *cache.Store) {
 
 // setRemote puts the --remote-cache behind store. A URL that cannot be
 // used is an error; a server that fails later is one warning.
-func setRemote(ctx context.Context, c *cli.Command, store *cache.Store) error {
+func setRemote(c *cli.Context, store *cache.Store) error {
 	url := c.String("remote-cache")
 	if url == "" {
 		for _, f := range []string{"remote-cache-write", "remote-cache-sensitive"} {
@@ -67,13 +66,13 @@ func setRemote(ctx context.Context, c *cli.Command, store *cache.Store) error {
 	if err != nil {
 		return err
 	}
-	store.SetRemote(ctx, cache.RemoteOptions{Backend: b, Write: c.Bool("remote-cache-write"), Sensitive: c.Bool("remote-cache-sensitive")})
+	store.SetRemote(c.Context, cache.RemoteOptions{Backend: b, Write: c.Bool("remote-cache-write"), Sensitive: c.Bool("remote-cache-sensitive")})
 	return nil
 }
 
 // cacheDir returns the cache directory the flags ask for, or "" with
 // --no-cache.
-func cacheDir(c *cli.Command) (string, error) {
+func cacheDir(c *cli.Context) (string, error) {
 	if c.Bool("no-cache") {
 		return "", nil
 	}
@@ -86,10 +85,10 @@ func cacheDir(c *cli.Command) (string, error) {
 // openCache opens the cache the flags ask for; nil with --no-cache or when
 // the cache cannot be used (after one warning). Opening reads nothing but
 // the directory's marker, and never waits for another process.
-func openCache(ctx context.Context, c *cli.Command) (*cache.Store, error) {
+func openCache(c *cli.Context) (*cache.Store, error) {
 	dir, err := cacheDir(c)
 	if err == nil && dir == "" {
-		err = setRemote(ctx, c, nil) // flags checked even with --no-cache
+		err = setRemote(c, nil) // flags checked even with --no-cache
 	}
 	if err != nil || dir == "" {
 		return nil, err
@@ -102,11 +101,11 @@ func openCache(ctx context.Context, c *cli.Command) (*cache.Store, error) {
 		}
 		max = m
 	}
-	store := cache.Open(ctx, cache.Options{
+	store := cache.Open(c.Context, cache.Options{
 		Dir: dir, MaxSize: max, Pack: true,
-		Warn: func(msg string) { fmt.Fprintln(c.Root().ErrWriter, "Warning: "+msg) },
+		Warn: func(msg string) { fmt.Fprintln(c.App.ErrWriter, "Warning: "+msg) },
 	})
-	if err := setRemote(ctx, c, store); err != nil {
+	if err := setRemote(c, store); err != nil {
 		store.Close()
 		return nil, err
 	}
@@ -136,8 +135,8 @@ func parseSize(s string) (int64, error) {
 }
 
 func cacheCommand() *cli.Command {
-	open := func(ctx context.Context, c *cli.Command) (*cache.Store, error) {
-		s, err := openCache(ctx, c)
+	open := func(c *cli.Context) (*cache.Store, error) {
+		s, err := openCache(c)
 		if err == nil && s == nil {
 			err = fmt.Errorf("the cache is not available")
 		}
@@ -147,13 +146,13 @@ func cacheCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "cache",
 		Usage: "inspect or manage kpipe's build cache",
-		Commands: []*cli.Command{
+		Subcommands: []*cli.Command{
 			{
 				Name:  "stats",
 				Usage: "print the cache's entries, size and the last run's hit rate",
 				Flags: dirFlag(&cli.BoolFlag{Name: "json", Usage: "print JSON"}),
-				Action: func(ctx context.Context, c *cli.Command) error {
-					s, err := open(ctx, c)
+				Action: func(c *cli.Context) error {
+					s, err := open(c)
 					if err != nil {
 						return err
 					}
@@ -164,12 +163,12 @@ func cacheCommand() *cli.Command {
 					}
 					if c.Bool("json") {
 						b, _ := json.MarshalIndent(info, "", "  ")
-						fmt.Fprintln(c.Root().Writer, string(b))
+						fmt.Fprintln(c.App.Writer, string(b))
 						return nil
 					}
-					fmt.Fprintf(c.Root().Writer, "directory: %s\nentries:   %d (%d distinct values)\nsize:      %s\n", info.Dir, info.Entries, info.Blobs, humanSize(info.Bytes))
+					fmt.Fprintf(c.App.Writer, "directory: %s\nentries:   %d (%d distinct values)\nsize:      %s\n", info.Dir, info.Entries, info.Blobs, humanSize(info.Bytes))
 					if r := info.LastRun; r != nil {
-						fmt.Fprintf(c.Root().Writer, "last run:  %s: %d hits, %d misses (hit rate %.1f%%), %d writes\n",
+						fmt.Fprintf(c.App.Writer, "last run:  %s: %d hits, %d misses (hit rate %.1f%%), %d writes\n",
 							r.Time.Format(time.RFC3339), r.Hits, r.Misses, 100*r.HitRate(), r.Writes)
 					}
 					return nil
@@ -179,12 +178,12 @@ func cacheCommand() *cli.Command {
 				Name:  "prune",
 				Usage: "delete the least recently used entries until the cache directory takes at most --max-size on disk (as du counts it)",
 				Flags: dirFlag(&cli.StringFlag{Name: "max-size", Required: true, Usage: "size to prune to, e.g. 500MB"}),
-				Action: func(ctx context.Context, c *cli.Command) error {
+				Action: func(c *cli.Context) error {
 					max, err := parseSize(c.String("max-size"))
 					if err != nil {
 						return fmt.Errorf("--max-size: %w", err)
 					}
-					s, err := open(ctx, c)
+					s, err := open(c)
 					if err != nil {
 						return err
 					}
@@ -193,7 +192,7 @@ func cacheCommand() *cli.Command {
 					if err != nil {
 						return err
 					}
-					fmt.Fprintf(c.Root().Writer, "removed %d entries; %s now takes %s on disk\n", n, s.Dir(), humanSize(s.Size()))
+					fmt.Fprintf(c.App.Writer, "removed %d entries; %s now takes %s on disk\n", n, s.Dir(), humanSize(s.Size()))
 					return nil
 				},
 			},
@@ -201,7 +200,7 @@ func cacheCommand() *cli.Command {
 				Name:  "clear",
 				Usage: "delete every file kpipe wrote in the cache directory (works on a damaged cache)",
 				Flags: dirFlag(),
-				Action: func(ctx context.Context, c *cli.Command) error {
+				Action: func(c *cli.Context) error {
 					dir, err := cacheDir(c)
 					if err != nil {
 						return err
@@ -215,11 +214,11 @@ func cacheCommand() *cli.Command {
 						return fmt.Errorf("clearing %s: %w", filepath.Join(dir, "remote"), err)
 					} else if n > 0 {
 						left = slices.DeleteFunc(left, func(name string) bool { return name == "remote" })
-						fmt.Fprintf(c.Root().Writer, "removed the remote bases, files and charts kept in %s\n", filepath.Join(dir, "remote"))
+						fmt.Fprintf(c.App.Writer, "removed the remote bases, files and charts kept in %s\n", filepath.Join(dir, "remote"))
 					}
-					fmt.Fprintf(c.Root().Writer, "removed %d files from %s\n", removed, dir)
+					fmt.Fprintf(c.App.Writer, "removed %d files from %s\n", removed, dir)
 					if len(left) > 0 {
-						fmt.Fprintf(c.Root().Writer, "left %d files kpipe did not write: %s\n", len(left), strings.Join(left, ", "))
+						fmt.Fprintf(c.App.Writer, "left %d files kpipe did not write: %s\n", len(left), strings.Join(left, ", "))
 					}
 					return nil
 				},
@@ -228,8 +227,8 @@ func cacheCommand() *cli.Command {
 				Name:  "verify",
 				Usage: "check every entry's content against its digest (deletes nothing); exit status 1 when an entry is corrupt (incomplete entries, left by killed processes, are not)",
 				Flags: dirFlag(),
-				Action: func(ctx context.Context, c *cli.Command) error {
-					s, err := open(ctx, c)
+				Action: func(c *cli.Context) error {
+					s, err := open(c)
 					if err != nil {
 						return err
 					}
@@ -237,7 +236,7 @@ func cacheCommand() *cli.Command {
 					if err != nil {
 						return err
 					}
-					fmt.Fprintf(c.Root().Writer, "%d entries verified, %d incomplete, %d corrupt (each bad entry is a miss)\n", r.Good, r.Incomplete, r.Corrupt)
+					fmt.Fprintf(c.App.Writer, "%d entries verified, %d incomplete, %d corrupt (each bad entry is a miss)\n", r.Good, r.Incomplete, r.Corrupt)
 					if r.Corrupt > 0 {
 						return cli.Exit("", 1)
 					}

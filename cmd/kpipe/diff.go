@@ -1,14 +1,13 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 
-	"github.com/urfave/cli/v3"
+	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
 	"github.com/kpipe/kpipe/internal/affected"
@@ -74,12 +73,12 @@ Exit status, as git diff --exit-code: 0 no difference, 1 differences
 }
 
 // runDiff runs a review and prints it.
-func runDiff(ctx context.Context, c *cli.Command) error {
-	res, err := review(ctx, c)
+func runDiff(c *cli.Context) error {
+	res, err := review(c)
 	if err != nil {
 		return &exitError{code: 2, err: err}
 	}
-	w := c.Root().Writer
+	w := c.App.Writer
 	switch f := c.String("format"); {
 	case c.Bool("name-only"):
 		err = diff.WriteNameOnly(w, res)
@@ -114,12 +113,13 @@ func runDiff(ctx context.Context, c *cli.Command) error {
 }
 
 // review runs the comparison the flags ask for.
-func review(ctx context.Context, c *cli.Command) (*diff.Result, error) {
-	restriction, opts, err := buildOptions(ctx, c)
+func review(c *cli.Context) (*diff.Result, error) {
+	ctx := c.Context
+	restriction, opts, err := buildOptions(c)
 	if err != nil {
 		return nil, err
 	}
-	store, err := openCache(ctx, c)
+	store, err := openCache(c)
 	if err != nil {
 		return nil, err
 	}
@@ -197,8 +197,9 @@ type affectedRoot struct {
 	Error   string   `json:"error,omitempty"`
 }
 
-func runAffected(ctx context.Context, c *cli.Command) error {
-	restriction, opts, err := buildOptions(ctx, c)
+func runAffected(c *cli.Context) error {
+	ctx := c.Context
+	restriction, opts, err := buildOptions(c)
 	if err != nil {
 		return err
 	}
@@ -209,7 +210,7 @@ func runAffected(ctx context.Context, c *cli.Command) error {
 	if real, err := filepath.EvalSymlinks(cwd); err == nil {
 		cwd = real
 	}
-	store, err := openCache(ctx, c)
+	store, err := openCache(c)
 	if err != nil {
 		return err
 	}
@@ -275,11 +276,11 @@ func runAffected(ctx context.Context, c *cli.Command) error {
 			Since string         `json:"since"`
 			Roots []affectedRoot `json:"roots"`
 		}{c.String("since"), roots}, "", "  ")
-		_, err = fmt.Fprintf(c.Root().Writer, "%s\n", data)
+		_, err = fmt.Fprintf(c.App.Writer, "%s\n", data)
 		return err
 	case "lines":
 		for _, r := range roots {
-			fmt.Fprintln(c.Root().Writer, r.Path)
+			fmt.Fprintln(c.App.Writer, r.Path)
 		}
 		return nil
 	default:

@@ -13,7 +13,7 @@ import (
 	"github.com/kpipe/kpipe/internal/engine"
 	"github.com/kpipe/kpipe/internal/kustfile"
 	"github.com/kpipe/kpipe/loaders"
-	"github.com/urfave/cli/v3"
+	"github.com/urfave/cli/v2"
 )
 
 // editCommand is `kpipe edit`: kustomize's `edit` subcommands (v5.8.2),
@@ -23,17 +23,17 @@ func editCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "edit",
 		Usage: "edit the kustomization file in the current directory, as `kustomize edit` does",
-		Commands: []*cli.Command{
-			{Name: "set", Usage: "set a value in the kustomization file", Commands: editSetCommands()},
-			{Name: "add", Usage: "add an item to the kustomization file", Commands: editAddCommands()},
-			{Name: "remove", Usage: "remove items from the kustomization file", Commands: editRemoveCommands()},
+		Subcommands: []*cli.Command{
+			{Name: "set", Usage: "set a value in the kustomization file", Subcommands: editSetCommands()},
+			{Name: "add", Usage: "add an item to the kustomization file", Subcommands: editAddCommands()},
+			{Name: "remove", Usage: "remove items from the kustomization file", Subcommands: editRemoveCommands()},
 			{
 				Name:  "alpha-list-builtin-plugin",
 				Usage: "[Alpha] list the builtin plugins",
-				Action: func(ctx context.Context, c *cli.Command) error {
-					fmt.Fprint(c.Root().Writer, "Builtin plugins:\n\n")
+				Action: func(c *cli.Context) error {
+					fmt.Fprint(c.App.Writer, "Builtin plugins:\n\n")
 					for _, p := range builtinPluginNames {
-						fmt.Fprintf(c.Root().Writer, " * %s\n", p)
+						fmt.Fprintf(c.App.Writer, " * %s\n", p)
 					}
 					return nil
 				},
@@ -42,11 +42,11 @@ func editCommand() *cli.Command {
 				Name:  "fix",
 				Usage: "fix deprecated fields (patchesJson6902, patchesStrategicMerge, commonLabels, bases, imageTags)",
 				Flags: []cli.Flag{&cli.BoolFlag{Name: "vars", Usage: "not supported by kpipe: use kustomize edit fix --vars"}},
-				Action: func(ctx context.Context, c *cli.Command) error {
+				Action: func(c *cli.Context) error {
 					if c.Bool("vars") {
 						return errors.New("kpipe edit fix does not convert vars to replacements (that rewrites resource files); run `kustomize edit fix --vars`")
 					}
-					return editFix(ctx, c)
+					return editFix(c)
 				},
 			},
 		},
@@ -56,7 +56,8 @@ func editCommand() *cli.Command {
 // editFix is `edit fix`: as kustomize, it builds the kustomization before
 // and after the rewrite and warns when the output changed or the build now
 // fails.
-func editFix(ctx context.Context, c *cli.Command) error {
+func editFix(c *cli.Context) error {
+	ctx := c.Context
 	dir, err := os.Getwd()
 	if err != nil {
 		return err
@@ -69,7 +70,7 @@ func editFix(ctx context.Context, c *cli.Command) error {
 	if err := kustfile.Fix(k, dir); err != nil {
 		return fmt.Errorf("%s: %w", f.Path, err)
 	}
-	w := c.Root().Writer
+	w := c.App.Writer
 	fmt.Fprint(w, "\nFixed fields:\n  patchesJson6902 -> patches\n  patchesStrategicMerge -> patches\n  commonLabels -> labels\n\n"+
 		"To convert vars -> replacements, run the command `kustomize edit fix --vars`\n\n"+
 		"WARNING: Converting vars to replacements will potentially overwrite many resource files \n"+
@@ -121,8 +122,8 @@ var errNoChange = errors.New("no change")
 // editAction opens the kustomization file of the current directory, runs
 // change on it and writes it back atomically; an error leaves the file as
 // it was.
-func editAction(change func(c *cli.Command, dir string, f *kustfile.File, k *kustfile.Kustomization) error) cli.ActionFunc {
-	return func(ctx context.Context, c *cli.Command) error {
+func editAction(change func(c *cli.Context, dir string, f *kustfile.File, k *kustfile.Kustomization) error) cli.ActionFunc {
+	return func(c *cli.Context) error {
 		dir, err := os.Getwd()
 		if err != nil {
 			return err
@@ -144,7 +145,7 @@ func editAction(change func(c *cli.Command, dir string, f *kustfile.File, k *kus
 func editOne(name, what, usage string, set func(k *kustfile.Kustomization, v string)) *cli.Command {
 	return &cli.Command{
 		Name: name, Usage: usage, ArgsUsage: "VALUE",
-		Action: editAction(func(c *cli.Command, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
+		Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
 			if c.NArg() != 1 {
 				return fmt.Errorf("must specify exactly one %s value", what)
 			}
@@ -167,19 +168,19 @@ func editSetCommands() []*cli.Command {
 		editOne("namespace", "namespace", "set namespace", func(k *kustfile.Kustomization, v string) { k.Namespace = v }),
 		{
 			Name: "image", Usage: "set images' new names, tags or digests", ArgsUsage: "NAME[=NEWNAME][:TAG][@DIGEST]...",
-			Action: editAction(func(c *cli.Command, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
+			Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
 				return kustfile.SetImages(k, c.Args().Slice())
 			}),
 		},
 		{
 			Name: "replicas", Usage: "set replica counts", ArgsUsage: "NAME=COUNT...",
-			Action: editAction(func(c *cli.Command, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
+			Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
 				return kustfile.SetReplicas(k, c.Args().Slice())
 			}),
 		},
 		{
 			Name: "label", Usage: "set commonLabels (overwriting)", ArgsUsage: "KEY:VALUE...",
-			Action: editAction(func(c *cli.Command, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
+			Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
 				m, err := kustfile.ParsePairs(c.Args().Slice(), "label")
 				if err == nil {
 					kustfile.SetLabels(k, m)
@@ -189,7 +190,7 @@ func editSetCommands() []*cli.Command {
 		},
 		{
 			Name: "annotation", Usage: "set commonAnnotations (overwriting)", ArgsUsage: "KEY:VALUE...",
-			Action: editAction(func(c *cli.Command, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
+			Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
 				m, err := kustfile.ParsePairs(c.Args().Slice(), "annotation")
 				if err == nil {
 					kustfile.SetAnnotations(k, m)
@@ -199,7 +200,7 @@ func editSetCommands() []*cli.Command {
 		},
 		{
 			Name: "buildmetadata", Usage: "set buildMetadata options", ArgsUsage: "OPTION[,OPTION]",
-			Action: editAction(func(c *cli.Command, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
+			Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
 				opts, err := buildMetadataArgs(c.Args().Slice())
 				if err == nil {
 					k.BuildMetadata = opts
@@ -230,7 +231,7 @@ func buildMetadataArgs(args []string) ([]string, error) {
 func editAddList(name, kind string, list func(k *kustfile.Kustomization) *[]string, noVerifyFlag bool) *cli.Command {
 	cmd := &cli.Command{
 		Name: name, Usage: "add " + kind + " paths (globs)", ArgsUsage: "PATH...",
-		Action: func(ctx context.Context, c *cli.Command) error {
+		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
 				return fmt.Errorf("must specify a %s file", kind)
 			}
@@ -242,13 +243,13 @@ func editAddList(name, kind string, list func(k *kustfile.Kustomization) *[]stri
 			if err != nil || len(items) == 0 {
 				return err
 			}
-			return editAction(func(c *cli.Command, _ string, f *kustfile.File, k *kustfile.Kustomization) error {
+			return editAction(func(c *cli.Context, _ string, f *kustfile.File, k *kustfile.Kustomization) error {
 				l := list(k)
 				*l = kustfile.AddUnique(*l, items, filepath.Base(f.Path), kind, func(s string) {
-					fmt.Fprintln(c.Root().ErrWriter, s)
+					fmt.Fprintln(c.App.ErrWriter, s)
 				})
 				return nil
-			})(ctx, c)
+			})(c)
 		},
 	}
 	if noVerifyFlag {
@@ -265,7 +266,7 @@ func editAddCommands() []*cli.Command {
 		editAddList("resource", "resource", func(k *kustfile.Kustomization) *[]string { return &k.Resources }, true),
 		{
 			Name: "base", Usage: "add base directories to resources", ArgsUsage: "DIR[,DIR]",
-			Action: editAction(func(c *cli.Command, dir string, _ *kustfile.File, k *kustfile.Kustomization) error {
+			Action: editAction(func(c *cli.Context, dir string, _ *kustfile.File, k *kustfile.Kustomization) error {
 				if c.NArg() != 1 {
 					return fmt.Errorf("must specify a base directory")
 				}
@@ -292,7 +293,7 @@ func editAddCommands() []*cli.Command {
 				&cli.BoolFlag{Name: "without-selector", Usage: "add to labels, without selectors"},
 				&cli.BoolFlag{Name: "include-templates", Usage: "include labels in templates (requires --without-selector)"},
 			},
-			Action: editAction(func(c *cli.Command, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
+			Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
 				m, err := kustfile.ParsePairs(c.Args().Slice(), "label")
 				if err != nil {
 					return err
@@ -305,7 +306,7 @@ func editAddCommands() []*cli.Command {
 		{
 			Name: "annotation", Usage: "add commonAnnotations", ArgsUsage: "KEY:VALUE...",
 			Flags: []cli.Flag{forceFlag("overwrite commonAnnotation if it already exists")},
-			Action: editAction(func(c *cli.Command, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
+			Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
 				m, err := kustfile.ParsePairs(c.Args().Slice(), "annotation")
 				if err != nil {
 					return err
@@ -315,7 +316,7 @@ func editAddCommands() []*cli.Command {
 		},
 		{
 			Name: "buildmetadata", Usage: "add buildMetadata options", ArgsUsage: "OPTION[,OPTION]",
-			Action: editAction(func(c *cli.Command, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
+			Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
 				opts, err := buildMetadataArgs(c.Args().Slice())
 				if err != nil {
 					return err
@@ -338,7 +339,7 @@ func editAddCommands() []*cli.Command {
 func editRemoveList(name string, list func(k *kustfile.Kustomization) *[]string) *cli.Command {
 	return &cli.Command{
 		Name: name, Usage: "remove " + name + " entries matching the patterns", ArgsUsage: "PATTERN...",
-		Action: editAction(func(c *cli.Command, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
+		Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
 			if c.NArg() == 0 {
 				return fmt.Errorf("must specify a %s file", name)
 			}
@@ -361,7 +362,7 @@ func editRemoveKeys(kind, field string, m func(k *kustfile.Kustomization) map[st
 	return &cli.Command{
 		Name: kind, Usage: "remove " + field + " keys", ArgsUsage: "KEY[,KEY]",
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "ignore-non-existence", Aliases: []string{"i"}, Usage: "ignore a key that does not exist"}},
-		Action: editAction(func(c *cli.Command, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
+		Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
 			switch c.NArg() {
 			case 0:
 				return fmt.Errorf("must specify %s", kind)
@@ -396,7 +397,7 @@ func editRemoveCommands() []*cli.Command {
 		editRemoveKeys("annotation", "commonAnnotations", func(k *kustfile.Kustomization) map[string]string { return k.CommonAnnotations }),
 		{
 			Name: "buildmetadata", Usage: "remove buildMetadata options", ArgsUsage: "OPTION[,OPTION]",
-			Action: editAction(func(c *cli.Command, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
+			Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
 				opts, err := buildMetadataArgs(c.Args().Slice())
 				if err != nil {
 					return err
@@ -432,7 +433,7 @@ func (s *stringSlice) Get() any           { return []string(*s) }
 
 // generatorValues returns the values of the repeatable flag name (a
 // stringArray or stringSlice), or nil where the command has no such flag.
-func generatorValues(c *cli.Command, name string) []string {
+func generatorValues(c *cli.Context, name string) []string {
 	v, _ := c.Value(name).([]string)
 	return v
 }
@@ -458,7 +459,7 @@ func editGenerator(verb, kind string) *cli.Command {
 	}
 	return &cli.Command{
 		Name: kind, Usage: verb + " a " + kind + " generator", ArgsUsage: "NAME", Flags: flags,
-		Action: func(ctx context.Context, c *cli.Command) error {
+		Action: func(c *cli.Context) error {
 			dir, err := os.Getwd()
 			if err != nil {
 				return err
@@ -484,7 +485,7 @@ func editGenerator(verb, kind string) *cli.Command {
 			if err != nil {
 				return err
 			}
-			return editAction(func(_ *cli.Command, dir string, _ *kustfile.File, k *kustfile.Kustomization) error {
+			return editAction(func(_ *cli.Context, dir string, _ *kustfile.File, k *kustfile.Kustomization) error {
 				switch {
 				case verb == "add" && kind == "configmap":
 					return kustfile.AddConfigMap(k, g, dir)
@@ -494,7 +495,7 @@ func editGenerator(verb, kind string) *cli.Command {
 					return kustfile.SetConfigMap(k, g, dir)
 				}
 				return kustfile.SetSecret(k, g, dir)
-			})(ctx, c)
+			})(c)
 		},
 	}
 }
@@ -504,7 +505,7 @@ func editRemoveGenerator(kind string) *cli.Command {
 	return &cli.Command{
 		Name: kind, Usage: "remove " + kind + " generators", ArgsUsage: "NAME[,NAME]",
 		Flags: []cli.Flag{&cli.StringFlag{Name: "namespace", Usage: "namespace of the " + kind + "(s)"}},
-		Action: editAction(func(c *cli.Command, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
+		Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
 			switch {
 			case c.NArg() == 0:
 				return fmt.Errorf("at least one %s name must be specified", kind)
@@ -512,7 +513,7 @@ func editRemoveGenerator(kind string) *cli.Command {
 				return fmt.Errorf("too many arguments: %s; to provide multiple %ss to remove, please separate %s names by commas", c.Args().Slice(), kind, kind)
 			}
 			return kustfile.RemoveGenerators(k, strings.Split(c.Args().First(), ","), c.String("namespace"), kind == "secret",
-				func(s string) { fmt.Fprintln(c.Root().ErrWriter, s) })
+				func(s string) { fmt.Fprintln(c.App.ErrWriter, s) })
 		}),
 	}
 }
@@ -532,7 +533,7 @@ func editPatch(verb string) *cli.Command {
 			&cli.StringFlag{Name: "annotation-selector", Usage: "annotationSelector in patch target"},
 			&cli.StringFlag{Name: "label-selector", Usage: "labelSelector in patch target"},
 		},
-		Action: editAction(func(c *cli.Command, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
+		Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
 			p := kustfile.Patch{Path: c.String("path"), Patch: c.String("patch"), Target: &kustfile.Selector{
 				Group: c.String("group"), Version: c.String("version"), Kind: c.String("kind"),
 				Name: c.String("name"), Namespace: c.String("namespace"),

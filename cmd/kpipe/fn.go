@@ -1,11 +1,10 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 
-	"github.com/urfave/cli/v3"
+	"github.com/urfave/cli/v2"
 
 	"github.com/kpipe/kpipe/internal/fnrun"
 	"github.com/kpipe/kpipe/plugins"
@@ -16,14 +15,14 @@ func fnCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "fn",
 		Usage: "run KRM configuration functions over a directory (kustomize's fn run, once config run)",
-		Commands: []*cli.Command{
+		Subcommands: []*cli.Command{
 			{
 				Name:      "run",
 				Usage:     "run the functions configured in DIR over DIR's objects and write the result back",
 				ArgsUsage: "DIR",
 				Flags: []cli.Flag{
 					&cli.BoolFlag{Name: "enable-exec", Usage: "enable KRM functions that run executables"},
-					&cli.StringSliceFlag{Name: "env", Aliases: []string{"e"}, Config: cli.StringConfig{TrimSpace: true}, Usage: "KEY=VALUE, or KEY to pass from the environment, for functions (repeatable)"},
+					&cli.StringSliceFlag{Name: "env", Aliases: []string{"e"}, Usage: "KEY=VALUE, or KEY to pass from the environment, for functions (repeatable)"},
 					&cli.DurationFlag{Name: "plugin-timeout", Value: plugins.DefaultTimeout, Usage: "kill a function that runs longer than this"},
 					&cli.BoolFlag{Name: "dry-run", Usage: "print the result (with path annotations) instead of writing the files"},
 				},
@@ -33,15 +32,16 @@ func fnCommand() *cli.Command {
 				Name:      "wrap",
 				Usage:     "run CMD as a function: functionConfig fields as environment variables, CMD's output merged into the items",
 				ArgsUsage: "-- CMD [ARGS...]",
-				Action: func(ctx context.Context, c *cli.Command) error {
-					return fnrun.Wrap(ctx, c.Args().Slice(), os.Stdin, c.Root().Writer, c.Root().ErrWriter, os.Environ())
+				Action: func(c *cli.Context) error {
+					return fnrun.Wrap(c.Context, c.Args().Slice(), os.Stdin, c.App.Writer, c.App.ErrWriter, os.Environ())
 				},
 			},
 		},
 	}
 }
 
-func runFn(ctx context.Context, c *cli.Command) error {
+func runFn(c *cli.Context) error {
+	ctx := c.Context
 	if c.NArg() != 1 {
 		return fmt.Errorf("fn run: specify one directory, got %d arguments", c.NArg())
 	}
@@ -49,17 +49,17 @@ func runFn(ctx context.Context, c *cli.Command) error {
 		EnableExec: c.Bool("enable-exec"),
 		Timeout:    c.Duration("plugin-timeout"),
 		Env:        c.StringSlice("env"),
-		Warn:       func(msg string) { fmt.Fprintln(c.Root().ErrWriter, msg) },
+		Warn:       func(msg string) { fmt.Fprintln(c.App.ErrWriter, msg) },
 	}}
 	if c.Bool("dry-run") {
-		o.DryRun = c.Root().Writer
+		o.DryRun = c.App.Writer
 	}
 	res, err := fnrun.Run(ctx, c.Args().First(), o)
 	if err != nil {
 		return err
 	}
 	if res.Stopped != "" {
-		fmt.Fprintf(c.Root().ErrWriter, "%s returned no objects: nothing written\n", res.Stopped)
+		fmt.Fprintf(c.App.ErrWriter, "%s returned no objects: nothing written\n", res.Stopped)
 	}
 	return nil
 }

@@ -27,8 +27,10 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode"
+	"unicode/utf8"
 
-	"github.com/urfave/cli/v3"
+	"github.com/urfave/cli/v2"
 
 	"github.com/kpipe/kpipe/loaders"
 )
@@ -126,7 +128,8 @@ func armStop(ctx context.Context) {
 // An error that comes of ctx's cancellation is reported by its cause (the
 // signal that stopped kpipe).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if err := newRoot(stdout, stderr, args).Run(ctx, args); err != nil {
+	app := newRoot(stdout, stderr, args)
+	if err := app.RunContext(ctx, intersperse(app, args)); err != nil {
 		if ctx.Err() != nil {
 			if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
 				err = cause
@@ -153,17 +156,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// newRoot is the root command, kpipe, writing to stdout and stderr, for
-// a run with the given arguments. Flags may follow a command's arguments
-// (`kpipe build DIR -o out.yaml`, as with kustomize): urfave/cli v3 reads
-// them wherever they are, up to `--`.
+// newRoot is kpipe's command-line application, writing to stdout and
+// stderr, for a run with the given arguments.
 //
-// When args name one of kpipe's commands, the root holds that command
-// only: urfave/cli v3 sets up every command it is given (some sixty, with
-// their flags and help), about 0.5 ms of a warm `kpipe build`'s 25 ms on
-// a 2-core VM. Anything else (help, no command, a misspelt one) gets
-// every command.
-func newRoot(stdout, stderr io.Writer, args []string) *cli.Command {
+// When args name one of kpipe's commands, the application holds that
+// command only; anything else (help, no command, a misspelt one) gets
+// every command. urfave/cli v2 sets up only the command that runs, but
+// making all some sixty commands with their flags still costs: in-process
+// on a 2-core VM, `kpipe version` took 130-170 us with every command
+// against 31-37 us with its own, and `kpipe build DIR --mount x` (parsing
+// and notSupported) 450-630 us against 365-395 us.
+func newRoot(stdout, stderr io.Writer, args []string) *cli.App {
 	all := []struct {
 		name string
 		make func() *cli.Command
@@ -190,38 +193,157 @@ func newRoot(stdout, stderr io.Writer, args []string) *cli.Command {
 			commands = append(commands, c.make())
 		}
 	}
-	root := &cli.Command{
+	for _, c := range commands {
+		prepare(c)
+	}
+	return &cli.App{
 		Name:           "kpipe",
 		Usage:          "render Kubernetes configuration exactly as kustomize build does, fast",
 		Writer:         stdout,
 		ErrWriter:      stderr,
 		HideVersion:    true,
-		ExitErrHandler: func(context.Context, *cli.Command, error) {}, // run prints errors once
+		ExitErrHandler: func(*cli.Context, error) {}, // run prints errors once; cli.Exit does not exit
+		OnUsageError:   usageError,
 		Commands:       commands,
 	}
-	_ = root.Walk(func(c *cli.Command) error {
-		c.OnUsageError = usageError // each command answers for its own flags
-		return nil
-	})
-	return root
+}
+
+// prepare gives c and every command below it usageError, and a help
+// subcommand of its own (see helpCommand).
+func prepare(c *cli.Command) {
+	c.OnUsageError = usageError
+	for _, s := range c.Subcommands {
+		prepare(s)
+	}
+	c.Subcommands = append(c.Subcommands, helpCommand())
 }
 
 // usageError answers a command's usage error (a flag it does not have or
-// cannot parse, a required flag missing) as urfave/cli v2 did: the
-// command's help on stdout, and the error, which run prints once, on
-// stderr. (v3 by default also prints the error, on stderr, before run
-// does.)
-func usageError(ctx context.Context, c *cli.Command, err error, _ bool) error {
-	if l := c.Lineage(); len(l) > 1 {
-		_ = cli.ShowCommandHelp(ctx, l[1], c.Name)
-	} else {
-		_ = cli.ShowRootCommandHelp(c)
-	}
+// cannot parse, a flag with no value): the command's help on stdout, and
+// the error, which run prints once, on stderr. (urfave/cli v2 by default
+// also prints "Incorrect Usage: ..." before the help.) A required flag
+// that is missing is answered so by urfave/cli itself.
+func usageError(c *cli.Context, err error, _ bool) error {
+	_ = showHelp(c)
 	return err
 }
 
+// intersperse moves the flags of the command args run that follow its
+// arguments in front of them, so that `kpipe build DIR -o out.yaml` works
+// as with kustomize: urfave/cli v2 stops reading flags at a command's
+// first argument. It reads the arguments as urfave/cli v3 did:
+//
+//   - `--` ends the flags: what follows it is arguments;
+//   - a flag that takes a value takes the next argument, whatever it is;
+//   - a single dash followed by something other than a letter (-1) is an
+//     argument, and so is everything after it; "-" alone is an argument;
+//   - a flag given under two of its names (--jobs 3 -j 4) is given under
+//     its first name each time, so the last value counts (urfave/cli v2
+//     refuses two forms of one flag);
+//   - a flag that takes a value and is last with none fails to parse
+//     ("flag needs an argument"): the arguments are left out, so that it
+//     does not take `--` for its value.
+//
+// The command's flags come first, then `--` and its arguments.
+func intersperse(app *cli.App, args []string) []string {
+	if len(args) < 3 {
+		return args
+	}
+	var cmd *cli.Command
+	for _, c := range app.Commands {
+		if c.HasName(args[1]) {
+			cmd = c
+		}
+	}
+	if cmd == nil {
+		return args
+	}
+	// Descend into subcommands (kpipe fn run ...).
+	n := 2
+	for n < len(args) {
+		sub := cmd.Command(args[n])
+		if sub == nil {
+			break
+		}
+		cmd, n = sub, n+1
+	}
+	byName := map[string]cli.Flag{}
+	for _, f := range cmd.Flags {
+		for _, name := range f.Names() {
+			byName[name] = f
+		}
+	}
+	type given struct {
+		at int // index in flags
+		f  cli.Flag
+	}
+	var (
+		flags, positional []string
+		seen              []given
+		forms             = map[cli.Flag]string{} // the first name each flag was given under
+		mixed             = map[cli.Flag]bool{}
+	)
+	rest := args[n:]
+scan:
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		switch {
+		case a == "--":
+			positional = append(positional, rest[i+1:]...)
+			break scan
+		case len(a) < 2 || a[0] != '-':
+			positional = append(positional, a)
+			continue
+		case a[1] != '-':
+			if r, _ := utf8.DecodeRuneInString(a[1:]); !unicode.IsLetter(r) {
+				positional = append(positional, rest[i:]...)
+				break scan
+			}
+		}
+		name := strings.TrimPrefix(a[1:], "-")
+		name, _, hasValue := strings.Cut(name, "=")
+		f := byName[name]
+		if f != nil {
+			seen = append(seen, given{len(flags), f})
+			if first, ok := forms[f]; !ok {
+				forms[f] = name
+			} else if first != name {
+				mixed[f] = true
+			}
+		}
+		flags = append(flags, a)
+		if df, ok := f.(cli.DocGenerationFlag); ok && df.TakesValue() && !hasValue {
+			if i+1 == len(rest) {
+				positional = nil
+				break
+			}
+			i++
+			flags = append(flags, rest[i])
+		}
+	}
+	for _, g := range seen {
+		if mixed[g.f] {
+			canonical := g.f.Names()[0]
+			dashes := "--"
+			if len(canonical) == 1 {
+				dashes = "-"
+			}
+			_, value, hasValue := strings.Cut(flags[g.at], "=")
+			flags[g.at] = dashes + canonical
+			if hasValue {
+				flags[g.at] += "=" + value
+			}
+		}
+	}
+	out := append(append([]string(nil), args[:n]...), flags...)
+	if len(positional) > 0 {
+		out = append(append(out, "--"), positional...)
+	}
+	return out
+}
+
 // notSupported fails when a flag whose feature kpipe lacks was given.
-func notSupported(c *cli.Command, names ...string) error {
+func notSupported(c *cli.Context, names ...string) error {
 	var set []string
 	for _, n := range names {
 		if c.IsSet(n) {

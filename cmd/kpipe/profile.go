@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/urfave/cli/v3"
+	"github.com/urfave/cli/v2"
 
 	"github.com/kpipe/kpipe/internal/engine"
 	"github.com/kpipe/kpipe/internal/profile"
@@ -23,16 +23,18 @@ func profileFlags() []cli.Flag {
 type profileKey struct{}
 
 // withProfile runs action under the profiles its flags ask for: the
-// session rides in the context action is given, where buildOptions finds
-// the trace's event hook, and its files are written when action returns.
+// session rides in the command's context (c.Context), where buildOptions
+// finds the trace's event hook, and its files are written when action
+// returns.
 func withProfile(action cli.ActionFunc) cli.ActionFunc {
-	return func(ctx context.Context, c *cli.Command) (err error) {
+	return func(c *cli.Context) (err error) {
 		s, err := profile.Start(profile.Options{CPUProfile: c.String("cpuprofile"), MemProfile: c.String("memprofile"), Trace: c.String("trace")})
 		if err != nil {
 			return err
 		}
 		defer func() { err = errors.Join(err, s.Stop()) }()
-		return action(context.WithValue(ctx, profileKey{}, s), c)
+		c.Context = context.WithValue(c.Context, profileKey{}, s)
+		return action(c)
 	}
 }
 

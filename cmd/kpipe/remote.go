@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/urfave/cli/v3"
+	"github.com/urfave/cli/v2"
 
 	"github.com/kpipe/kpipe/internal/remote"
 )
@@ -16,7 +16,7 @@ import (
 // --no-cache, in a directory of its own under the system's temporary
 // directory, created only when something is fetched and removed by the
 // returned function, which otherwise trims what it keeps (remote.Trim).
-func newFetcher(c *cli.Command) (*remote.Fetcher, func(), error) {
+func newFetcher(c *cli.Context) (*remote.Fetcher, func(), error) {
 	dir, err := cacheDir(c)
 	if err != nil {
 		return nil, nil, err

@@ -1,13 +1,12 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 
-	"github.com/urfave/cli/v3"
+	"github.com/urfave/cli/v2"
 
 	"github.com/kpipe/kpipe/internal/batch"
 	"github.com/kpipe/kpipe/internal/output"
@@ -18,7 +17,7 @@ func reportCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "report",
 		Usage: "work on build-all --report files",
-		Commands: []*cli.Command{{
+		Subcommands: []*cli.Command{{
 			Name:      "merge",
 			Usage:     "join the reports of the shards of one build-all (--shard 1/N .. N/N) into one",
 			ArgsUsage: "REPORT...",
@@ -36,7 +35,7 @@ reports. The exit code is 1 when a root failed, as build-all's is.`,
 	}
 }
 
-func runReportMerge(ctx context.Context, c *cli.Command) error {
+func runReportMerge(c *cli.Context) error {
 	if c.NArg() == 0 {
 		return errors.New("report merge: name the shards' report files")
 	}
@@ -61,13 +60,13 @@ func runReportMerge(ctx context.Context, c *cli.Command) error {
 	if p := c.String("output"); p != "" {
 		err = output.WriteFileAtomic(p, data)
 	} else {
-		_, err = c.Root().Writer.Write(data)
+		_, err = c.App.Writer.Write(data)
 	}
 	if err != nil {
 		return err
 	}
 	s := merged.Summary
-	fmt.Fprintf(c.Root().ErrWriter, "merged %d reports: %d roots (%d failed, %d changed, %d up to date): %d nodes built, %d from cache\n",
+	fmt.Fprintf(c.App.ErrWriter, "merged %d reports: %d roots (%d failed, %d changed, %d up to date): %d nodes built, %d from cache\n",
 		len(reps), s.Roots, s.Failed, s.Changed, s.UpToDate, s.NodesBuilt, s.NodesCached)
 	if s.Failed > 0 {
 		return fmt.Errorf("%d of %d roots failed", s.Failed, s.Roots)

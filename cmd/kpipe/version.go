@@ -1,14 +1,13 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"runtime"
 	"strings"
 
 	"github.com/kpipe/kpipe/internal/engine"
-	"github.com/urfave/cli/v3"
+	"github.com/urfave/cli/v2"
 	yaml "go.yaml.in/yaml/v2"
 )
 
@@ -52,12 +51,12 @@ func versionCommand() *cli.Command {
 			&cli.BoolFlag{Name: "short", Usage: "deprecated: print {VERSION  unknown   } as kustomize does"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "one of 'yaml' or 'json'"},
 		},
-		Action: func(ctx context.Context, c *cli.Command) error {
-			w := c.Root().Writer
+		Action: func(c *cli.Context) error {
+			w := c.App.Writer
 			info := versionInfo{Version: versionString(), GitCommit: "unknown", BuildDate: "unknown",
 				GoOs: runtime.GOOS, GoArch: runtime.GOARCH, GoVersion: runtime.Version()}
 			if c.Bool("short") {
-				fmt.Fprintln(c.Root().ErrWriter, "Flag --short has been deprecated, and will be removed in the future.")
+				fmt.Fprintln(c.App.ErrWriter, "Flag --short has been deprecated, and will be removed in the future.")
 			}
 			switch o := c.String("output"); o {
 			case "json":
