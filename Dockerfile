@@ -20,7 +20,7 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 ARG VERSION=v0.0.0-docker
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.Version=${VERSION}" -o /out/kpipe ./cmd/kpipe
+RUN CGO_ENABLED=0 go build -trimpath -tags urfave_cli_no_docs -ldflags "-s -w -X main.Version=${VERSION}" -o /out/kpipe ./cmd/kpipe
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/kpipe /usr/local/bin/kpipe
