@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -48,6 +49,12 @@ A failing root does not stop the others: every error is printed at the end
 and the exit code is 1. A failing root's previous output is deleted (if
 kpipe wrote it), so no stale output stays behind.
 
+With --check (and --out-dir OUT), nothing under OUT is written or deleted:
+each root's output is compared with OUT/<root>.yaml, and every root whose
+file is missing or differs is named, as is every .yaml file under OUT that
+no root renders any more; the exit code is then 1. It is the check for
+rendered outputs committed to a repository (kpipe's pre-commit hook).
+
 With --shard I/N, only the roots of part I of N are built: a root's part
 is a hash of its path relative to the current directory, so each root
 stays in its part whatever roots are added or removed, and N runners
@@ -62,6 +69,7 @@ repository root) on every runner. Give each shard its own --out-dir and
 			&cli.BoolFlag{Name: "stats", Usage: "print per-stage counts and times"},
 			&cli.BoolFlag{Name: "progress", Value: true, Usage: "show a progress bar when stderr is a terminal"},
 			&cli.BoolFlag{Name: "prune", Usage: "delete outputs under --out-dir of roots that no longer exist (only files kpipe wrote)"},
+			&cli.BoolFlag{Name: "check", Usage: "compare each root's output with the file under --out-dir instead of writing it; exit 1 naming each difference"},
 			&cli.StringFlag{Name: "shard", Usage: "build only part I of N of the roots (I/N, 1 <= I <= N), by a hash of each root's path; join the shards' reports with kpipe report merge"},
 			explainFlag(),
 		),
@@ -81,6 +89,9 @@ func runBuildAll(c *cli.Context) error {
 	hugeHeapToLimit()
 	if c.Bool("prune") && c.String("out-dir") == "" {
 		return errors.New("--prune needs --out-dir")
+	}
+	if c.Bool("check") && (c.String("out-dir") == "" || c.Bool("prune")) {
+		return errors.New("--check needs --out-dir, and writes nothing (no --prune)")
 	}
 	var shard batch.Shard
 	if c.IsSet("shard") {
@@ -116,6 +127,7 @@ func runBuildAll(c *cli.Context) error {
 		Engine:            opts,
 		Version:           Version,
 		Shard:             shard,
+		Check:             c.Bool("check"),
 	}
 	if f, ok := c.App.ErrWriter.(*os.File); ok && c.Bool("progress") && term.IsTerminal(int(f.Fd())) {
 		bo.Progress = func(total int) func() {
@@ -157,6 +169,26 @@ func runBuildAll(c *cli.Context) error {
 	for _, p := range rep.Kept {
 		fmt.Fprintf(c.App.ErrWriter, "kept %s: its root is gone, but the file changed since kpipe wrote it\n", p)
 	}
+	checkFailed := false
+	if bo.Check {
+		cwd, _ := filepath.EvalSymlinks(".")
+		if cwd != "" {
+			cwd, _ = filepath.Abs(cwd)
+		}
+		for _, rr := range rep.Roots {
+			if rr.OutOfDate {
+				fmt.Fprintf(c.App.ErrWriter, "out of date: %s (the output of %s)\n", relToCwd(cwd, rr.Output), relToCwd(cwd, rr.Path))
+			}
+		}
+		for _, p := range rep.Orphans {
+			fmt.Fprintf(c.App.ErrWriter, "no root renders %s any more\n", p)
+		}
+		if n := rep.Summary.OutOfDate + len(rep.Orphans); n > 0 {
+			fmt.Fprintf(c.App.ErrWriter, "%d rendered outputs under %s differ from the sources: run kpipe build-all --out-dir %s --prune (and delete what no root renders)\n",
+				n, bo.OutDir, bo.OutDir)
+			checkFailed = true
+		}
+	}
 	if rep.Shard != "" {
 		fmt.Fprintf(c.App.ErrWriter, "shard %s: ", rep.Shard)
 	}
@@ -171,6 +203,9 @@ func runBuildAll(c *cli.Context) error {
 			return fmt.Sprintf("%d of %d roots failed:\n%s", len(es), len(rep.Roots), strings.Join(lines, "\n"))
 		}
 		return errs
+	}
+	if checkFailed {
+		return &exitError{code: 1} // named above
 	}
 	return nil
 }

@@ -4,12 +4,44 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"runtime/debug"
 	"strings"
 
 	"github.com/kpipe/kpipe/internal/engine"
 	"github.com/urfave/cli/v2"
 	yaml "go.yaml.in/yaml/v2"
 )
+
+// gitCommit and buildDate are the commit kpipe was built from and its
+// time (RFC 3339), for `kpipe version -o json|yaml`; release builds set
+// them with -ldflags -X (.goreleaser.yaml). Unset, they come from what
+// the go command stamps into a binary built in a git checkout
+// (vcs.revision, vcs.time), else "unknown", as kustomize prints.
+var gitCommit, buildDate string
+
+// buildStamp returns the commit and the time kpipe was built from.
+func buildStamp() (commit, date string) {
+	commit, date = gitCommit, buildDate
+	if commit == "" || date == "" {
+		if bi, ok := debug.ReadBuildInfo(); ok {
+			for _, s := range bi.Settings {
+				switch {
+				case s.Key == "vcs.revision" && commit == "":
+					commit = s.Value
+				case s.Key == "vcs.time" && date == "":
+					date = s.Value
+				}
+			}
+		}
+	}
+	if commit == "" {
+		commit = "unknown"
+	}
+	if date == "" {
+		date = "unknown"
+	}
+	return commit, date
+}
 
 // versionString is kpipe's version in kustomize's shape: kustomize's
 // semantic version (engine.KustomizeVersion, the release whose output kpipe
@@ -53,7 +85,8 @@ func versionCommand() *cli.Command {
 		},
 		Action: func(c *cli.Context) error {
 			w := c.App.Writer
-			info := versionInfo{Version: versionString(), GitCommit: "unknown", BuildDate: "unknown",
+			commit, date := buildStamp()
+			info := versionInfo{Version: versionString(), GitCommit: commit, BuildDate: date,
 				GoOs: runtime.GOOS, GoArch: runtime.GOARCH, GoVersion: runtime.Version()}
 			if c.Bool("short") {
 				fmt.Fprintln(c.App.ErrWriter, "Flag --short has been deprecated, and will be removed in the future.")

@@ -71,6 +71,11 @@ type Options struct {
 	// Reads fills each RootReport's Reads: what the root's build depends
 	// on (package affected matches changed paths against it).
 	Reads bool
+	// Check compares each root's output with the file under OutDir
+	// instead of writing it (RootReport.OutOfDate), and lists the .yaml
+	// files under OutDir that no root renders (Report.Orphans); nothing
+	// under OutDir is written, deleted or locked. It needs OutDir.
+	Check bool
 }
 
 // RootReport is one root's entry in the report.
@@ -91,6 +96,9 @@ type RootReport struct {
 	// RemovedOutput says a failing root's previous output file (one a
 	// run wrote) was deleted, so that no stale output stays behind.
 	RemovedOutput bool `json:"removedOutput,omitempty"`
+	// OutOfDate says, with Options.Check, that the file under the output
+	// directory is missing or differs from the root's output.
+	OutOfDate bool `json:"outOfDate,omitempty"`
 	// Reads is what the root's output depends on (Options.Reads).
 	Reads *engine.ReadSet `json:"-"`
 }
@@ -107,6 +115,9 @@ type Report struct {
 	// their content is no longer what kpipe wrote.
 	Pruned []string `json:"pruned,omitempty"`
 	Kept   []string `json:"keptModified,omitempty"`
+	// Orphans are, with Options.Check, the .yaml files under the output
+	// directory (relative to it, with slashes) that no root renders.
+	Orphans []string `json:"orphans,omitempty"`
 	// Explain are the nodes built or taken from the cache, and why each
 	// was built (Engine.Explain); roots up to date are not loaded and have
 	// none (their report entry says upToDate).
@@ -114,6 +125,7 @@ type Report struct {
 	Summary struct {
 		Roots       int                          `json:"roots"`
 		Failed      int                          `json:"failed"`
+		OutOfDate   int                          `json:"outOfDate,omitempty"`
 		Changed     int                          `json:"changed"`
 		UpToDate    int                          `json:"upToDate"`
 		Seconds     float64                      `json:"seconds"`
@@ -203,7 +215,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 		outputOf = func(root string) string { return filepath.Join(outDir, names[root]) }
 	}
-	if outDir != "" {
+	if o.Check && outDir == "" {
+		return nil, errors.New("--check needs --out-dir: the directory of rendered outputs to compare with")
+	}
+	if outDir != "" && !o.Check {
 		unlock, err := lockOutDir(ctx, outDir, opts.Warn)
 		if err != nil {
 			return nil, err
@@ -211,6 +226,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		defer unlock()
 	}
 	man := readManifest(outDir)
+	if o.Check {
+		man = readManifest("") // a check deletes nothing
+	}
 
 	rep := &Report{Version: o.Version, Shard: o.Shard.String(), Roots: make([]RootReport, len(roots))}
 	var check errgroup.Group
@@ -253,7 +271,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if opts.Cache.Files != nil {
 		_ = opts.Cache.Files.Save("")
 	}
-	if outDir != "" {
+	if o.Check {
+		rep.Orphans = orphans(outDir, live, outputOf)
+	}
+	if outDir != "" && !o.Check {
 		for _, rr := range rep.Roots {
 			if rr.Status == "ok" && rr.Output != "" {
 				man.add(rr.Path, rr.Output, rr.Digest)
@@ -280,6 +301,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		switch {
 		case rr.Status == "error":
 			rep.Summary.Failed++
+		case rr.OutOfDate:
+			rep.Summary.OutOfDate++
 		case rr.Changed:
 			rep.Summary.Changed++
 		case rr.UpToDate:
@@ -374,7 +397,11 @@ func buildRoots(ctx context.Context, o Options, all *engine.Graph, roots []strin
 			rr.Digest = hex.EncodeToString(sum[:])
 			prev, known := index.Root(root)
 			rr.Changed = !known || prev.OutputDigest != sum
-			if rr.Output != "" {
+			switch {
+			case rr.Output != "" && o.Check:
+				old, rerr := fsread.Own(rr.Output, int64(len(res.YAML)))
+				rr.OutOfDate = rerr != nil || string(old) != string(res.YAML)
+			case rr.Output != "":
 				var wrote bool
 				wrote, err = writeIfChanged(rr.Output, res.YAML)
 				// A file someone changed since kpipe wrote it is
@@ -405,7 +432,7 @@ func buildRoots(ctx context.Context, o Options, all *engine.Graph, roots []strin
 			rr.Status, rr.Error = "error", err.Error()
 			// No stale output stays behind a failing root: its
 			// previous output goes, if a run wrote it.
-			if rr.Output != "" {
+			if rr.Output != "" && !o.Check {
 				rr.RemovedOutput = man.removeOutput(rr.Output)
 			}
 			rr.Output = ""
@@ -466,6 +493,28 @@ func outputNames(cwd string, roots []string) (map[string]string, error) {
 		names[root] = name
 	}
 	return names, nil
+}
+
+// orphans lists the .yaml files under outDir (relative, with slashes,
+// sorted) that are no root's output: outputs of roots that are gone, for
+// --check. kpipe's own state files and other files are not listed.
+func orphans(outDir string, live []string, outputOf func(string) string) []string {
+	want := make(map[string]bool, len(live))
+	for _, r := range live {
+		want[outputOf(r)] = true
+	}
+	var list []string
+	_ = filepath.WalkDir(outDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() || !strings.HasSuffix(p, ".yaml") || want[p] {
+			return nil
+		}
+		if rel, err := filepath.Rel(outDir, p); err == nil {
+			list = append(list, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	sort.Strings(list)
+	return list
 }
 
 // writeIfChanged writes data to path atomically unless the file already
