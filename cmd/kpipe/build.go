@@ -304,5 +304,13 @@ func writeOutput(c *cli.Context, res engine.Result) error {
 	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
+	if strings.HasSuffix(out, "/") || strings.HasSuffix(out, string(filepath.Separator)) {
+		return fmt.Errorf("--output %s: no such directory (for one file per resource, create the directory first)", out)
+	}
+	if dir := filepath.Dir(out); dir != "." {
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return fmt.Errorf("--output %s: the directory %s does not exist", out, dir)
+		}
+	}
 	return output.WriteFileAtomic(out, res.YAML)
 }
