@@ -45,6 +45,16 @@ func lineOf(data []byte, text string) int {
 			return i + 1 // `- path: p.yaml`
 		}
 	}
+	// An item of a flow sequence: `resources: [a.yaml, b.yaml]`.
+	for i, line := range bytes.Split(data, []byte("\n")) {
+		if _, v, ok := strings.Cut(string(line), "["); ok {
+			for _, item := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ']' }) {
+				if strings.HasPrefix(strings.Trim(strings.TrimSpace(item), `"'`), word) {
+					return i + 1
+				}
+			}
+		}
+	}
 	return 0
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -88,10 +87,10 @@ func runBuildAll(c *cli.Context) error {
 	softMemoryLimit()
 	hugeHeapToLimit()
 	if c.Bool("prune") && c.String("out-dir") == "" {
-		return errors.New("--prune needs --out-dir")
+		return usage(c, "--prune needs --out-dir")
 	}
 	if c.Bool("check") && (c.String("out-dir") == "" || c.Bool("prune")) {
-		return errors.New("--check needs --out-dir, and writes nothing (no --prune)")
+		return usage(c, "--check needs --out-dir, and writes nothing (no --prune)")
 	}
 	var shard batch.Shard
 	if c.IsSet("shard") {
@@ -144,12 +143,30 @@ func runBuildAll(c *cli.Context) error {
 	if rep == nil {
 		return err
 	}
+	// Paths as diff and affected print them: relative to the current
+	// directory where they lie under it (in the report too, so that
+	// shards run from the repository root name roots alike on any
+	// machine).
+	cwd, _ := filepath.EvalSymlinks(".")
+	if cwd != "" {
+		cwd, _ = filepath.Abs(cwd)
+	}
+	for i := range rep.Roots {
+		rr := &rep.Roots[i]
+		rr.Path = relToCwd(cwd, rr.Path)
+		if rr.Output != "" {
+			rr.Output = relToCwd(cwd, rr.Output)
+		}
+		rr.Hint = relHint(rr.Hint)
+	}
 	var errs *multierror.Error
 	if err != nil {
 		errs = multierror.Append(errs, err)
 	}
-	for _, e := range rep.Errors() {
-		errs = multierror.Append(errs, e)
+	for _, rr := range rep.Roots {
+		if rr.Status == "error" {
+			errs = multierror.Append(errs, &rootError{root: rr.Path, hint: rr.Hint, msg: rr.Error})
+		}
 	}
 	if p := c.String("report"); p != "" {
 		data, _ := json.MarshalIndent(rep, "", "  ")
@@ -171,13 +188,9 @@ func runBuildAll(c *cli.Context) error {
 	}
 	checkFailed := false
 	if bo.Check {
-		cwd, _ := filepath.EvalSymlinks(".")
-		if cwd != "" {
-			cwd, _ = filepath.Abs(cwd)
-		}
 		for _, rr := range rep.Roots {
 			if rr.OutOfDate {
-				fmt.Fprintf(c.App.ErrWriter, "out of date: %s (the output of %s)\n", relToCwd(cwd, rr.Output), relToCwd(cwd, rr.Path))
+				fmt.Fprintf(c.App.ErrWriter, "out of date: %s (the output of %s)\n", rr.Output, rr.Path)
 			}
 		}
 		for _, p := range rep.Orphans {
@@ -198,7 +211,7 @@ func runBuildAll(c *cli.Context) error {
 		errs.ErrorFormat = func(es []error) string {
 			lines := make([]string, len(es))
 			for i, e := range es {
-				lines[i] = "  * " + e.Error()
+				lines[i] = "  * " + strings.ReplaceAll(e.Error(), "\n", "\n    ")
 			}
 			return fmt.Sprintf("%d of %d roots failed:\n%s", len(es), len(rep.Roots), strings.Join(lines, "\n"))
 		}
@@ -208,6 +221,18 @@ func runBuildAll(c *cli.Context) error {
 		return &exitError{code: 1} // named above
 	}
 	return nil
+}
+
+// rootError is one failing root in build-all's list: the root, the plain
+// line for a person first when the error has one (as kpipe build prints
+// it), then kustomize's wording.
+type rootError struct{ root, hint, msg string }
+
+func (e *rootError) Error() string {
+	if e.hint != "" {
+		return e.root + ": " + e.hint + "\n" + e.msg
+	}
+	return e.root + ": " + e.msg
 }
 
 // printStats prints the per-stage table of --stats.

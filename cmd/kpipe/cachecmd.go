@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -51,16 +50,16 @@ func setRemote(c *cli.Context, store *cache.Store) error {
 	if url == "" {
 		for _, f := range []string{"remote-cache-write", "remote-cache-sensitive"} {
 			if c.Bool(f) {
-				return fmt.Errorf("--%s needs --remote-cache URL", f)
+				return usage(c, "--%s needs --remote-cache URL", f)
 			}
 		}
 		return nil
 	}
 	if c.Bool("no-cache") {
-		return errors.New("--remote-cache needs the local cache (it writes what it fetches there): drop --no-cache")
+		return usage(c, "--remote-cache needs the local cache (it writes what it fetches there): drop --no-cache")
 	}
 	if c.Bool("remote-cache-sensitive") && !c.Bool("remote-cache-write") {
-		return errors.New("--remote-cache-sensitive needs --remote-cache-write")
+		return usage(c, "--remote-cache-sensitive needs --remote-cache-write")
 	}
 	b, err := cacheremote.Open(url, cacheremote.Options{Timeout: c.Duration("remote-cache-timeout")})
 	if err != nil {
@@ -177,8 +176,11 @@ func cacheCommand() *cli.Command {
 			{
 				Name:  "prune",
 				Usage: "delete the least recently used entries until the cache directory takes at most --max-size on disk (as du counts it)",
-				Flags: dirFlag(&cli.StringFlag{Name: "max-size", Required: true, Usage: "size to prune to, e.g. 500MB"}),
+				Flags: dirFlag(&cli.StringFlag{Name: "max-size", Usage: "size to prune to, e.g. 500MB (required)"}),
 				Action: func(c *cli.Context) error {
+					if err := required(c, "max-size"); err != nil {
+						return err
+					}
 					max, err := parseSize(c.String("max-size"))
 					if err != nil {
 						return fmt.Errorf("--max-size: %w", err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
@@ -55,7 +56,8 @@ trees of kustomizations (every root rendered, matched by relative path) or
 two directories of rendered output (.yaml files matched by path).
 
 Exit status, as git diff --exit-code: 0 no difference, 1 differences
-(a root failing on one side is one), 2 trouble.`,
+(a root failing on one side is one), 2 a usage error or trouble (not a
+git repository, an unknown revision).`,
 		Flags: append(commonBuildFlags(),
 			&cli.StringFlag{Name: "base", Usage: "the old revision (default: merge base of HEAD with the default branch)"},
 			&cli.StringFlag{Name: "head", Usage: "the new revision (default: the working tree)"},
@@ -75,8 +77,12 @@ Exit status, as git diff --exit-code: 0 no difference, 1 differences
 // runDiff runs a review and prints it.
 func runDiff(c *cli.Context) error {
 	res, err := review(c)
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return err
+	}
 	if err != nil {
-		return &exitError{code: 2, err: err}
+		return &exitError{code: 2, err: notARepoHint(err)}
 	}
 	w := c.App.Writer
 	switch f := c.String("format"); {
@@ -97,11 +103,11 @@ func runDiff(c *cli.Context) error {
 			}
 		case "never":
 		default:
-			return &exitError{code: 2, err: fmt.Errorf("--color %q: want auto, always or never", c.String("color"))}
+			return usage(c, "--color %q: want auto, always or never", c.String("color"))
 		}
 		err = diff.WriteText(w, res, color)
 	default:
-		return &exitError{code: 2, err: fmt.Errorf("--format %q: want text, markdown or json", f)}
+		return usage(c, "--format %q: want text, markdown or json", f)
 	}
 	if err != nil {
 		return &exitError{code: 2, err: err}
@@ -144,7 +150,7 @@ func review(c *cli.Context) (*diff.Result, error) {
 	}
 	if noIndex {
 		if len(args) != 2 {
-			return nil, errors.New("--no-index needs two directories")
+			return nil, usage(c, "--no-index needs two directories")
 		}
 		return diff.ReviewDirs(ctx, args[0], args[1], diff.DirOptions{Build: bo, Diff: do})
 	}
@@ -177,9 +183,13 @@ revisions through the cache and listed when their output bytes differ.
 the old revision; a superset: a renamed file with the same content, say).
 
 --format json also says, for each root, its status (changed, added,
-removed, error), or, with --inputs-only, which changed paths reach it.`,
+removed, error), or, with --inputs-only, which changed paths reach it.
+
+Exit status: 0 when it listed the roots (none or some), 1 when a listed
+root fails to build, 2 a usage error or trouble (not a git repository,
+an unknown revision).`,
 		Flags: append(commonBuildFlags(),
-			&cli.StringFlag{Name: "since", Required: true, Usage: "the revision to compare with"},
+			&cli.StringFlag{Name: "since", Usage: "the revision to compare with (required)"},
 			&cli.StringFlag{Name: "head", Usage: "the new revision (default: the working tree)"},
 			&cli.BoolFlag{Name: "inputs-only", Usage: "list the roots that read a changed path, without rendering the old revision"},
 			&cli.StringFlag{Name: "format", Value: "lines", Usage: "lines or json"},
@@ -198,6 +208,27 @@ type affectedRoot struct {
 }
 
 func runAffected(c *cli.Context) error {
+	if err := required(c, "since"); err != nil {
+		return err
+	}
+	err := affectedRun(c)
+	var ee *exitError
+	if err != nil && !errors.As(err, &ee) {
+		return &exitError{code: 2, err: notARepoHint(err)} // trouble
+	}
+	return err
+}
+
+// notARepoHint adds to git's "not a git repository" what to do instead.
+func notARepoHint(err error) error {
+	if strings.Contains(err.Error(), "not a git repository") {
+		return fmt.Errorf("%w\nkpipe diff and kpipe affected compare git revisions; to compare two directories, run kpipe diff --no-index DIR_A DIR_B", err)
+	}
+	return err
+}
+
+// affectedRun is kpipe affected; its errors are trouble (exit status 2).
+func affectedRun(c *cli.Context) error {
 	ctx := c.Context
 	restriction, opts, err := buildOptions(c)
 	if err != nil {
@@ -226,7 +257,7 @@ func runAffected(c *cli.Context) error {
 	var roots []affectedRoot
 	if c.Bool("inputs-only") {
 		if c.IsSet("head") {
-			return errors.New("--inputs-only compares with the working tree: drop --head")
+			return usage(c, "--inputs-only compares with the working tree: drop --head")
 		}
 		repo, err := affected.OpenRepo(ctx, cwd)
 		if err != nil {
@@ -276,16 +307,24 @@ func runAffected(c *cli.Context) error {
 			Since string         `json:"since"`
 			Roots []affectedRoot `json:"roots"`
 		}{c.String("since"), roots}, "", "  ")
-		_, err = fmt.Fprintf(c.App.Writer, "%s\n", data)
-		return err
+		if _, err = fmt.Fprintf(c.App.Writer, "%s\n", data); err != nil {
+			return err
+		}
 	case "lines":
 		for _, r := range roots {
 			fmt.Fprintln(c.App.Writer, r.Path)
 		}
-		return nil
 	default:
-		return fmt.Errorf("--format %q: want lines or json", c.String("format"))
+		return usage(c, "--format %q: want lines or json", c.String("format"))
 	}
+	// Listing roots is success (0); a listed root that does not build is
+	// a build failure (1), as for build and build-all.
+	for _, r := range roots {
+		if r.Error != "" {
+			return &exitError{code: 1}
+		}
+	}
+	return nil
 }
 
 func firstNonEmpty(s ...string) string {

@@ -43,7 +43,7 @@ func fnCommand() *cli.Command {
 func runFn(c *cli.Context) error {
 	ctx := c.Context
 	if c.NArg() != 1 {
-		return fmt.Errorf("fn run: specify one directory, got %d arguments", c.NArg())
+		return usage(c, "fn run: specify one directory, got %d arguments", c.NArg())
 	}
 	o := fnrun.Options{Plugins: plugins.Options{
 		EnableExec: c.Bool("enable-exec"),

@@ -23,6 +23,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"regexp"
 	"runtime/pprof"
 	"strings"
 	"sync"
@@ -140,7 +142,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		// scripts grep for.
 		var h *loaders.Hinted
 		if errors.As(err, &h) {
-			fmt.Fprintf(stderr, "Error: %s\n", h.Hint)
+			fmt.Fprintf(stderr, "Error: %s\n", relHint(h.Hint))
 		}
 		code := 1
 		var ee *exitError
@@ -154,6 +156,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	return 0
+}
+
+// relHint shows the paths under the current directory in a plain line for
+// a person relative to it (overlays/prod/kustomization.yaml:3: ...), as
+// diff and affected print paths; kustomize's own line keeps its absolute
+// paths, which scripts grep for.
+func relHint(hint string) string {
+	cwd, err := filepath.EvalSymlinks(".")
+	if err == nil {
+		cwd, err = filepath.Abs(cwd)
+	}
+	if err != nil || cwd == string(filepath.Separator) {
+		return hint
+	}
+	return strings.ReplaceAll(hint, cwd+string(filepath.Separator), "")
 }
 
 // newRoot is kpipe's command-line application, writing to stdout and
@@ -219,13 +236,45 @@ func prepare(c *cli.Command) {
 }
 
 // usageError answers a command's usage error (a flag it does not have or
-// cannot parse, a flag with no value): the command's help on stdout, and
-// the error, which run prints once, on stderr. (urfave/cli v2 by default
-// also prints "Incorrect Usage: ..." before the help.) A required flag
-// that is missing is answered so by urfave/cli itself.
+// cannot parse, a flag with no value): exit status 2 and two lines on
+// stderr, the error and where the help is, as a shell tool answers; the
+// whole help buried the error. (urfave/cli v2 by default prints
+// "Incorrect Usage: ..." and the help.)
 func usageError(c *cli.Context, err error, _ bool) error {
-	_ = showHelp(c)
-	return err
+	return usage(c, "%s", flagMessage(err.Error()))
+}
+
+// flagDash finds a flag's name in the messages of Go's flag package, which
+// writes every flag with one dash.
+var flagDash = regexp.MustCompile(`(^|[ ])-([A-Za-z][A-Za-z0-9-]+)`)
+
+// flagMessage words a flag parsing error of Go's flag package as a user
+// typed the flag: a long flag with two dashes (--output, not -output),
+// and kustomize's "unknown flag" for one kpipe does not have.
+func flagMessage(msg string) string {
+	msg = strings.Replace(msg, "flag provided but not defined: ", "unknown flag: ", 1)
+	return flagDash.ReplaceAllString(msg, "$1--$2")
+}
+
+// usage is a usage error of c's command: exit status 2, the message, and
+// a line naming the command's help.
+func usage(c *cli.Context, format string, args ...any) error {
+	name := "kpipe"
+	if c.Command != nil && c.Command.HelpName != "" {
+		name = c.Command.HelpName
+	}
+	return &exitError{code: 2, err: fmt.Errorf(format+"\n(see '%s --help')", append(args, name)...)}
+}
+
+// required is the usage error of a required flag that is missing (a flag
+// marked Required would make urfave/cli print the whole help instead).
+func required(c *cli.Context, names ...string) error {
+	for _, n := range names {
+		if !c.IsSet(n) {
+			return usage(c, "--%s is required", n)
+		}
+	}
+	return nil
 }
 
 // intersperse moves the flags of the command args run that follow its

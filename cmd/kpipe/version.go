@@ -108,7 +108,7 @@ func versionCommand() *cli.Command {
 				return err
 			case "":
 			default:
-				return fmt.Errorf("--output must be 'yaml' or 'json'")
+				return usage(c, "--output must be 'yaml' or 'json'")
 			}
 			if c.Bool("short") {
 				_, err := fmt.Fprintf(w, "{%s  %s   }\n", info.Version, info.BuildDate)

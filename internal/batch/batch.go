@@ -96,6 +96,10 @@ type RootReport struct {
 	// RemovedOutput says a failing root's previous output file (one a
 	// run wrote) was deleted, so that no stale output stays behind.
 	RemovedOutput bool `json:"removedOutput,omitempty"`
+	// Hint is, for a failing root, the plain line for a person that the
+	// error carries (file:line, what is wrong, what was meant), when it
+	// has one (loaders.Hinted); Error keeps kustomize's wording.
+	Hint string `json:"hint,omitempty"`
 	// OutOfDate says, with Options.Check, that the file under the output
 	// directory is missing or differs from the root's output.
 	OutOfDate bool `json:"outOfDate,omitempty"`
@@ -430,6 +434,10 @@ func buildRoots(ctx context.Context, o Options, all *engine.Graph, roots []strin
 		}
 		if err != nil {
 			rr.Status, rr.Error = "error", err.Error()
+			var h *loaders.Hinted
+			if errors.As(err, &h) {
+				rr.Hint = h.Hint
+			}
 			// No stale output stays behind a failing root: its
 			// previous output goes, if a run wrote it.
 			if rr.Output != "" && !o.Check {
