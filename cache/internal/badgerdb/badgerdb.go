@@ -409,11 +409,20 @@ func (db *DB) Evictions() (objects, bytes int64) {
 	return db.evictions.Load(), db.evictedBytes.Load()
 }
 
-// DiskSize is what Badger's files take (tables and value logs), as Badger
-// counts them.
+// DiskSize is what the database's files take on disk, as du counts them
+// (Badger's logs are sparse files of a fixed length while open).
 func (db *DB) DiskSize() int64 {
-	lsm, vlog := db.bdb.Size()
-	return lsm + vlog
+	entries, err := os.ReadDir(db.opts.Dir)
+	if err != nil {
+		return 0
+	}
+	var n int64
+	for _, e := range entries {
+		if fi, err := e.Info(); err == nil {
+			n += allocated(fi)
+		}
+	}
+	return n
 }
 
 // Each calls f with the name of every object whose name starts with

@@ -2,7 +2,12 @@
 
 package badgerdb
 
-import "golang.org/x/sys/unix"
+import (
+	"os"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
 
 // freeSpace returns the bytes an unprivileged process may still write on
 // the file system of dir.
@@ -12,4 +17,13 @@ func freeSpace(dir string) (int64, bool) {
 		return 0, false
 	}
 	return int64(uint64(st.Bavail) * uint64(st.Bsize)), true //nolint:unconvert // field types differ by platform
+}
+
+// allocated is the space fi takes on disk (its blocks: Badger's logs are
+// sparse while open).
+func allocated(fi os.FileInfo) int64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return int64(st.Blocks) * 512
+	}
+	return fi.Size()
 }

@@ -1,6 +1,10 @@
 package badgerdb
 
-import "golang.org/x/sys/windows"
+import (
+	"os"
+
+	"golang.org/x/sys/windows"
+)
 
 // freeSpace returns the bytes the process may still write on the volume
 // of dir.
@@ -15,3 +19,6 @@ func freeSpace(dir string) (int64, bool) {
 	}
 	return int64(avail), true
 }
+
+// allocated is fi's length (NTFS allocates sparse files' holes lazily too).
+func allocated(fi os.FileInfo) int64 { return fi.Size() }
