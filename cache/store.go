@@ -505,3 +505,27 @@ func (k Key) bytes() []byte { return k[:] }
 
 // IsZero reports whether k is the zero key.
 func (k Key) IsZero() bool { return k == Key{} }
+
+// CheckRecord says whether record is a whole kpipe action record for key,
+// as a remote cache holds it under ac/<key>: an entry line naming key and,
+// when the value follows the line, a value that matches the line's size
+// and SHA-256. A cache server refuses an upload that is not (the client
+// checks what it reads again, whatever the server says).
+func CheckRecord(key Key, record []byte) error {
+	if len(record) < entrySize {
+		return fmt.Errorf("not a kpipe action record (%d bytes, a record is at least %d)", len(record), entrySize)
+	}
+	e, ok := parseEntry(key, record[:entrySize])
+	if !ok {
+		return errors.New("not a kpipe action record for this key")
+	}
+	if len(record) > entrySize || e.size == 0 {
+		value := record[entrySize:]
+		if int64(len(value)) != e.size || sha256.Sum256(value) != e.digest {
+			return errors.New("its value does not match the record's size and SHA-256")
+		}
+	} else if e.size <= inlineMax {
+		return errors.New("its value is missing (a value this small follows the line)")
+	}
+	return nil
+}
