@@ -380,6 +380,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, kind int, name [sha
 			http.NotFound(w, r)
 			return
 		}
+		s.m.hits[kind].Add(1)
 		w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
 		w.WriteHeader(http.StatusOK)
 		return
