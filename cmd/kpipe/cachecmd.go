@@ -148,6 +148,7 @@ func cacheCommand() *cli.Command {
 		Name:  "cache",
 		Usage: "inspect or manage kpipe's build cache",
 		Subcommands: []*cli.Command{
+			cacheServeCommand(),
 			{
 				Name:  "stats",
 				Usage: "print the cache's entries, size and the last run's hit rate",
