@@ -90,6 +90,7 @@ type Server struct {
 	write   [][sha256.Size]byte // of each write token
 	uploads *semaphore.Weighted
 	start   time.Time
+	opened  time.Duration // what opening the store took
 	m       metrics
 }
 
@@ -171,6 +172,7 @@ func Open(o Options) (*Server, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	t0 := time.Now()
 	if err := claim(o.Dir); err != nil {
 		return nil, fmt.Errorf("store %s: %w", o.Dir, err)
 	}
@@ -187,7 +189,7 @@ func Open(o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: o, db: db, uploads: semaphore.NewWeighted(o.MaxUploadBytes), start: o.Now()}
+	s := &Server{opts: o, db: db, uploads: semaphore.NewWeighted(o.MaxUploadBytes), start: o.Now(), opened: time.Since(t0)}
 	for _, t := range o.ReadTokens {
 		s.read = append(s.read, sha256.Sum256([]byte(t)))
 	}
@@ -232,6 +234,13 @@ func unwrapPath(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// Store describes the store for the start-up line: what it holds and
+// what opening it took.
+func (s *Server) Store() string {
+	return fmt.Sprintf("%d objects, %.1f MiB of %.1f MiB, opened in %.1f ms", s.db.Count(),
+		float64(s.db.Size())/(1<<20), float64(s.opts.MaxSize)/(1<<20), float64(s.opened)/1e6)
 }
 
 // Authenticated says whether the server asks for tokens.

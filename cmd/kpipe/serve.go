@@ -108,7 +108,7 @@ func serveCache(ctx context.Context, cfg serveConfig, log io.Writer) error {
 		srv.Close()
 		return fmt.Errorf("--listen %s: %v", listen, unwrapOp(err))
 	}
-	fmt.Fprintln(log, "kpipe cache serve: "+exposure(l.Addr(), cfg.dir, tlsConf != nil, o))
+	fmt.Fprintln(log, "kpipe cache serve: "+exposure(l.Addr(), cfg.dir, tlsConf != nil, o)+" (store: "+srv.Store()+")")
 	ctx, stop := signal.NotifyContext(ctx, stopSignals()...)
 	defer stop()
 	if err := srv.Serve(ctx, l, tlsConf); err != nil {

@@ -63,7 +63,6 @@ import (
 	badger "github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
 	"github.com/dgraph-io/badger/v4/pb"
-	"github.com/dgraph-io/badger/v4/y"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -832,9 +831,11 @@ func check(dir string, bo badger.Options) error {
 
 const startAgain = "move the directory away (or delete it) and start with an empty one"
 
-// checkTable reads a table's footer and index, as Badger does when it
-// opens the table (in a goroutine of its own, where a short read
-// panics), and checks the index against its checksum.
+// checkTable reads a table's footer, as Badger does when it opens the
+// table (in a goroutine of its own, where a read outside the file
+// panics), and checks that the checksum and index it points to lie
+// within the file. It reads a few bytes per table, so the check costs
+// what the number of tables does, not what they hold.
 func checkTable(path string, size int64) error {
 	f, err := os.Open(path)
 	if err != nil {
@@ -864,8 +865,7 @@ func checkTable(path string, size int64) error {
 	if _, err := f.ReadAt(chk, pos); err != nil {
 		return err
 	}
-	expected := &pb.Checksum{}
-	if err := proto.Unmarshal(chk, expected); err != nil {
+	if err := proto.Unmarshal(chk, &pb.Checksum{}); err != nil {
 		return fmt.Errorf("its index checksum does not parse: %v", err)
 	}
 	pos -= 4
@@ -873,17 +873,12 @@ func checkTable(path string, size int64) error {
 	if err != nil {
 		return err
 	}
-	pos -= n
-	if n <= 0 || pos < 0 {
+	if n <= 0 || pos-n < 0 {
 		return errors.New("its index is cut short")
 	}
-	index := make([]byte, n)
-	if _, err := f.ReadAt(index, pos); err != nil {
-		return err
-	}
-	if err := y.VerifyChecksum(index, expected); err != nil {
-		return errors.New("its index does not match its checksum")
-	}
+	// The index's checksum Badger checks itself, and returns an error
+	// (not a panic) when it fails; what it cannot survive is reading
+	// outside the file, which the bounds above rule out.
 	return nil
 }
 
