@@ -29,6 +29,7 @@ import (
 	"github.com/kpipe/kpipe/cache"
 	"github.com/kpipe/kpipe/cache/remote/remotetest"
 	"github.com/kpipe/kpipe/internal/genrepo"
+	"github.com/kpipe/kpipe/internal/procstat"
 )
 
 // The measurements of issue 38 (`kpipe cache serve`, the Badger store),
@@ -566,9 +567,7 @@ func TestEmbedderStoreBench(t *testing.T) {
 			if len(r.passes) != 3 {
 				t.Fatalf("%s: %s", store, out)
 			}
-			if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-				r.rss = int64(ru.Maxrss) << 10
-			}
+			r.rss = procstat.MaxRSS(cmd.ProcessState)
 			filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 				if err == nil {
 					r.files++

@@ -89,8 +89,7 @@ type Options struct {
 	// MinFree is the free disk space below which writes are refused with
 	// ErrDiskFull (zero: 4 memtables and 2 value log files).
 	MinFree int64
-	// Log receives Badger's warnings and errors, one line each; nil
-	// discards them.
+	// Log receives Badger's errors, one line each; nil discards them.
 	Log func(msg string)
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
@@ -908,17 +907,18 @@ func unwrapPath(err error) error {
 
 func oneLine(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }
 
-// logger passes Badger's warnings and errors on, one line each.
+// logger passes Badger's errors on, one line each. Its warnings are
+// tuning advice written to a log every few minutes ("Block cache might be
+// too small", with a histogram), not something the owner of a cache can
+// act on: they are dropped with its info and debug lines.
 type logger struct{ log func(string) }
 
 func (l logger) Errorf(f string, a ...any) {
-	l.log("badger: " + strings.TrimSpace(fmt.Sprintf(f, a...)))
+	l.log("badger: " + strings.Join(strings.Fields(fmt.Sprintf(f, a...)), " "))
 }
-func (l logger) Warningf(f string, a ...any) {
-	l.log("badger: " + strings.TrimSpace(fmt.Sprintf(f, a...)))
-}
-func (logger) Infof(string, ...any)  {}
-func (logger) Debugf(string, ...any) {}
+func (logger) Warningf(string, ...any) {}
+func (logger) Infof(string, ...any)    {}
+func (logger) Debugf(string, ...any)   {}
 
 // freeCheck asks the disk's free space at most once a second.
 type freeCheck struct {
