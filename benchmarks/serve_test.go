@@ -363,8 +363,8 @@ func TestServeStartupBench(t *testing.T) {
 		ms(ds), *startupN, ms(db), float64(*startupN)/db.Seconds())
 	type row struct {
 		starts, opens, firstGet []time.Duration
-		rss              int64
-		disk             float64
+		rss                     int64
+		disk                    float64
 	}
 	rows := map[string]*row{small: {}, big: {}}
 	k := cache.NewKey("startup-bench", "entry").String("7").Sum()
