@@ -68,6 +68,12 @@ type kvObjects struct {
 	warn   func(string)
 	broken atomic.Bool
 	warned sync.Once
+	// pending are the objects written and not yet committed, by name
+	// (*[]byte): writes go in the background, as the file store's packs
+	// do, and reads find them here meanwhile. flushPack and close wait
+	// for them.
+	pending sync.Map
+	writing sync.WaitGroup
 }
 
 // openKV opens the Badger database of cache directory dir.
@@ -96,6 +102,9 @@ func (k *kvObjects) name(hexName, suf string) string {
 }
 
 func (k *kvObjects) read(name string) ([]byte, error) {
+	if p, ok := k.pending.Load(name); ok {
+		return *p.(*[]byte), nil
+	}
 	v, ok, err := k.db.Get([]byte(name))
 	switch {
 	case err != nil:
@@ -116,6 +125,9 @@ func (k *kvObjects) readFailed(err error) {
 }
 
 func (k *kvObjects) size(name string) (int64, bool) {
+	if p, ok := k.pending.Load(name); ok {
+		return int64(len(*p.(*[]byte))), true
+	}
 	n, ok, err := k.db.Stat([]byte(name))
 	if err != nil {
 		k.readFailed(err)
@@ -132,17 +144,28 @@ func (k *kvObjects) writeContent(name string, data content) {
 	if k.broken.Load() {
 		return
 	}
-	err := k.db.Put([]byte(name), data.bytes())
-	if errors.Is(err, badgerdb.ErrTooBig) {
-		return // bigger than the whole bound: not kept, as a cache may
-	}
-	if err != nil {
+	// Not copied: Store.Put's callers leave a value alone once given
+	// (the file store's packs keep it too).
+	b := data.bytes()
+	p := &b
+	k.pending.Store(name, p)
+	k.writing.Add(1)
+	k.db.PutAsync([]byte(name), b, func(err error) {
+		k.pending.CompareAndDelete(name, p)
+		defer k.writing.Done()
+		if err == nil || errors.Is(err, badgerdb.ErrTooBig) {
+			return // (bigger than the whole bound: not kept, as a cache may)
+		}
 		k.broken.Store(true)
 		k.warnOnce(fmt.Sprintf("cache: cannot write to the Badger store (%v); this process's results are not cached any more", err))
-	}
+	})
 }
 
-func (k *kvObjects) remove(name string) { _ = k.db.Delete([]byte(name)) }
+func (k *kvObjects) remove(name string) {
+	k.pending.Delete(name)
+	k.writing.Wait() // a write in flight must not land after the delete
+	_ = k.db.Delete([]byte(name))
+}
 
 // markUsed does nothing: a read refreshes the object's access time.
 func (k *kvObjects) markUsed(string) {}
@@ -158,7 +181,8 @@ func (k *kvObjects) openChecked(name string, e entry) (*Value, error) {
 	return &Value{data: data}, nil
 }
 
-func (k *kvObjects) flushPack() {}
+// flushPack waits for the writes in flight.
+func (k *kvObjects) flushPack() { k.writing.Wait() }
 
 func (k *kvObjects) failed() bool { return k.broken.Load() }
 
@@ -172,7 +196,10 @@ func (k *kvObjects) warnOnce(msg string) {
 
 func (k *kvObjects) freshRoots() *sync.Map { return nil }
 
-func (k *kvObjects) close() error { return k.db.Close() }
+func (k *kvObjects) close() error {
+	k.writing.Wait()
+	return k.db.Close()
+}
 
 // lastRunName is the object holding the last run's statistics in a
 // Badger store (a name no entry has: entries are a letter and 32 bytes).

@@ -154,7 +154,8 @@ type op struct {
 	kind  opKind
 	name  []byte
 	value []byte
-	done  chan error
+	done  chan error  // Put and Delete wait on it
+	then  func(error) // or PutAsync's callback
 }
 
 // Open opens (creating it when missing) the store in o.Dir. A directory
@@ -377,6 +378,30 @@ func (db *DB) Put(name, value []byte) error {
 	return db.send(&op{kind: opPut, name: append([]byte(nil), name...), value: value})
 }
 
+// PutAsync is Put that returns at once (unless the writer is behind by
+// more than a thousand writes): then is called, from the writer
+// goroutine, once the object is committed or failed. The store keeps
+// value until then; the caller must not change it.
+func (db *DB) PutAsync(name, value []byte, then func(error)) {
+	if db.opts.MaxSize > 0 && int64(len(value))+objOverhead > db.opts.MaxSize {
+		then(ErrTooBig)
+		return
+	}
+	if db.free.low(db.opts.Dir, db.opts.MinFree, db.opts.Now()) {
+		then(ErrDiskFull)
+		return
+	}
+	o := &op{kind: opPut, name: append([]byte(nil), name...), value: value, then: then}
+	db.mu.RLock()
+	if db.closed {
+		db.mu.RUnlock()
+		then(ErrClosed)
+		return
+	}
+	db.ops <- o
+	db.mu.RUnlock()
+}
+
 // Delete removes the object, when the store holds it.
 func (db *DB) Delete(name []byte) error {
 	return db.send(&op{kind: opDelete, name: append([]byte(nil), name...)})
@@ -476,7 +501,17 @@ func (db *DB) writer() {
 			for {
 				select {
 				case o := <-db.ops:
-					db.commit([]*op{o}, nil)
+					batch := []*op{o}
+				more:
+					for len(batch) < 512 {
+						select {
+						case o := <-db.ops:
+							batch = append(batch, o)
+						default:
+							break more
+						}
+					}
+					db.commit(batch, nil)
 					continue
 				default:
 				}
@@ -516,7 +551,11 @@ func (db *DB) commit(batch []*op, touches [][]byte) {
 		err = db.bdb.Sync()
 	}
 	for _, o := range batch {
-		o.done <- err
+		if o.then != nil {
+			o.then(err)
+		} else {
+			o.done <- err
+		}
 	}
 	if len(batch) > 0 {
 		db.wroteSinceGC = true
