@@ -4,10 +4,17 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/hex"
 	"fmt"
 	"io"
+	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -636,3 +643,49 @@ func skipSignals(t *testing.T) {
 		t.Skip("sends SIGKILL and SIGTERM")
 	}
 }
+
+// Over TLS, with a certificate made here: the client that trusts it is
+// served; a plain HTTP request to the TLS port is not.
+func TestTLS(t *testing.T) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert := tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+	s, err := Open(Options{Dir: filepath.Join(t.TempDir(), "store"), MaxSize: 256 << 20, WriteTokens: []string{serveToken}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, l, &tls.Config{Certificates: []tls.Certificate{cert}}) }()
+	defer func() { cancel(); <-done }()
+	pool := x509.NewCertPool()
+	parsed, _ := x509.ParseCertificate(der)
+	pool.AddCert(parsed)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	body := []byte("over tls")
+	req, _ := http.NewRequest("PUT", "https://"+l.Addr().String()+"/cas/"+hexSum(body), bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+serveToken)
+	resp, err := client.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("PUT over TLS: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	if resp, err := http.Get("http://" + l.Addr().String() + "/healthz"); err == nil && resp.StatusCode == 200 {
+		t.Error("plain HTTP was served on the TLS port")
+	}
+}
+
+const serveToken = "a-write-token-0123456789"
