@@ -70,10 +70,9 @@ type kvObjects struct {
 	warned sync.Once
 	// pending are the objects written and not yet committed, by name
 	// (*[]byte): writes go in the background, as the file store's packs
-	// do, and reads find them here meanwhile. flushPack and close wait
-	// for them.
+	// do, and reads find them here meanwhile. flushPack waits for them
+	// (a barrier through the store's one writer), and so does close.
 	pending sync.Map
-	writing sync.WaitGroup
 }
 
 // openKV opens the Badger database of cache directory dir.
@@ -149,10 +148,8 @@ func (k *kvObjects) writeContent(name string, data content) {
 	b := data.bytes()
 	p := &b
 	k.pending.Store(name, p)
-	k.writing.Add(1)
 	k.db.PutAsync([]byte(name), b, func(err error) {
 		k.pending.CompareAndDelete(name, p)
-		defer k.writing.Done()
 		if err == nil || errors.Is(err, badgerdb.ErrTooBig) {
 			return // (bigger than the whole bound: not kept, as a cache may)
 		}
@@ -163,7 +160,8 @@ func (k *kvObjects) writeContent(name string, data content) {
 
 func (k *kvObjects) remove(name string) {
 	k.pending.Delete(name)
-	k.writing.Wait() // a write in flight must not land after the delete
+	// (A write of name in flight is ahead of the delete in the writer's
+	// queue: it lands first.)
 	_ = k.db.Delete([]byte(name))
 }
 
@@ -182,7 +180,7 @@ func (k *kvObjects) openChecked(name string, e entry) (*Value, error) {
 }
 
 // flushPack waits for the writes in flight.
-func (k *kvObjects) flushPack() { k.writing.Wait() }
+func (k *kvObjects) flushPack() { k.db.Barrier() }
 
 func (k *kvObjects) failed() bool { return k.broken.Load() }
 
@@ -196,10 +194,9 @@ func (k *kvObjects) warnOnce(msg string) {
 
 func (k *kvObjects) freshRoots() *sync.Map { return nil }
 
-func (k *kvObjects) close() error {
-	k.writing.Wait()
-	return k.db.Close()
-}
+// close commits what waits (the writer drains its queue) and closes the
+// database.
+func (k *kvObjects) close() error { return k.db.Close() }
 
 // lastRunName is the object holding the last run's statistics in a
 // Badger store (a name no entry has: entries are a letter and 32 bytes).

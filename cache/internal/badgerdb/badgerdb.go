@@ -151,6 +151,7 @@ type opKind int
 const (
 	opPut opKind = iota
 	opDelete
+	opBarrier // nothing to write: answered once what was queued before it is
 )
 
 type op struct {
@@ -404,6 +405,12 @@ func (db *DB) PutAsync(name, value []byte, then func(error)) {
 	}
 	db.ops <- o
 	db.mu.RUnlock()
+}
+
+// Barrier returns once every write queued before the call (Put,
+// PutAsync, Delete) is committed and its callback has run.
+func (db *DB) Barrier() {
+	_ = db.send(&op{kind: opBarrier})
 }
 
 // Delete removes the object, when the store holds it.
