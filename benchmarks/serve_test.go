@@ -51,7 +51,7 @@ var (
 func buildKpipe(t *testing.T, dir string) string {
 	t.Helper()
 	bin := filepath.Join(dir, "kpipe")
-	cmd := exec.Command("go", "build", "-o", bin, "../cmd/kpipe")
+	cmd := exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-o", bin, "../cmd/kpipe")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
