@@ -37,6 +37,14 @@
 // cannot be used degrades to no cache with a warning (Options.Warn); it
 // never fails a build. Without a Cache, nothing is written anywhere.
 //
+// The cache keeps a file per entry, as `kpipe build` does: many short
+// processes may share it. A program that holds its cache open for a long
+// life (a GitOps server rendering thousands of roots all day) may open it
+// with BadgerStore instead: the entries then live in one Badger database
+// (no file per entry, no inode per entry), bounded by CacheMaxSize with
+// the least recently used entries evicted as it writes, and owned by that
+// one process while it is open.
+//
 // # Files
 //
 // Build and BuildAll read kustomization trees from the local disk, with the
@@ -270,11 +278,32 @@ type Cache struct {
 // $XDG_CACHE_HOME/kpipe, or ~/.cache/kpipe.
 func DefaultCacheDir() (string, error) { return cache.DefaultDir() }
 
+// A CacheOption changes how OpenCache opens a cache.
+type CacheOption func(*cacheConfig)
+
+type cacheConfig struct {
+	badger  bool
+	maxSize int64
+}
+
+// BadgerStore keeps the cache's entries in a Badger database under
+// dir/badger rather than a file per entry: for a process that owns the
+// cache for a long life. Only one process may hold it open: another one
+// opening it meanwhile warns and goes on without a cache, and `kpipe
+// build` never reads it (it keeps its own entries, as files, in the same
+// directory).
+func BadgerStore() CacheOption { return func(c *cacheConfig) { c.badger = true } }
+
+// CacheMaxSize bounds the cache's entries to n bytes (default 2 GiB): the
+// file store trims the least recently used files when Close finds it past
+// the bound; the Badger store evicts them as it writes.
+func CacheMaxSize(n int64) CacheOption { return func(c *cacheConfig) { c.maxSize = n } }
+
 // OpenCache opens (creating it when missing) the cache in dir. A directory
 // that cannot be used as a cache is reported through warn (which may be
 // nil), and the Cache returned then stores nothing: builds go on without
 // it. The error is for a dir that is empty.
-func OpenCache(ctx context.Context, dir string, warn func(msg string)) (*Cache, error) {
+func OpenCache(ctx context.Context, dir string, warn func(msg string), opts ...CacheOption) (*Cache, error) {
 	if dir == "" {
 		return nil, errors.New("kpipe: OpenCache: no directory given")
 	}
@@ -285,7 +314,15 @@ func OpenCache(ctx context.Context, dir string, warn func(msg string)) (*Cache, 
 	if warn == nil {
 		warn = func(string) {}
 	}
-	store := cache.Open(ctx, cache.Options{Dir: abs, Warn: warn, Pack: true})
+	var cfg cacheConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	co := cache.Options{Dir: abs, Warn: warn, Pack: true, MaxSize: cfg.maxSize}
+	if cfg.badger {
+		co.Backend, co.Pack = cache.BackendBadger, false
+	}
+	store := cache.Open(ctx, co)
 	return &Cache{dir: abs, store: store, files: store.FileIndex(), version: keyVersion()}, nil
 }
 

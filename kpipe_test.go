@@ -17,8 +17,14 @@ import (
 // TestConcurrentCallsShareOneCache calls the API from 16 goroutines at once,
 // on different and shared roots of a synthetic monorepo, with one cache
 // (twice: cold, then warm), and requires every output to equal the one a
-// sequential build without a cache gives. Run it under -race.
+// sequential build without a cache gives, with the file store and with
+// the Badger store. Run it under -race.
 func TestConcurrentCallsShareOneCache(t *testing.T) {
+	t.Run("files", func(t *testing.T) { testConcurrentCalls(t) })
+	t.Run("badger", func(t *testing.T) { testConcurrentCalls(t, kpipe.BadgerStore()) })
+}
+
+func testConcurrentCalls(t *testing.T, opts ...kpipe.CacheOption) {
 	repo := t.TempDir()
 	rels, err := genrepo.Write(repo, genrepo.Spec{Apps: 6, Envs: 3, ResourcesPerApp: 2})
 	if err != nil {
@@ -40,7 +46,7 @@ func TestConcurrentCallsShareOneCache(t *testing.T) {
 		want[root] = out
 	}
 
-	c, err := kpipe.OpenCache(ctx, t.TempDir(), func(msg string) { t.Errorf("cache warning: %s", msg) })
+	c, err := kpipe.OpenCache(ctx, t.TempDir(), func(msg string) { t.Errorf("cache warning: %s", msg) }, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,5 +113,46 @@ func TestBuildAllKeepsGoingPastAFailingRoot(t *testing.T) {
 	}
 	if res[1].Err != nil || len(res[1].YAML) == 0 {
 		t.Errorf("good root: err=%v, %d bytes", res[1].Err, len(res[1].YAML))
+	}
+}
+
+// TestBadgerStoreIsOneProcess: a Badger cache is held by one process (here,
+// one OpenCache) at a time; a second one warns once and builds without a
+// cache, with the same output.
+func TestBadgerStoreIsOneProcess(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	first, err := kpipe.OpenCache(ctx, dir, func(msg string) { t.Errorf("first cache: %s", msg) }, kpipe.BadgerStore())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	want, err := kpipe.New(kpipe.Options{Cache: first}).Build(ctx, "testdata/examples/prod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var warns []string
+	second, err := kpipe.OpenCache(ctx, dir, func(msg string) { warns = append(warns, msg) }, kpipe.BadgerStore())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Close()
+	if len(warns) != 1 || !strings.Contains(warns[0], dir) {
+		t.Fatalf("second OpenCache warned %q; want one warning naming %s", warns, dir)
+	}
+	got, err := kpipe.New(kpipe.Options{Cache: second}).Build(ctx, "testdata/examples/prod")
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("build without the locked cache: %v (%d bytes, want %d)", err, len(got), len(want))
+	}
+	// Closed, the first one's entries serve a new process.
+	first.Close()
+	third, err := kpipe.OpenCache(ctx, dir, func(msg string) { t.Errorf("third cache: %s", msg) }, kpipe.BadgerStore())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer third.Close()
+	res := kpipe.New(kpipe.Options{Cache: third}).BuildAll(ctx, []string{"testdata/examples/prod"})
+	if res[0].Err != nil || !bytes.Equal(res[0].YAML, want) || !res[0].Cached {
+		t.Fatalf("after reopening: err %v, cached %v, same output %v", res[0].Err, res[0].Cached, bytes.Equal(res[0].YAML, want))
 	}
 }

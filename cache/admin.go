@@ -57,15 +57,19 @@ func (s *Store) RecordRun() {
 		return
 	}
 	h, m, p := s.counts()
-	if h+m+p == 0 || s.broken.Load() {
+	if h+m+p == 0 || s.failed() {
 		return
 	}
 	s.flushPack()
-	if s.broken.Load() {
+	if s.failed() {
 		return // the flush failed, and warned
 	}
-	path := filepath.Join(s.dir, layoutDir, lastRun)
 	b := RunStats{Time: s.opts.Now().UTC(), Hits: h, Misses: m, Writes: p}.appendJSON(nil)
+	if kv, ok := s.objects.(*kvObjects); ok {
+		kv.write(lastRunName, b)
+		return
+	}
+	path := filepath.Join(s.dir, layoutDir, lastRun)
 	if err := overwrite(path, b); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		s.warnOnce(fmt.Sprintf("cache: cannot record this run's statistics in %s (%v)", path, unwrapPath(err)))
 	}
@@ -85,6 +89,16 @@ func (s *Store) Info() (Info, error) {
 	info := Info{Dir: s.Dir()}
 	if s == nil {
 		return info, nil
+	}
+	if kv, ok := s.objects.(*kvObjects); ok {
+		info, err := kv.info(s.dir)
+		if b, err := kv.read(lastRunName); err == nil {
+			var r RunStats
+			if json.Unmarshal(b, &r) == nil {
+				info.LastRun = &r
+			}
+		}
+		return info, err
 	}
 	u, err := s.scan()
 	if err != nil {
@@ -150,6 +164,9 @@ func owned(name string) bool {
 // and each name is charged its share when the prune weighs deleting it.
 func (s *Store) scan() (usage, error) {
 	var u usage
+	if s.files == nil {
+		return u, errors.New("the Badger store is not a directory of files")
+	}
 	type inode struct{ dev, ino uint64 }
 	seen := map[inode]bool{}
 	err := filepath.WalkDir(s.dir, func(path string, d fs.DirEntry, err error) error {
@@ -188,6 +205,9 @@ func (s *Store) Size() int64 {
 	if s == nil {
 		return 0
 	}
+	if kv, ok := s.objects.(*kvObjects); ok {
+		return kv.db.DiskSize()
+	}
 	u, _ := s.scan()
 	return u.total
 }
@@ -199,6 +219,9 @@ func (s *Store) Size() int64 {
 func (s *Store) Prune(maxBytes int64) (int, error) {
 	if s == nil {
 		return 0, nil
+	}
+	if s.files == nil {
+		return 0, errors.New("the Badger store keeps its own bound (Options.MaxSize): it evicts as it writes")
 	}
 	// The estimate file is written first, so that the size measured
 	// counts it.
@@ -277,8 +300,8 @@ const estimateInterval = 24 * time.Hour
 // of the directory is paid for once a day, or once per quarter of the
 // bound written.
 func (s *Store) trimIfNeeded() {
-	written := s.written.Load()
-	if written == 0 || s.broken.Load() {
+	written := s.files.written.Load()
+	if written == 0 || s.failed() {
 		return
 	}
 	f, err := os.OpenFile(filepath.Join(s.dir, layoutDir, trimName), os.O_RDWR|os.O_CREATE, 0o600)
@@ -440,6 +463,32 @@ func (s *Store) Verify() (VerifyResult, error) {
 	if s == nil {
 		return r, nil
 	}
+	if kv, ok := s.objects.(*kvObjects); ok {
+		keys, err := kv.actionKeys()
+		for _, k := range keys {
+			if _, _, ok := s.get(k); ok {
+				r.Good++
+				continue
+			}
+			line, err := kv.read(kv.name(hex.EncodeToString(k[:]), sufAction))
+			e, ok := parseEntry(k, line[:min(len(line), entrySize)])
+			switch {
+			case err != nil || !ok:
+				r.Corrupt++
+			case int64(len(line)-entrySize) < e.size && e.size <= inlineMax:
+				r.Incomplete++
+			case e.size > inlineMax:
+				if _, ok := kv.size(kv.name(hex.EncodeToString(e.digest[:]), sufData)); !ok {
+					r.Incomplete++
+				} else {
+					r.Corrupt++
+				}
+			default:
+				r.Corrupt++
+			}
+		}
+		return r, err
+	}
 	u, err := s.scan()
 	if err != nil {
 		return r, err
@@ -458,7 +507,7 @@ func (s *Store) Verify() (VerifyResult, error) {
 			r.Good++
 			continue
 		}
-		line, err := s.readListed(f.path)
+		line, err := s.files.readListed(f.path)
 		if err != nil || len(line) < entrySize {
 			r.Incomplete++
 			continue
@@ -503,7 +552,7 @@ func (s *Store) uploadable(includeSensitive bool) ([]string, error) {
 		if _, err := hex.Decode(k[:], []byte(strings.TrimSuffix(name, sufAction))); err != nil {
 			continue
 		}
-		line, err := s.readListed(f.path)
+		line, err := s.files.readListed(f.path)
 		if err != nil {
 			continue
 		}

@@ -3,18 +3,53 @@
 // digests without reading files (FileIndex), and the root index that lets
 // a build skip an up-to-date root without loading it (RootIndex).
 //
-// It imports nothing of kpipe but its subpackage remote and the internal
-// package fsread; the engine, package batch, the CLI and the public kpipe
-// package use it.
+// It imports nothing of kpipe but its subpackages remote and
+// internal/badgerdb and the internal package fsread; the engine, package
+// batch, the CLI, the public kpipe package and the cache server
+// (cache/server) use it.
 //
 // Stability: kpipe's stable API is the packages kpipe and pluginapi. This
 // package is an importable building block with no compatibility promise
 // before v1: its names may change in any release.
 //
-// # Shape
+// # Two backends: files for many short processes, Badger for one owner
 //
-// The cache has the Go build cache's shape (cmd/go/internal/cache), because
-// it is opened by every CLI run, often by many processes at once:
+// A Store keeps its objects (entry lines, content, stat and root
+// records; each self-checking, each verified by the Store when read)
+// through one seam, the objects interface (objects.go), with two
+// backends, chosen by Options.Backend. One suite of store tests
+// (runStoreTests in suite_test.go) runs against both.
+//
+//   - BackendFiles, the CLI's: a file per entry, in the shape below. Every
+//     `kpipe build` opens the cache, thousands of times a day, often many
+//     processes at once: Open reads nothing, there is no lock, and each
+//     process pays only for what it reads and writes.
+//   - BackendBadger: a Badger v4 database under <dir>/badger (package
+//     internal/badgerdb), for a process that owns the store for a long
+//     life: `kpipe cache serve` (package server) and an embedder that
+//     opens its cache with kpipe.BadgerStore. No file or inode per
+//     entry; writes are batched; the size bound is kept as it writes, by
+//     evicting the least recently used entries (access times are kept in
+//     the database, so a start loads nothing whatever the store holds).
+//     It is one process's: Badger locks the directory, and a second
+//     process that opens it warns and builds without a cache.
+//
+// The properties that made Badger wrong for the CLI (see "Why not
+// BadgerDB for the CLI" below) are those of a store meant for one
+// long-lived owner; internal/badgerdb opens it defensively for that
+// owner: it checks MANIFEST and every table's index before Badger opens
+// them (Badger panics in goroutines of its own on a cut-short table,
+// where recover cannot reach), verifies blocks and values on every read,
+// refuses writes while the disk is nearly full (a write through Badger's
+// memory-mapped logs to a full disk is a SIGBUS), and sizes its memtables
+// and caches for a cache (16 MiB memtables, a 32-64 MiB block cache,
+// values over 64 KiB in the value log, which is garbage-collected in the
+// background).
+//
+// # Shape of the file store
+//
+// The file store has the Go build cache's shape (cmd/go/internal/cache),
+// because it is opened by every CLI run, often by many processes at once:
 //
 //   - a file per entry, under <dir>/v2/<first hex digit of the key>/ (layout.go):
 //     "-a" files hold one fixed-size line (format, key, content digest,
@@ -93,7 +128,7 @@
 // background, content before record; Flush and Close wait for them. The
 // remote's first failure is one warning, and the store goes on without it.
 //
-// # Why not BadgerDB
+// # Why not BadgerDB for the CLI
 //
 // The first version kept everything in BadgerDB. For a CLI that is started
 // once per root, thousands of times, Badger's design works against the user:
@@ -103,7 +138,7 @@
 // 182 ms after 600 runs); its memory-mapped value log turns a full disk into
 // SIGBUS; a damaged table panics in Badger's own goroutines, beyond recover.
 // Each is a property of an embedded store meant for one long-lived process,
-// so the file-per-entry layout replaced it rather than sitting in front of
-// it, and the module no longer depends on Badger. A long-lived embedder
-// that wanted an LSM store could put one behind Store's Get/Put.
+// so the file-per-entry layout replaced it for the CLI rather than sitting
+// in front of it. Badger came back as the second backend, for the one
+// long-lived process it was made for (above).
 package cache

@@ -40,7 +40,7 @@ import (
 // to the index (learn) before asking for the digest, where the platform
 // gives a change time.
 type FileIndex struct {
-	d *disk // nil: the index lives in memory only
+	d objects // nil: the index lives in memory only
 	// window is racyWindow (tests shorten it).
 	window time.Duration
 
@@ -97,7 +97,7 @@ func LoadFileIndex(dir string) (*FileIndex, error) {
 func (s *Store) FileIndex() *FileIndex {
 	ix, _ := LoadFileIndex("")
 	if s != nil {
-		ix.d = &s.disk
+		ix.d = s.objects
 	}
 	return ix
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // The directory layout (see doc.go):
@@ -70,7 +71,8 @@ type disk struct {
 	layout string // dir's layout directory (layoutDir), with a separator after it: see name
 	warn   func(string)
 
-	broken    atomic.Bool // a write failed: write no more
+	now       func() time.Time // the clock (nil: time.Now)
+	broken    atomic.Bool      // a write failed: write no more
 	warned    sync.Once
 	mkdirOnce sync.Map // subdirectory -> struct{}: known to exist
 	written   atomic.Int64
@@ -336,6 +338,41 @@ func (d *disk) remove(path string) {
 		d.pack.forget(path)
 	}
 	_ = os.Remove(path)
+}
+
+// failed reports whether a write failed.
+func (d *disk) failed() bool { return d.broken.Load() }
+
+// freshRoots is rootsSaved when the directory was fresh.
+func (d *disk) freshRoots() *sync.Map {
+	if !d.fresh {
+		return nil
+	}
+	return &d.rootsSaved
+}
+
+// close does nothing: every file is whole once flushPack returns.
+func (d *disk) close() error { return nil }
+
+// usedInterval is how stale a file's modification time may get before a
+// hit refreshes it (the trim removes the least recently used first): at
+// most one write per file and hour, as the Go build cache does.
+const usedInterval = time.Hour
+
+// markUsed refreshes path's modification time when older than
+// usedInterval.
+func (d *disk) markUsed(path string) {
+	if d.broken.Load() {
+		return
+	}
+	fi, err := os.Stat(path)
+	now := time.Now()
+	if d.now != nil {
+		now = d.now()
+	}
+	if err == nil && now.Sub(fi.ModTime()) > usedInterval {
+		_ = os.Chtimes(path, now, now)
+	}
 }
 
 // fail reports a write failure once and stops writing.

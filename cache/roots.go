@@ -23,7 +23,7 @@ import (
 // has the digest it lists, so a stale or lost update costs a rebuild,
 // never a wrong output.
 type RootIndex struct {
-	d        *disk // nil: in memory only
+	d        objects // nil: in memory only
 	settings Key
 
 	mu        sync.Mutex
@@ -116,7 +116,7 @@ func loadRootIndex(dir string, settings Key) (*RootIndex, error) {
 func (s *Store) RootIndex(settings Key) *RootIndex {
 	ri, _ := loadRootIndex("", settings)
 	if s != nil {
-		ri.d = &s.disk
+		ri.d = s.objects
 	}
 	return ri
 }
@@ -174,10 +174,10 @@ func (ri *RootIndex) Root(root string) (RootRecord, bool) {
 // maybeSaved says whether root may have a record: in a cache this process
 // made (disk.fresh), only if this process wrote one.
 func (ri *RootIndex) maybeSaved(root string) bool {
-	if ri.d == nil || !ri.d.fresh {
+	if ri.d == nil || ri.d.freshRoots() == nil {
 		return true
 	}
-	_, ok := ri.d.rootsSaved.Load(string(ri.settings[:]) + root)
+	_, ok := ri.d.freshRoots().Load(string(ri.settings[:]) + root)
 	return ok
 }
 
@@ -188,8 +188,8 @@ func (ri *RootIndex) SetRoot(root string, r *RootRecord) {
 		ri.mu.Lock()
 		delete(ri.roots, root)
 		ri.mu.Unlock()
-		if ri.d.fresh {
-			ri.d.rootsSaved.Store(string(ri.settings[:])+root, true)
+		if saved := ri.d.freshRoots(); saved != nil {
+			saved.Store(string(ri.settings[:])+root, true)
 		}
 		ri.saveRecord("root", root, &storedRecord{Settings: ri.settings, Name: root, Root: r})
 		return

@@ -36,8 +36,33 @@ type Options struct {
 	// (pack.go): creating files is most of what filling a cache costs.
 	// What was written is visible to other processes after Flush or
 	// Close (and whenever a pack fills up); without Pack, when Put
-	// returns.
+	// returns. (Files only.)
 	Pack bool
+	// Backend is where the entries are kept: BackendFiles (the zero
+	// value) or BackendBadger (see doc.go for which serves whom).
+	Backend Backend
+}
+
+// Backend names a store's backend.
+type Backend int
+
+const (
+	// BackendFiles keeps a file per entry, in the Go build cache's shape:
+	// for many short processes sharing a directory (the CLI).
+	BackendFiles Backend = iota
+	// BackendBadger keeps the entries in a Badger database under
+	// <Dir>/badger, bounded by MaxSize with least recently used entries
+	// evicted: for one process that holds the store for a long life (an
+	// embedder rendering all day). One process at a time: another that
+	// opens the directory meanwhile warns and goes on without a cache.
+	BackendBadger
+)
+
+func (b Backend) String() string {
+	if b == BackendBadger {
+		return "badger"
+	}
+	return "files"
 }
 
 // defaultMaxSize is the size bound when Options.MaxSize is zero: 2 GiB.
@@ -59,9 +84,11 @@ func DefaultDir() (string, error) {
 // nothing: every method works on it. A Store is safe for concurrent use,
 // and any number of processes may use one directory at once.
 type Store struct {
-	disk
-	opts   Options
-	remote *remoteLayer // nil without a remote cache (SetRemote)
+	objects        // the backend: *disk or *kvObjects
+	files   *disk  // the directory's backend (BackendFiles), else nil
+	dir     string // Options.Dir
+	opts    Options
+	remote  *remoteLayer // nil without a remote cache (SetRemote)
 	// created: Open made the directory a cache (it held no marker).
 	created bool
 
@@ -100,11 +127,22 @@ func Open(ctx context.Context, opts Options) *Store {
 		_, err := os.Lstat(filepath.Join(opts.Dir, layoutDir))
 		fresh = errors.Is(err, fs.ErrNotExist)
 	}
-	s := &Store{disk: disk{warn: opts.Warn, fresh: fresh}, opts: opts, created: created}
-	s.setDir(opts.Dir)
-	if opts.Pack && packsSupported {
-		s.pack = &packer{background: make(chan struct{}, 1)}
+	s := &Store{dir: opts.Dir, opts: opts, created: created}
+	if opts.Backend == BackendBadger {
+		kv, err := openKV(filepath.Join(opts.Dir, badgerDir), opts)
+		if err != nil {
+			opts.Warn(fmt.Sprintf("cache: not using %s: %v; building without a cache", opts.Dir, err))
+			return nil
+		}
+		s.objects = kv
+		return s
 	}
+	d := &disk{warn: opts.Warn, fresh: fresh, now: opts.Now}
+	d.setDir(opts.Dir)
+	if opts.Pack && packsSupported {
+		d.pack = &packer{background: make(chan struct{}, 1)}
+	}
+	s.objects, s.files = d, d
 	return s
 }
 
@@ -352,24 +390,6 @@ func (s *Store) has(key Key) bool {
 	return ok && n == e.size
 }
 
-// usedInterval is how stale a file's modification time may get before a
-// hit refreshes it (the trim removes the least recently used first): at
-// most one write per file and hour, as the Go build cache does.
-const usedInterval = time.Hour
-
-// markUsed refreshes path's modification time when older than
-// usedInterval.
-func (s *Store) markUsed(path string) {
-	if s.broken.Load() {
-		return
-	}
-	fi, err := os.Stat(path)
-	now := s.opts.Now()
-	if err == nil && now.Sub(fi.ModTime()) > usedInterval {
-		_ = os.Chtimes(path, now, now)
-	}
-}
-
 // Put stores value under key. Errors are reported as one warning: a cache
 // write never fails a build. With Options.Pack the entry may wait in
 // memory for its pack (this store reads it from there); Flush or Close
@@ -411,7 +431,7 @@ func (s *Store) putDigest(key Key, value []byte, digest Key, sensitive, send boo
 	if send && s.remote != nil {
 		s.remote.send(key, line[:len(line):len(line)], value, digest, sensitive)
 	}
-	if s.broken.Load() {
+	if s.failed() {
 		return
 	}
 	ap := s.name(hex.EncodeToString(key[:]), sufAction)
@@ -419,7 +439,7 @@ func (s *Store) putDigest(key Key, value []byte, digest Key, sensitive, send boo
 		// The value follows the line in the entry file. (Not copied behind
 		// it: the pack writes the two one after the other.)
 		s.writeContent(ap, content{line, value})
-		if !s.broken.Load() {
+		if !s.failed() {
 			s.puts.Add(1)
 		}
 		return
@@ -434,7 +454,7 @@ func (s *Store) putDigest(key Key, value []byte, digest Key, sensitive, send boo
 		s.write(dp, value)
 	}
 	s.write(ap, line)
-	if !s.broken.Load() {
+	if !s.failed() {
 		s.puts.Add(1)
 	}
 }
@@ -471,8 +491,10 @@ func (s *Store) Close() error {
 	if s.remote != nil {
 		s.remote.close()
 	}
-	s.trimIfNeeded()
-	return nil
+	if s.files != nil {
+		s.trimIfNeeded()
+	}
+	return s.objects.close()
 }
 
 // String is the key's short form, for messages.
@@ -483,3 +505,27 @@ func (k Key) bytes() []byte { return k[:] }
 
 // IsZero reports whether k is the zero key.
 func (k Key) IsZero() bool { return k == Key{} }
+
+// CheckRecord says whether record is a whole kpipe action record for key,
+// as a remote cache holds it under ac/<key>: an entry line naming key and,
+// when the value follows the line, a value that matches the line's size
+// and SHA-256. A cache server refuses an upload that is not (the client
+// checks what it reads again, whatever the server says).
+func CheckRecord(key Key, record []byte) error {
+	if len(record) < entrySize {
+		return fmt.Errorf("not a kpipe action record (%d bytes, a record is at least %d)", len(record), entrySize)
+	}
+	e, ok := parseEntry(key, record[:entrySize])
+	if !ok {
+		return errors.New("not a kpipe action record for this key")
+	}
+	if len(record) > entrySize || e.size == 0 {
+		value := record[entrySize:]
+		if int64(len(value)) != e.size || sha256.Sum256(value) != e.digest {
+			return errors.New("its value does not match the record's size and SHA-256")
+		}
+	} else if e.size <= inlineMax {
+		return errors.New("its value is missing (a value this small follows the line)")
+	}
+	return nil
+}

@@ -612,7 +612,7 @@ func TestFreshStoreReadsItsOwnWrites(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "cache")
 	var warns []string
 	s := Open(context.Background(), Options{Dir: dir, Pack: true, Warn: func(m string) { warns = append(warns, m) }})
-	if s == nil || !s.fresh {
+	if s == nil || !s.files.fresh {
 		t.Fatalf("a new directory did not open as a fresh cache: %v", warns)
 	}
 	big := bytes.Repeat([]byte("x"), inlineMax+1)
@@ -629,7 +629,7 @@ func TestFreshStoreReadsItsOwnWrites(t *testing.T) {
 	}
 	// The next process finds the entries on disk.
 	other := mustOpen(t, dir, &warns)
-	if other.fresh {
+	if other.files.fresh {
 		t.Error("a second open of the directory is fresh")
 	}
 	if v, ok := other.Get(key("big")); !ok || !bytes.Equal(v, big) {

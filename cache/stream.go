@@ -84,12 +84,12 @@ func (s *Store) Open(key Key) (*Value, Key, bool) { return s.lookup(key, true) }
 // openChecked opens the data file (or pack member) dp and checks, reading
 // it through in pieces, that its content has e's size and digest. Content
 // this process has not written out yet is held in memory.
-func (s *Store) openChecked(dp string, e entry) (*Value, error) {
-	if !s.maybeThere(dp) {
+func (d *disk) openChecked(dp string, e entry) (*Value, error) {
+	if !d.maybeThere(dp) {
 		return nil, errDamaged
 	}
-	if s.pack != nil {
-		if data, pending := s.pack.get(dp); pending {
+	if d.pack != nil {
+		if data, pending := d.pack.get(dp); pending {
 			if int64(len(data)) != e.size || sha256.Sum256(data) != e.digest {
 				return nil, errDamaged
 			}

@@ -14,24 +14,38 @@ import (
 // <base>/ac/<hex> and <base>/cas/<hex>; 404 is a miss, any other status
 // but 2xx an error.
 type httpBackend struct {
-	base   string // without a trailing slash, without credentials
-	shown  string // base for messages
-	user   *url.Userinfo
+	base   string        // without a trailing slash, without credentials
+	shown  string        // base for messages
+	user   *url.Userinfo // basic credentials (with a password)
+	token  string        // a bearer token
 	client *http.Client
 }
 
 func newHTTP(u *url.URL, o Options) (*httpBackend, error) {
 	if u.Host == "" {
-		return nil, fmt.Errorf("remote cache URL %q: no host", u.Redacted())
+		return nil, fmt.Errorf("remote cache URL %q: no host", redacted(u))
 	}
 	if u.RawQuery != "" || u.Fragment != "" {
-		return nil, fmt.Errorf("remote cache URL %q: a query or fragment has no meaning here", u.Redacted())
+		return nil, fmt.Errorf("remote cache URL %q: a query or fragment has no meaning here", redacted(u))
 	}
 	// Connections are kept for the next request: a build makes thousands
 	// of small ones, concurrently (uploads and --jobs lookups).
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 32
-	b := &httpBackend{user: u.User, client: &http.Client{Timeout: o.Timeout, Transport: tr}}
+	b := &httpBackend{client: &http.Client{Timeout: o.Timeout, Transport: tr}}
+	// Credentials: the token given, else the URL's userinfo: a user name
+	// alone (https://TOKEN@host) is a bearer token, a user and password
+	// are basic credentials (nginx's auth_basic; kpipe cache serve takes
+	// the password as the token).
+	switch pw, hasPW := u.User.Password(); {
+	case o.Token != "":
+		b.token = o.Token
+	case u.User != nil && hasPW:
+		_ = pw
+		b.user = u.User
+	case u.User != nil && u.User.Username() != "":
+		b.token = u.User.Username()
+	}
 	c := *u
 	c.User = nil
 	b.base = strings.TrimSuffix(c.String(), "/")
@@ -57,7 +71,10 @@ func (b *httpBackend) request(ctx context.Context, method string, kind Kind, nam
 		req.ContentLength = int64(len(body))
 		req.Header.Set("Content-Type", "application/octet-stream")
 	}
-	if b.user != nil {
+	switch {
+	case b.token != "":
+		req.Header.Set("Authorization", "Bearer "+b.token)
+	case b.user != nil:
 		pw, _ := b.user.Password()
 		req.SetBasicAuth(b.user.Username(), pw)
 	}

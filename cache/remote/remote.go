@@ -63,7 +63,15 @@ type Backend interface {
 type Options struct {
 	// Timeout bounds each request (zero: DefaultTimeout).
 	Timeout time.Duration
+	// Token is a bearer token sent with every HTTP request (kpipe's CLI
+	// takes it from KPIPE_REMOTE_CACHE_TOKEN); it takes precedence over
+	// the URL's userinfo. No message ever shows it.
+	Token string
 }
+
+// TokenEnv is the environment variable kpipe's CLI reads a remote cache's
+// bearer token from.
+const TokenEnv = "KPIPE_REMOTE_CACHE_TOKEN"
 
 // DefaultTimeout bounds a request when Options.Timeout is zero.
 const DefaultTimeout = 30 * time.Second
@@ -84,7 +92,7 @@ func Open(rawURL string, o Options) (Backend, error) {
 	case "s3":
 		return newS3(u, o)
 	default:
-		return nil, fmt.Errorf("remote cache URL %q: the scheme must be http, https or s3", u.Redacted())
+		return nil, fmt.Errorf("remote cache URL %q: the scheme must be http, https or s3", redacted(u))
 	}
 }
 
@@ -115,4 +123,15 @@ func redactRaw(s string) string {
 // oneLine makes err's text fit one warning line.
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
+}
+
+// redacted is u for messages: its userinfo, a password or a token given
+// as a user name, replaced by xxxxx.
+func redacted(u *url.URL) string {
+	if u.User == nil {
+		return u.String()
+	}
+	c := *u
+	c.User = url.User("xxxxx")
+	return c.String()
 }

@@ -62,10 +62,10 @@ type s3Backend struct {
 func newS3(u *url.URL, o Options) (*s3Backend, error) {
 	bucket := u.Host
 	if bucket == "" {
-		return nil, fmt.Errorf("remote cache URL %q: no bucket (s3://BUCKET/PREFIX)", u.Redacted())
+		return nil, fmt.Errorf("remote cache URL %q: no bucket (s3://BUCKET/PREFIX)", redacted(u))
 	}
 	if u.User != nil {
-		return nil, fmt.Errorf("remote cache URL %q: credentials do not go in an s3 URL; use AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or ~/.aws/credentials", u.Redacted())
+		return nil, fmt.Errorf("remote cache URL %q: credentials do not go in an s3 URL; use AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or ~/.aws/credentials", redacted(u))
 	}
 	q := u.Query()
 	endpoint := q.Get("endpoint")
@@ -89,7 +89,7 @@ func newS3(u *url.URL, o Options) (*s3Backend, error) {
 	}
 	creds, err := s3Credentials()
 	if err != nil {
-		return nil, fmt.Errorf("remote cache URL %q: %v", u.Redacted(), err)
+		return nil, fmt.Errorf("remote cache URL %q: %v", redacted(u), err)
 	}
 	prefix := strings.Trim(path.Clean("/"+u.Path), "/")
 	if prefix != "" {

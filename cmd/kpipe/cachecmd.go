@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -24,7 +25,7 @@ func cacheFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "no-cache", Usage: "neither read nor write the cache"},
 		&cli.BoolFlag{Name: "offline", Usage: "make no network request: remote bases, files and helm charts come from the cache, or the build fails naming the URL"},
 		&cli.StringFlag{Name: "cache-max-size", Value: "2GiB", Usage: "bound the cache directory to this size on disk (as du counts it)"},
-		&cli.StringFlag{Name: "remote-cache", EnvVars: []string{"KPIPE_REMOTE_CACHE"}, Usage: "a shared cache behind the local one: http(s)://HOST/PATH (Bazel HTTP cache protocol) or s3://BUCKET/PREFIX (AWS credentials from the environment); read-only unless --remote-cache-write"},
+		&cli.StringFlag{Name: "remote-cache", EnvVars: []string{"KPIPE_REMOTE_CACHE"}, Usage: "a shared cache behind the local one: http(s)://HOST/PATH (Bazel HTTP cache protocol; a bearer token from $KPIPE_REMOTE_CACHE_TOKEN or the URL's user name) or s3://BUCKET/PREFIX (AWS credentials from the environment); read-only unless --remote-cache-write"},
 		&cli.BoolFlag{Name: "remote-cache-write", Usage: "upload what this run builds to --remote-cache (for trusted runs only, e.g. CI on the main branch)"},
 		&cli.BoolFlag{Name: "remote-cache-sensitive", Usage: "with --remote-cache-write, upload sensitive entries too (Secrets' data, plugin and function output)"},
 		&cli.DurationFlag{Name: "remote-cache-timeout", Value: cacheremote.DefaultTimeout, Usage: "give up on the remote cache when a request takes longer than this"},
@@ -61,7 +62,7 @@ func setRemote(c *cli.Context, store *cache.Store) error {
 	if c.Bool("remote-cache-sensitive") && !c.Bool("remote-cache-write") {
 		return usage(c, "--remote-cache-sensitive needs --remote-cache-write")
 	}
-	b, err := cacheremote.Open(url, cacheremote.Options{Timeout: c.Duration("remote-cache-timeout")})
+	b, err := cacheremote.Open(url, cacheremote.Options{Timeout: c.Duration("remote-cache-timeout"), Token: os.Getenv(cacheremote.TokenEnv)})
 	if err != nil {
 		return err
 	}
@@ -146,6 +147,7 @@ func cacheCommand() *cli.Command {
 		Name:  "cache",
 		Usage: "inspect or manage kpipe's build cache",
 		Subcommands: []*cli.Command{
+			cacheServeCommand(),
 			{
 				Name:  "stats",
 				Usage: "print the cache's entries, size and the last run's hit rate",

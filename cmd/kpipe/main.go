@@ -76,7 +76,10 @@ func stopOnSignal(args []string) (context.Context, func(code int) int) {
 	var ctx context.Context
 	ctx, s.cancel = context.WithCancelCause(context.Background())
 	ctx = context.WithValue(ctx, stopperKey{}, s)
-	if len(args) < 2 || args[1] != "build" {
+	// `kpipe cache serve` takes the stop signals itself: they end it
+	// cleanly, with status 0, once the requests in flight are answered.
+	serve := len(args) > 2 && args[1] == "cache" && args[2] == "serve"
+	if (len(args) < 2 || args[1] != "build") && !serve {
 		s.arm()
 	}
 	return ctx, s.exitCode

@@ -69,6 +69,10 @@ func (s *Server) Objects(t testing.TB) map[string][]byte {
 	return m
 }
 
+// PID is the server's process id (nginx's master: its workers are its
+// children).
+func (s *Server) PID() int { return s.cmd.Process.Pid }
+
 // Requests returns the number of requests the server has answered, from
 // its access log; -1 when the server keeps no such log (MinIO).
 func (s *Server) Requests() int {
