@@ -77,10 +77,13 @@ func (s *Store) RecordRun() {
 
 // Info describes the store for `kpipe cache stats`.
 type Info struct {
-	Dir     string    `json:"dir"`
-	Entries int       `json:"entries"`
-	Blobs   int       `json:"blobs"`
-	Bytes   int64     `json:"bytes"` // on disk, as du counts it
+	Dir     string `json:"dir"`
+	Entries int    `json:"entries"`
+	Blobs   int    `json:"blobs"`
+	Bytes   int64  `json:"bytes"` // on disk, as du counts it
+	// Kept is the part of Bytes that pruning never removes: the cache's
+	// directories and its own state files (the file store; 0 for Badger).
+	Kept    int64     `json:"kept"`
 	LastRun *RunStats `json:"lastRun,omitempty"`
 }
 
@@ -105,7 +108,9 @@ func (s *Store) Info() (Info, error) {
 		return info, err
 	}
 	info.Bytes = u.total
+	info.Kept = u.total
 	for _, f := range u.files {
+		info.Kept -= f.bytes
 		switch {
 		case strings.HasSuffix(f.path, sufAction):
 			info.Entries++
@@ -131,7 +136,11 @@ type usage struct {
 type ownedFile struct {
 	path  string
 	mod   time.Time
-	bytes int64
+	bytes int64 // its share of the disk: a pack's size over its names
+	// pack identifies the pack file the name links to (its device and
+	// inode), zero for a file of its own: a pack is freed only with its
+	// last name, so pruning removes its names together.
+	pack [2]uint64
 }
 
 // owned reports whether name, a file in a v2/<x> subdirectory, is one
@@ -181,18 +190,20 @@ func (s *Store) scan() (usage, error) {
 			return nil
 		}
 		n := diskUsage(fi)
+		var pack [2]uint64
 		if dev, ino, links, ok := linkCount(fi); ok && links > 1 && d.Type().IsRegular() {
 			if !seen[inode{dev, ino}] {
 				seen[inode{dev, ino}] = true
 				u.total += n
 			}
 			n /= int64(links)
+			pack = [2]uint64{dev, ino}
 		} else {
 			u.total += n
 		}
 		if d.Type().IsRegular() && filepath.Base(filepath.Dir(filepath.Dir(path))) == layoutDir &&
 			filepath.Dir(filepath.Dir(filepath.Dir(path))) == filepath.Clean(s.dir) && owned(d.Name()) {
-			u.files = append(u.files, ownedFile{path: path, mod: fi.ModTime(), bytes: n})
+			u.files = append(u.files, ownedFile{path: path, mod: fi.ModTime(), bytes: n, pack: pack})
 		}
 		return nil
 	})
@@ -263,18 +274,21 @@ func (s *Store) prunePass(u usage, target int64) (removed, deleted int, err erro
 	total := u.total
 	sort.SliceStable(u.files, func(i, j int) bool { return u.files[i].mod.Before(u.files[j].mod) })
 	recent := s.opts.Now().Add(-time.Hour)
+	// The names of each pack: a pack frees its bytes with its last name,
+	// so its names go together (they were written by one run), and what
+	// they free is counted once they are all gone.
+	packs := map[[2]uint64][]ownedFile{}
 	for _, f := range u.files {
-		if total <= target {
-			break
+		if f.pack != ([2]uint64{}) {
+			packs[f.pack] = append(packs[f.pack], f)
 		}
-		if strings.HasPrefix(filepath.Base(f.path), tmpPrefix) && f.mod.After(recent) {
-			continue // another process may be writing it
-		}
+	}
+	remove := func(f ownedFile) error {
 		if err := os.Remove(f.path); err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
-				continue
+				return nil
 			}
-			return removed, deleted, err
+			return err
 		}
 		deleted++
 		total -= f.bytes
@@ -285,6 +299,28 @@ func (s *Store) prunePass(u usage, target int64) (removed, deleted int, err erro
 		// writer that finds it gone makes it again.
 		if sub := filepath.Dir(f.path); os.Remove(sub) == nil {
 			total -= 4096
+		}
+		return nil
+	}
+	for _, f := range u.files {
+		if total <= target {
+			break
+		}
+		if strings.HasPrefix(filepath.Base(f.path), tmpPrefix) && f.mod.After(recent) {
+			continue // another process may be writing it
+		}
+		group := []ownedFile{f}
+		if f.pack != ([2]uint64{}) {
+			group = packs[f.pack]
+			delete(packs, f.pack) // its other names are done with it
+			if group == nil {
+				continue
+			}
+		}
+		for _, g := range group {
+			if err := remove(g); err != nil {
+				return removed, deleted, err
+			}
 		}
 	}
 	return removed, deleted, nil

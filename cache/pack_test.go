@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // openPacked opens a store that writes packs, failing the test on a
@@ -337,5 +338,72 @@ func TestFlushWaitsForBackgroundPacks(t *testing.T) {
 		if v, ok := other.Get(key(fmt.Sprint(i))); !ok || string(v) != fmt.Sprintf("value %d\n", i) {
 			t.Fatalf("another store: Get(%d) = %q, %v", i, v, ok)
 		}
+	}
+}
+
+// Pruning frees packs whole, oldest first: two runs' packs, and a bound
+// between what the newer takes and what both take, leave the newer run's
+// entries and free the older's, in one call (removing a pack's names one
+// at a time freed nothing until the last, so the bound was missed).
+func TestPruneFreesOldPacksWhole(t *testing.T) {
+	dir := t.TempDir()
+	var one int64 // what the first run's cache takes
+	for run := 0; run < 2; run++ {
+		s := openPacked(t, dir)
+		for i := 0; i < 300; i++ {
+			s.Put(key(fmt.Sprint(run, i)), []byte(fmt.Sprintf("a value of run %d, entry %d: all inline, all in packs\n", run, i)))
+		}
+		s.Close()
+		if run == 0 {
+			one = openPacked(t, dir).Size()
+			// The first run's files are older.
+			old := time.Now().Add(-48 * time.Hour)
+			names, _ := files(t, dir)
+			for _, n := range names {
+				_ = os.Chtimes(n, old, old)
+			}
+		}
+	}
+	s := openPacked(t, dir)
+	defer s.Close()
+	both := s.Size()
+	target := one + one/10 // room for one run, not two
+	if target >= both {
+		t.Fatalf("one run takes %d, both %d", one, both)
+	}
+	if _, err := s.Prune(target); err != nil {
+		t.Fatal(err)
+	}
+	if size := s.Size(); size > target {
+		t.Errorf("after Prune(%d), the directory takes %d (both runs took %d)", target, size, both)
+	}
+	for i := 0; i < 300; i++ {
+		if _, ok := s.Get(key(fmt.Sprint(1, i))); !ok {
+			t.Fatalf("the newer run's entry %d was pruned", i)
+		}
+		if _, ok := s.Get(key(fmt.Sprint(0, i))); ok {
+			t.Fatalf("the older run's entry %d survived", i)
+		}
+	}
+}
+
+// A bound just under what one run's packs take is met: the oldest pack
+// goes whole. (Taking a pack's names one at a time freed nothing, and the
+// prune gave up over the bound with every pack still there.)
+func TestPruneJustUnderOnePack(t *testing.T) {
+	dir := t.TempDir()
+	s := openPacked(t, dir)
+	for i := 0; i < 300; i++ {
+		s.Put(key(fmt.Sprint(i)), []byte(fmt.Sprintf("entry %d, inline\n", i)))
+	}
+	s.Close()
+	s = openPacked(t, dir)
+	defer s.Close()
+	size := s.Size()
+	if _, err := s.Prune(size - 1); err != nil {
+		t.Fatal(err)
+	}
+	if after := s.Size(); after > size-1 {
+		t.Errorf("after Prune(%d) the directory takes %d", size-1, after)
 	}
 }

@@ -167,7 +167,8 @@ func cacheCommand() *cli.Command {
 						fmt.Fprintln(c.App.Writer, string(b))
 						return nil
 					}
-					fmt.Fprintf(c.App.Writer, "directory: %s\nentries:   %d (%d distinct values)\nsize:      %s\n", info.Dir, info.Entries, info.Blobs, humanSize(info.Bytes))
+					fmt.Fprintf(c.App.Writer, "directory: %s\nentries:   %d (values up to 16 KiB inline; %d larger ones in files of their own, shared by equal values)\nsize:      %s\n",
+						info.Dir, info.Entries, info.Blobs, humanSize(info.Bytes))
 					if r := info.LastRun; r != nil {
 						fmt.Fprintf(c.App.Writer, "last run:  %s: %d hits, %d misses (hit rate %.1f%%), %d writes\n",
 							r.Time.Format(time.RFC3339), r.Hits, r.Misses, 100*r.HitRate(), r.Writes)
@@ -196,7 +197,15 @@ func cacheCommand() *cli.Command {
 					if err != nil {
 						return err
 					}
-					fmt.Fprintf(c.App.Writer, "removed %d entries; %s now takes %s on disk\n", n, s.Dir(), humanSize(s.Size()))
+					info, err := s.Info()
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(c.App.Writer, "removed %d entries; %s now takes %s on disk\n", n, s.Dir(), humanSize(info.Bytes))
+					if info.Bytes > max {
+						fmt.Fprintf(c.App.ErrWriter, "kpipe: the cache is still over the %s asked for: %s of it is the cache's directories and state files, which pruning keeps (%d entries left); kpipe cache clear removes everything\n",
+							humanSize(max), humanSize(info.Kept), info.Entries)
+					}
 					return nil
 				},
 			},
