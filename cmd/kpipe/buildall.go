@@ -31,6 +31,9 @@ trees refers to; --all-kustomizations builds every kustomization (not
 components); --roots-from FILE builds the directories listed in FILE, one
 per line (blank lines and lines starting with # are skipped).
 
+Without --out-dir, every root is built and nothing is written: a check
+that every root still builds (exit 1, naming each root that does not).
+
 With --out-dir OUT, each root's output goes to OUT/<root>.yaml, where <root>
 is the root's path relative to the current directory (for a root outside
 it, its absolute path without the leading slash); the current directory
@@ -42,7 +45,15 @@ directory named _root, say) are an error naming both, before anything is
 written. The out dir's .kpipe-outputs.json lists the files kpipe wrote
 there; with --prune, outputs of roots that no longer exist are deleted if
 they are still what kpipe wrote (a file someone changed is kept and
-reported).
+reported). Roots are found anew on each run: when an overlay is removed
+and no other kustomization refers to its base any more, the base becomes
+a root itself, and its output is written (and stays until the base is
+referred to again or removed).
+
+A root is "changed" (in --report and the summary) when its output differs
+from the file under OUT (which is then written); without --out-dir, when
+it differs from the previous --report file, or, without one, from the
+root's last build in the cache.
 
 A failing root does not stop the others: every error is printed at the end
 and the exit code is 1. A failing root's previous output is deleted (if
@@ -127,6 +138,9 @@ func runBuildAll(c *cli.Context) error {
 		Version:           Version,
 		Shard:             shard,
 		Check:             c.Bool("check"),
+	}
+	if bo.OutDir == "" {
+		bo.Previous = previousReport(c.String("report"))
 	}
 	if f, ok := c.App.ErrWriter.(*os.File); ok && c.Bool("progress") && term.IsTerminal(int(f.Fd())) {
 		bo.Progress = func(total int) func() {
@@ -221,6 +235,41 @@ func runBuildAll(c *cli.Context) error {
 		return &exitError{code: 1} // named above
 	}
 	return nil
+}
+
+// previousReport reads the digests of the report a previous run left at
+// path (none, or not a report: nil), by absolute root path, for
+// "changed" without an output directory.
+func previousReport(path string) map[string]string {
+	if path == "" {
+		return nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var rep batch.Report
+	if json.Unmarshal(data, &rep) != nil || rep.Roots == nil {
+		return nil
+	}
+	cwd, err := filepath.EvalSymlinks(".")
+	if err == nil {
+		cwd, err = filepath.Abs(cwd)
+	}
+	if err != nil {
+		return nil
+	}
+	prev := make(map[string]string, len(rep.Roots))
+	for _, rr := range rep.Roots {
+		p := rr.Path
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(cwd, p)
+		}
+		if rr.Status == "ok" {
+			prev[p] = rr.Digest
+		}
+	}
+	return prev
 }
 
 // rootError is one failing root in build-all's list: the root, the plain

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -101,4 +102,99 @@ func snapshot(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	return b.String()
+}
+
+// build-all's "changed" follows the output, not the cache: after kpipe
+// cache clear (a CI runner with an empty cache), roots whose output file
+// is byte-identical are not changed and not rewritten; without an output
+// directory, the previous --report file is what a root's output is
+// compared with. An edited root is the one changed.
+func TestBuildAllChangedFollowsTheOutput(t *testing.T) {
+	tree := t.TempDir()
+	writeFiles(t, tree, map[string]string{
+		"a/kustomization.yaml": "resources:\n- cm.yaml\n",
+		"a/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n",
+		"b/kustomization.yaml": "resources:\n- cm.yaml\n",
+		"b/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n",
+	})
+	t.Chdir(tree)
+	cache := filepath.Join(t.TempDir(), "cache")
+	changed := func(what, report string, args ...string) []string {
+		t.Helper()
+		code, _, stderr := kpipe(t, append([]string{"build-all", ".", "--cache-dir", cache, "--report", report}, args...)...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s", what, code, stderr)
+		}
+		data, err := os.ReadFile(report)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r struct {
+			Roots []struct {
+				Path    string
+				Changed bool
+			}
+		}
+		if err := json.Unmarshal(data, &r); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, rr := range r.Roots {
+			if rr.Changed {
+				out = append(out, rr.Path)
+			}
+		}
+		return out
+	}
+	clear := func() {
+		if code, _, stderr := kpipe(t, "cache", "clear", "--cache-dir", cache); code != 0 {
+			t.Fatalf("cache clear: exit %d\n%s", code, stderr)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	report := filepath.Join(t.TempDir(), "report.json")
+	if got := changed("first", report, "--out-dir", out); strings.Join(got, ",") != "a,b" {
+		t.Errorf("first run: changed %v, want a,b", got)
+	}
+	before := snapshot(t, out)
+	clear()
+	if got := changed("empty cache", report, "--out-dir", out); len(got) != 0 {
+		t.Errorf("after cache clear: changed %v, want none", got)
+	}
+	if after := snapshot(t, out); after != before {
+		t.Errorf("identical outputs were rewritten:\n%s\nwas\n%s", after, before)
+	}
+	writeFiles(t, tree, map[string]string{"b/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b2\n"})
+	clear()
+	if got := changed("b edited", report, "--out-dir", out); strings.Join(got, ",") != "b" {
+		t.Errorf("b edited: changed %v, want b", got)
+	}
+
+	// No output directory: compared with the previous report.
+	report2 := filepath.Join(t.TempDir(), "report.json")
+	changed("no out-dir, first", report2)
+	clear()
+	if got := changed("no out-dir, empty cache", report2); len(got) != 0 {
+		t.Errorf("no out-dir, after cache clear: changed %v, want none", got)
+	}
+	writeFiles(t, tree, map[string]string{"a/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a2\n"})
+	if got := changed("no out-dir, a edited", report2); strings.Join(got, ",") != "a" {
+		t.Errorf("no out-dir, a edited: changed %v, want a", got)
+	}
+}
+
+// build-all's help says what a run without --out-dir is for, and, next to
+// --prune, that a base left without its overlay becomes a root.
+func TestBuildAllHelpSaysWhatItDoes(t *testing.T) {
+	_, help, _ := kpipe(t, "build-all", "--help")
+	help = strings.Join(strings.Fields(help), " ")
+	for _, want := range []string{
+		"Without --out-dir, every root is built and nothing is written: a check that every root still builds",
+		"the base becomes a root itself, and its output is written",
+		"--check",
+	} {
+		if !strings.Contains(help, want) {
+			t.Errorf("build-all --help lacks %q", want)
+		}
+	}
 }

@@ -71,6 +71,11 @@ type Options struct {
 	// Reads fills each RootReport's Reads: what the root's build depends
 	// on (package affected matches changed paths against it).
 	Reads bool
+	// Previous are the output digests (hex) of an earlier run, by root
+	// (absolute paths): without OutDir, a root's output is Changed when
+	// it differs from its digest here (a root not here is changed). Nil:
+	// from the digest of the root's last build in the cache's records.
+	Previous map[string]string
 	// Check compares each root's output with the file under OutDir
 	// instead of writing it (RootReport.OutOfDate), and lists the .yaml
 	// files under OutDir that no root renders (Report.Orphans); nothing
@@ -85,7 +90,7 @@ type RootReport struct {
 	Status      string  `json:"status"` // "ok" or "error"
 	Error       string  `json:"error,omitempty"`
 	Digest      string  `json:"digest,omitempty"` // sha256 of the output
-	Changed     bool    `json:"changed"`          // output differs from the last run's, or the file on disk did
+	Changed     bool    `json:"changed"`          // output differs from the file under the output directory, or without one from the previous report's (Options.Previous) or the last build's
 	Seconds     float64 `json:"seconds"`          // this root's own finishing, rendering and writing
 	Cached      bool    `json:"cached"`           // final output taken from the cache
 	UpToDate    bool    `json:"upToDate"`         // inputs unchanged since the last run: not loaded at all
@@ -399,18 +404,27 @@ func buildRoots(ctx context.Context, o Options, all *engine.Graph, roots []strin
 				sum = cache.Digest(res.YAML)
 			}
 			rr.Digest = hex.EncodeToString(sum[:])
-			prev, known := index.Root(root)
-			rr.Changed = !known || prev.OutputDigest != sum
+			// Changed follows the output, not the cache: with an output
+			// directory, whether the file there had to be written; else
+			// whether the digest differs from the previous report's, or
+			// from the root's last build.
+			switch {
+			case rr.Output != "":
+			case o.Previous != nil:
+				rr.Changed = o.Previous[root] != rr.Digest
+			default:
+				prev, known := index.Root(root)
+				rr.Changed = !known || prev.OutputDigest != sum
+			}
 			switch {
 			case rr.Output != "" && o.Check:
 				old, rerr := fsread.Own(rr.Output, int64(len(res.YAML)))
 				rr.OutOfDate = rerr != nil || string(old) != string(res.YAML)
+				rr.Changed = rr.OutOfDate
 			case rr.Output != "":
 				var wrote bool
 				wrote, err = writeIfChanged(rr.Output, res.YAML)
-				// A file someone changed since kpipe wrote it is
-				// rewritten: that is a change too.
-				rr.Changed = rr.Changed || wrote
+				rr.Changed = wrote
 			}
 			if err == nil && store != nil {
 				// Record the root when the build knows every input. The

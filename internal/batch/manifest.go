@@ -16,7 +16,6 @@ import (
 	"github.com/rogpeppe/go-internal/lockedfile"
 
 	"github.com/kpipe/kpipe/internal/fsread"
-	"github.com/kpipe/kpipe/internal/output"
 	"github.com/kpipe/kpipe/loaders"
 )
 
@@ -190,10 +189,9 @@ func (m *manifest) write() error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(m.dir, 0o755); err != nil {
-		return err
-	}
-	return output.WriteFileAtomic(filepath.Join(m.dir, ManifestName), append(data, '\n'))
+	// Unchanged, it is left as it is, as unchanged outputs are.
+	_, err = writeIfChanged(filepath.Join(m.dir, ManifestName), append(data, '\n'))
+	return err
 }
 
 type removal int
