@@ -839,11 +839,16 @@ func (b *Builder) load(ctx context.Context, n *Node, r *nodeResult) (*Accumulati
 			}
 		}
 		if b.opts.Explain && r.lazy {
+			status := "built when a dependent asked (lazy: not stored by the build that made it; stored now)"
+			if b.isRoot(n) && !b.storesAccumulation(n) {
+				status = "built (lazy: not stored by the build that made it)"
+			}
 			e := b.explainOf(n.Key)
 			b.mu.Lock()
-			e.Status = "built when a dependent asked (lazy: not stored by the build that made it; stored now)"
+			e.Status = status
 			b.mu.Unlock()
 		}
+		r.rebuilt = true
 		r.acc, r.err = b.buildNode(ctx, n)
 		if r.lazy && r.err == nil {
 			// A lazy node asked for after all (a dependent changed, or

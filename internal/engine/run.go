@@ -165,6 +165,7 @@ type nodeResult struct {
 	key       cache.Key // the node's full key, when known
 	fromCache bool      // acc is to be read from the cache under key
 	lazy      bool      // with fromCache: the value may not be stored (load then builds it)
+	rebuilt   bool      // with fromCache: load built it (the value was not stored, or unusable)
 	once      sync.Once
 
 	// output and outputSum are a root's output and its digest, when
@@ -524,6 +525,7 @@ func (b *Builder) finishRoot(ctx context.Context, n *Node, r *nodeResult, res *R
 		if data, sum, ok := b.memo.Store.GetDigest(key); ok && !b.opts.VerifyCache {
 			b.count(func(s *Stats) { s.RootsCached++ })
 			res.YAML, res.Digest, res.Cached = data, sum, true
+			b.explainRoot(n, "hit (its output, stored under its key)")
 			return
 		}
 	}
@@ -531,6 +533,9 @@ func (b *Builder) finishRoot(ctx context.Context, n *Node, r *nodeResult, res *R
 	if err != nil {
 		res.Err = err
 		return
+	}
+	if r.fromCache && !r.rebuilt {
+		b.explainRoot(n, "hit (its accumulation; the output rendered from it)")
 	}
 	out, err := b.finish(ctx, n, acc)
 	if err != nil {
