@@ -52,7 +52,7 @@ func runBuild(c *cli.Context) error {
 	if c.NArg() == 1 {
 		dir = c.Args().First()
 	}
-	softMemoryLimit()
+	defer softMemoryLimit()()
 	restriction, opts, err := buildOptions(c)
 	if err != nil {
 		return err

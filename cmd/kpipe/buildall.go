@@ -95,7 +95,7 @@ func runBuildAll(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	softMemoryLimit()
+	defer softMemoryLimit()()
 	hugeHeapToLimit()
 	if c.Bool("prune") && c.String("out-dir") == "" {
 		return usage(c, "--prune needs --out-dir")
