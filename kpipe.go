@@ -220,10 +220,11 @@ func (r *Renderer) BuildAll(ctx context.Context, dirs []string) []Result {
 }
 
 // remoteDir is where the fetcher of one BuildAll keeps what it fetches:
-// the cache's remote/ directory, else a temporary directory (created only
-// when something is fetched) that the returned function removes.
+// the cache's remote/ directory, else (no Cache, or one whose directory
+// cannot be used) a temporary directory (created only when something is
+// fetched) that the returned function removes.
 func (r *Renderer) remoteDir() (string, func()) {
-	if c := r.opts.Cache; c != nil {
+	if c := r.opts.Cache; c != nil && c.store != nil {
 		return filepath.Join(c.dir, "remote"), func() {}
 	}
 	var b [8]byte
@@ -275,7 +276,10 @@ type Cache struct {
 }
 
 // DefaultCacheDir is the cache directory `kpipe build` uses:
-// $XDG_CACHE_HOME/kpipe, or ~/.cache/kpipe.
+// $XDG_CACHE_HOME/kpipe, or ~/.cache/kpipe. It fails when neither
+// XDG_CACHE_HOME nor a home directory is set (a systemd unit, some
+// containers); `kpipe build` then builds without a cache, after one
+// warning, and a program may do the same (Options.Cache nil).
 func DefaultCacheDir() (string, error) { return cache.DefaultDir() }
 
 // A CacheOption changes how OpenCache opens a cache.

@@ -68,4 +68,25 @@ func TestRemoteBaseThroughTheAPI(t *testing.T) {
 	if after, _ := filepath.Glob(filepath.Join(os.TempDir(), "kpipe-remote-*")); len(after) != len(before) {
 		t.Errorf("temporary checkouts left behind: %v (before: %v)", after, before)
 	}
+
+	// A Cache whose directory cannot be created (under a file) warns once
+	// and builds as without a Cache, the checkout in a temporary
+	// directory.
+	file := filepath.Join(t.TempDir(), "file")
+	write(filepath.Dir(file), "file", "")
+	var warnings []string
+	bad, err := kpipe.OpenCache(ctx, filepath.Join(file, "cache"), func(msg string) { warnings = append(warnings, msg) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bad.Close()
+	if got2, err := kpipe.New(kpipe.Options{Cache: bad}).Build(ctx, overlay); err != nil || string(got2) != string(got) {
+		t.Errorf("Build with a Cache that cannot be used: %v\n%s", err, got2)
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "building without a cache") {
+		t.Errorf("warnings = %q, want one saying the build goes on without a cache", warnings)
+	}
+	if after, _ := filepath.Glob(filepath.Join(os.TempDir(), "kpipe-remote-*")); len(after) != len(before) {
+		t.Errorf("temporary checkouts left behind: %v (before: %v)", after, before)
+	}
 }

@@ -2,6 +2,7 @@ package loaders
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -58,9 +59,13 @@ type KustomizationFile struct {
 	// Path is the file's absolute path, and Real that path with symlinks
 	// resolved.
 	Path, Real string
-	// Data is the file's raw content, and Info the stat of the file taken
-	// before it was read.
-	Data []byte
+	// Size and Sum are the length and SHA-256 digest of the bytes read,
+	// and Info the stat of the file taken before it was read. The bytes
+	// themselves are not kept (K holds what the build needs of them; a
+	// build of thousands of kustomizations kept each twice): Content reads
+	// them again, for the hint of an error.
+	Size int64
+	Sum  [sha256.Size]byte
 	Info os.FileInfo
 	// K is the parsed, normalised kustomization.
 	K *Kustomization
@@ -121,7 +126,17 @@ func readKustomization(dir, path string, r Restriction) (*KustomizationFile, err
 		return nil, &Hinted{Hint: fmt.Sprintf("%s: %s", path, strings.Join(errs, "; ")),
 			Err: fmt.Errorf("Failed to read kustomization file under %s:\n%s", dir, strings.Join(errs, "\n"))}
 	}
-	return &KustomizationFile{Path: path, Real: real, Data: data, Info: info, K: k, Warnings: warnings}, nil
+	return &KustomizationFile{Path: path, Real: real, Size: int64(len(data)), Sum: sha256.Sum256(data), Info: info, K: k, Warnings: warnings}, nil
+}
+
+// Content reads the file again (nil if it cannot be read now), for a
+// hint that quotes it: it may have changed since it was parsed.
+func (f *KustomizationFile) Content() []byte {
+	data, err := fsread.File(f.Real)
+	if err != nil {
+		return nil
+	}
+	return data
 }
 
 // unreadableKustomizationHint is the plain line for a kustomization file

@@ -52,7 +52,7 @@ func runBuild(c *cli.Context) error {
 	if c.NArg() == 1 {
 		dir = c.Args().First()
 	}
-	softMemoryLimit()
+	defer softMemoryLimit()()
 	restriction, opts, err := buildOptions(c)
 	if err != nil {
 		return err
@@ -94,10 +94,7 @@ func runBuild(c *cli.Context) error {
 		fmt.Fprintln(c.App.ErrWriter, "explain: no cache (--no-cache, or it cannot be used): every node is built")
 	}
 	opts.Warn = fast.recordWarnings(opts.Warn)
-	fetcher, doneFetching, err := newFetcher(c)
-	if err != nil {
-		return err
-	}
+	fetcher, doneFetching := newFetcher(c, store)
 	defer doneFetching()
 	g, loadErrs := engine.LoadContext(ctx, []string{dir}, engine.LoadOptions{Restriction: restriction, Remote: fetcher})
 	if heapObjects() >= bigBuildHeap {

@@ -95,7 +95,7 @@ func runBuildAll(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	softMemoryLimit()
+	defer softMemoryLimit()()
 	hugeHeapToLimit()
 	if c.Bool("prune") && c.String("out-dir") == "" {
 		return usage(c, "--prune needs --out-dir")
@@ -119,10 +119,7 @@ func runBuildAll(c *cli.Context) error {
 	opts.Explain = c.Bool("explain")
 	defer closeStore(store, &opts)
 
-	fetcher, doneFetching, err := newFetcher(c)
-	if err != nil {
-		return err
-	}
+	fetcher, doneFetching := newFetcher(c, store)
 	defer doneFetching()
 
 	var bar *progressbar.ProgressBar

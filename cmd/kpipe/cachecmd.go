@@ -71,7 +71,9 @@ func setRemote(c *cli.Context, store *cache.Store) error {
 }
 
 // cacheDir returns the cache directory the flags ask for, or "" with
-// --no-cache.
+// --no-cache. It fails when there is no directory to default to (neither
+// XDG_CACHE_HOME nor a home directory): `kpipe cache` then fails, and the
+// commands that only use the cache build without one (openCache).
 func cacheDir(c *cli.Context) (string, error) {
 	if c.Bool("no-cache") {
 		return "", nil
@@ -83,15 +85,19 @@ func cacheDir(c *cli.Context) (string, error) {
 }
 
 // openCache opens the cache the flags ask for; nil with --no-cache or when
-// the cache cannot be used (after one warning). Opening reads nothing but
-// the directory's marker, and never waits for another process.
+// the cache cannot be found or used (after one warning: a process without
+// HOME, as a systemd unit or some containers run, builds as kustomize
+// does). Opening reads nothing but the directory's marker, and never waits
+// for another process.
 func openCache(c *cli.Context) (*cache.Store, error) {
+	warn := func(msg string) { fmt.Fprintln(c.App.ErrWriter, "Warning: "+msg) }
 	dir, err := cacheDir(c)
-	if err == nil && dir == "" {
-		err = setRemote(c, nil) // flags checked even with --no-cache
+	if err != nil {
+		warn("cache: " + err.Error() + "; building without a cache")
+		dir, err = "", nil
 	}
-	if err != nil || dir == "" {
-		return nil, err
+	if dir == "" {
+		return nil, setRemote(c, nil) // flags checked even with --no-cache
 	}
 	var max int64
 	if v := c.String("cache-max-size"); v != "" {
@@ -102,8 +108,7 @@ func openCache(c *cli.Context) (*cache.Store, error) {
 		max = m
 	}
 	store := cache.Open(c.Context, cache.Options{
-		Dir: dir, MaxSize: max, Pack: true,
-		Warn: func(msg string) { fmt.Fprintln(c.App.ErrWriter, "Warning: "+msg) },
+		Dir: dir, MaxSize: max, Pack: true, Warn: warn,
 	})
 	if err := setRemote(c, store); err != nil {
 		store.Close()
@@ -136,6 +141,9 @@ func parseSize(s string) (int64, error) {
 
 func cacheCommand() *cli.Command {
 	open := func(c *cli.Context) (*cache.Store, error) {
+		if _, err := cacheDir(c); err != nil {
+			return nil, err // no directory to manage
+		}
 		s, err := openCache(c)
 		if err == nil && s == nil {
 			err = fmt.Errorf("the cache is not available")

@@ -132,10 +132,7 @@ func review(c *cli.Context) (*diff.Result, error) {
 	prepareCache(&opts, store)
 	opts.Cache.Store = store
 	defer closeCache(store, &opts)
-	fetcher, doneFetching, err := newFetcher(c)
-	if err != nil {
-		return nil, err
-	}
+	fetcher, doneFetching := newFetcher(c, store)
 	defer doneFetching()
 	bo := batch.Options{Restriction: restriction, Engine: opts, AllKustomizations: c.Bool("all-kustomizations"), Version: Version, Remote: fetcher}
 	do := diff.Options{Context: c.Int("unified"), ShowSecrets: c.Bool("show-secrets"), OrderMatters: c.Bool("order")}
@@ -248,10 +245,7 @@ func affectedRun(c *cli.Context) error {
 	prepareCache(&opts, store)
 	opts.Cache.Store = store
 	defer closeCache(store, &opts)
-	fetcher, doneFetching, err := newFetcher(c)
-	if err != nil {
-		return err
-	}
+	fetcher, doneFetching := newFetcher(c, store)
 	defer doneFetching()
 	bo := batch.Options{Restriction: restriction, Engine: opts, AllKustomizations: c.Bool("all-kustomizations"), Version: Version, Remote: fetcher}
 	var roots []affectedRoot

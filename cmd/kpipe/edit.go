@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"os"
 	"path/filepath"
 	"slices"
@@ -39,15 +40,10 @@ func editCommand() *cli.Command {
 				},
 			},
 			{
-				Name:  "fix",
-				Usage: "fix deprecated fields (patchesJson6902, patchesStrategicMerge, commonLabels, bases, imageTags)",
-				Flags: []cli.Flag{&cli.BoolFlag{Name: "vars", Usage: "not supported by kpipe: use kustomize edit fix --vars"}},
-				Action: func(c *cli.Context) error {
-					if c.Bool("vars") {
-						return errors.New("kpipe edit fix does not convert vars to replacements (that rewrites resource files); run `kustomize edit fix --vars`")
-					}
-					return editFix(c)
-				},
+				Name:   "fix",
+				Usage:  "fix deprecated fields (patchesJson6902, patchesStrategicMerge, commonLabels, bases, imageTags; vars with --vars)",
+				Flags:  []cli.Flag{&cli.BoolFlag{Name: "vars", Usage: "convert vars to replacements, rewriting $(VAR) in the resource files to VAR_PLACEHOLDER (we recommend doing this in a clean git repository where the change is easy to undo)"}},
+				Action: editFix,
 			},
 		},
 	}
@@ -55,14 +51,16 @@ func editCommand() *cli.Command {
 
 // editFix is `edit fix`: as kustomize, it builds the kustomization before
 // and after the rewrite and warns when the output changed or the build now
-// fails.
+// fails. With --vars it converts vars to replacements and rewrites the
+// resource files that use them (all computed before anything is written).
 func editFix(c *cli.Context) error {
 	ctx := c.Context
 	dir, err := os.Getwd()
 	if err != nil {
 		return err
 	}
-	before, _ := buildForFix(ctx, dir)
+	warn := func(msg string) { fmt.Fprintln(c.App.ErrWriter, msg) }
+	before, _ := buildForFix(ctx, dir, warn)
 	f, k, err := kustfile.Open(dir)
 	if err != nil {
 		return err
@@ -70,14 +68,27 @@ func editFix(c *cli.Context) error {
 	if err := kustfile.Fix(k, dir); err != nil {
 		return fmt.Errorf("%s: %w", f.Path, err)
 	}
+	var edits []kustfile.FileEdit
 	w := c.App.Writer
-	fmt.Fprint(w, "\nFixed fields:\n  patchesJson6902 -> patches\n  patchesStrategicMerge -> patches\n  commonLabels -> labels\n\n"+
-		"To convert vars -> replacements, run the command `kustomize edit fix --vars`\n\n"+
-		"WARNING: Converting vars to replacements will potentially overwrite many resource files \n"+
-		"and the resulting files may not produce the same output when `kustomize build` is run. \n"+
-		"We recommend doing this in a clean git repository where the change is easy to undo.\n")
+	if c.Bool("vars") {
+		if edits, err = kustfile.ConvertVars(k, dir); err != nil {
+			return err
+		}
+		fmt.Fprint(w, "\nFixed fields:\n  patchesJson6902 -> patches\n  patchesStrategicMerge -> patches\n  commonLabels -> labels\n  vars -> replacements\n")
+	} else {
+		fmt.Fprint(w, "\nFixed fields:\n  patchesJson6902 -> patches\n  patchesStrategicMerge -> patches\n  commonLabels -> labels\n\n"+
+			"To convert vars -> replacements, run the command `kustomize edit fix --vars`\n\n"+
+			"WARNING: Converting vars to replacements will potentially overwrite many resource files \n"+
+			"and the resulting files may not produce the same output when `kustomize build` is run. \n"+
+			"We recommend doing this in a clean git repository where the change is easy to undo.\n")
+	}
+	for _, e := range edits {
+		if err := writeInPlace(e.Path, e.Data); err != nil {
+			return err
+		}
+	}
 	writeErr := f.Write(k)
-	after, err := buildForFix(ctx, dir)
+	after, err := buildForFix(ctx, dir, warn)
 	if err != nil {
 		fmt.Fprintf(w, "Warning: 'Fixed' kustomization now produces the error when running `kpipe build`: %s\n", err)
 	} else if !bytes.Equal(after, before) {
@@ -86,10 +97,28 @@ func editFix(c *cli.Context) error {
 	return writeErr
 }
 
-// buildForFix builds dir as `kpipe build` with default flags and no cache.
-func buildForFix(ctx context.Context, dir string) ([]byte, error) {
+// writeInPlace replaces the content of the file at path (through a
+// symlink, keeping its mode) atomically.
+func writeInPlace(path string, data []byte) error {
+	target, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	fi, err := os.Stat(target)
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return kustfile.WriteAtomic(target, data, fi.Mode().Perm())
+}
+
+// buildForFix builds dir as `kpipe build` with default flags and no cache,
+// its warnings to warn (kustomize prints its builds' warnings).
+func buildForFix(ctx context.Context, dir string, warn func(string)) ([]byte, error) {
 	g, loadErrs := engine.Load([]string{dir}, loaders.RootOnly)
-	res := engine.NewBuilder(g, engine.Options{Warn: func(string) {}}).Run(ctx, loadErrs)[0]
+	for _, w := range g.Warnings {
+		warn(w)
+	}
+	res := engine.NewBuilder(g, engine.Options{Warn: warn}).Run(ctx, loadErrs)[0]
 	return res.YAML, res.Err
 }
 
@@ -227,27 +256,54 @@ func buildMetadataArgs(args []string) ([]string, error) {
 	return opts, nil
 }
 
+// kustomizeLog prints a line on stderr as kustomize's log.Printf does:
+// after the local date and time.
+func kustomizeLog(c *cli.Context) func(string) {
+	l := log.New(c.App.ErrWriter, "", log.LstdFlags)
+	return func(s string) { l.Print(s) }
+}
+
+// How an `add` subcommand expands its paths, as kustomize does.
+const (
+	globVerify = iota // each must match, else the command fails (resource, component)
+	globWarn          // one with no match is logged and skipped (generator, transformer, configuration)
+)
+
 // editAddList is an `add` subcommand for a list of files or directories.
-func editAddList(name, kind string, list func(k *kustfile.Kustomization) *[]string, noVerifyFlag bool) *cli.Command {
+func editAddList(name, kind string, list func(k *kustfile.Kustomization) *[]string, glob int, noVerifyFlag bool) *cli.Command {
 	cmd := &cli.Command{
 		Name: name, Usage: "add " + kind + " paths (globs)", ArgsUsage: "PATH...",
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
+				if glob == globWarn {
+					return fmt.Errorf("must specify a yaml file which contains a %s resource", map[string]string{
+						"generator": "generator plugin", "transformer": "transformer plugin", "configuration": "configuration"}[kind])
+				}
 				return fmt.Errorf("must specify a %s file", kind)
 			}
 			dir, err := os.Getwd()
 			if err != nil {
 				return err
 			}
-			items, err := kustfile.Glob(dir, c.Args().Slice(), noVerifyFlag && c.Bool("no-verify"))
+			var items []string
+			if glob == globWarn {
+				items, err = kustfile.GlobOrWarn(dir, c.Args().Slice(), kustomizeLog(c))
+				if err != nil && kind == "configuration" {
+					err = fmt.Errorf("glob patterns: %w", err)
+				}
+			} else {
+				items, err = kustfile.Glob(dir, c.Args().Slice(), noVerifyFlag && c.Bool("no-verify"))
+			}
 			if err != nil || len(items) == 0 {
 				return err
 			}
 			return editAction(func(c *cli.Context, _ string, f *kustfile.File, k *kustfile.Kustomization) error {
+				self := filepath.Base(f.Path)
+				if glob == globWarn {
+					self = "" // kustomize adds the kustomization file itself here
+				}
 				l := list(k)
-				*l = kustfile.AddUnique(*l, items, filepath.Base(f.Path), kind, func(s string) {
-					fmt.Fprintln(c.App.ErrWriter, s)
-				})
+				*l = kustfile.AddUnique(*l, items, self, kind, kustomizeLog(c))
 				return nil
 			})(c)
 		},
@@ -263,7 +319,7 @@ func editAddCommands() []*cli.Command {
 		editGenerator("add", "configmap"),
 		editGenerator("add", "secret"),
 		editPatch("add"),
-		editAddList("resource", "resource", func(k *kustfile.Kustomization) *[]string { return &k.Resources }, true),
+		editAddList("resource", "resource", func(k *kustfile.Kustomization) *[]string { return &k.Resources }, globVerify, true),
 		{
 			Name: "base", Usage: "add base directories to resources", ArgsUsage: "DIR[,DIR]",
 			Action: editAction(func(c *cli.Context, dir string, _ *kustfile.File, k *kustfile.Kustomization) error {
@@ -282,10 +338,10 @@ func editAddCommands() []*cli.Command {
 				return nil
 			}),
 		},
-		editAddList("component", "component", func(k *kustfile.Kustomization) *[]string { return &k.Components }, false),
-		editAddList("transformer", "transformer", func(k *kustfile.Kustomization) *[]string { return &k.Transformers }, false),
-		editAddList("generator", "generator", func(k *kustfile.Kustomization) *[]string { return &k.Generators }, false),
-		editAddList("configuration", "configuration", func(k *kustfile.Kustomization) *[]string { return &k.Configurations }, false),
+		editAddList("component", "component", func(k *kustfile.Kustomization) *[]string { return &k.Components }, globVerify, false),
+		editAddList("transformer", "transformer", func(k *kustfile.Kustomization) *[]string { return &k.Transformers }, globWarn, false),
+		editAddList("generator", "generator", func(k *kustfile.Kustomization) *[]string { return &k.Generators }, globWarn, false),
+		editAddList("configuration", "configuration", func(k *kustfile.Kustomization) *[]string { return &k.Configurations }, globWarn, false),
 		{
 			Name: "label", Usage: "add commonLabels (or labels with --without-selector)", ArgsUsage: "KEY:VALUE...",
 			Flags: []cli.Flag{
@@ -512,8 +568,7 @@ func editRemoveGenerator(kind string) *cli.Command {
 			case c.NArg() > 1:
 				return fmt.Errorf("too many arguments: %s; to provide multiple %ss to remove, please separate %s names by commas", c.Args().Slice(), kind, kind)
 			}
-			return kustfile.RemoveGenerators(k, strings.Split(c.Args().First(), ","), c.String("namespace"), kind == "secret",
-				func(s string) { fmt.Fprintln(c.App.ErrWriter, s) })
+			return kustfile.RemoveGenerators(k, strings.Split(c.Args().First(), ","), c.String("namespace"), kind == "secret", kustomizeLog(c))
 		}),
 	}
 }
@@ -543,8 +598,8 @@ func editPatch(verb string) *cli.Command {
 			var err error
 			if verb == "add" {
 				changed, err = kustfile.AddPatch(k, p)
-			} else {
-				changed, err = kustfile.RemovePatch(k, p)
+			} else if changed, err = kustfile.RemovePatch(k, p); err == nil && !changed {
+				kustomizeLog(c)(fmt.Sprintf("patch %s doesn't exist in kustomization file", p.Patch))
 			}
 			if err == nil && !changed {
 				return errNoChange

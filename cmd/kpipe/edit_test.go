@@ -33,6 +33,7 @@ func editTree(t *testing.T, start string) string {
 		"app.env":                  "# env\nX=1\nY\n",
 		"config.properties":        "a=b\n",
 		"transformer.yaml":         "apiVersion: builtin\nkind: NamespaceTransformer\nmetadata:\n  name: t\n  namespace: tns\n",
+		".hidden.yaml":             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: hidden\n",
 	}
 	for name, content := range files {
 		p := filepath.Join(dir, name)
@@ -109,6 +110,12 @@ func TestEditDifferential(t *testing.T) {
 		{"add", "transformer", "transformer.yaml"},
 		{"add", "generator", "transformer.yaml"},
 		{"add", "configuration", "cm.yaml"},
+		// A file that does not exist yet: logged, not added.
+		{"add", "generator", "gen.yaml"},
+		{"add", "transformer", "missing.yaml", "transformer.yaml", "transformer.yaml"},
+		{"add", "configuration", "missing.yaml"},
+		{"add", "generator", "kustomization.yaml", "*.yaml"},
+		{"add", "transformer", ".hidden.yaml", "nothing*"},
 		{"add", "label", "a:b,c:d"},
 		{"add", "label", "e:f", "g:h"},
 		{"add", "label", "app:again"},
@@ -188,6 +195,13 @@ func TestEditDifferential(t *testing.T) {
 				cp, op := runIn(t, dp, kp, full...)
 				if (ck == 0) != (cp == 0) {
 					t.Fatalf("kustomize exit %d (%s), kpipe exit %d (%s)", ck, ok, cp, op)
+				}
+				// What a successful edit prints, but for the time of
+				// kustomize's log lines (and `add patch`'s, which prints a
+				// Go value with pointers).
+				if ck == 0 && args[0] != "fix" && !(args[1] == "patch" && args[0] == "add") &&
+					logTime.ReplaceAllString(ok, "") != logTime.ReplaceAllString(op, "") {
+					t.Errorf("output differs\nkustomize:\n%s\nkpipe:\n%s", ok, op)
 				}
 				if args[0] == "fix" {
 					// What fix prints (kustomize's build warnings aside).

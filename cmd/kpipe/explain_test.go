@@ -90,3 +90,43 @@ func TestExplainNamesWhatChanged(t *testing.T) {
 		t.Fatalf("report without explain: %v\n%s", err, data)
 	}
 }
+
+// TestExplainRelocatedRoot: a copy of a tree at another path builds from
+// the cache, and each root's line says it was a hit and where its output
+// came from, never that it was not built ("lazy") as a base's line may:
+// a root that is also another root's base included, and with kpipe build.
+func TestExplainRelocatedRoot(t *testing.T) {
+	cacheDir := t.TempDir()
+	files := map[string]string{
+		"base/kustomization.yaml": "resources:\n- cm.yaml\n",
+		"base/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n",
+		"prod/kustomization.yaml": "resources:\n- ../base\nnamePrefix: prod-\n",
+	}
+	a, b := t.TempDir(), t.TempDir()
+	writeFiles(t, a, files)
+	writeFiles(t, b, files)
+	buildAll := func(tree string) string {
+		t.Helper()
+		code, _, errOut := kpipe(t, "build-all", tree, "--all-kustomizations", "--explain", "--cache-dir", cacheDir, "--out-dir", t.TempDir())
+		if code != 0 {
+			t.Fatalf("build-all %s: exit %d: %s", tree, code, errOut)
+		}
+		return errOut
+	}
+	if out := buildAll(a); strings.Count(out, ": built: no earlier build recorded") != 2 {
+		t.Fatalf("first build:\n%s", out)
+	}
+	out := buildAll(b)
+	for _, root := range []string{"base", "prod"} {
+		if !strings.Contains(out, filepath.Join(b, root)+": hit (its output, ") {
+			t.Errorf("root %s is not a hit naming where its output came from:\n%s", root, out)
+		}
+	}
+	if strings.Contains(out, "lazy") || !strings.Contains(out, "0 nodes built, 2 from cache") {
+		t.Errorf("the relocated tree did not build from the cache, or a root reads as not built:\n%s", out)
+	}
+	code, _, errOut := kpipe(t, "build", filepath.Join(b, "base"), "--explain", "--cache-dir", cacheDir)
+	if code != 0 || !strings.Contains(errOut, "base: hit (its output, stored under its key)\n") {
+		t.Errorf("kpipe build of the relocated base: exit %d:\n%s", code, errOut)
+	}
+}

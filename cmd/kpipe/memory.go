@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"sync/atomic"
 )
 
 // defaultMemoryLimit is the soft memory limit of build and build-all
@@ -14,16 +15,28 @@ import (
 // unless GOGC does: the heap may grow to five times what is live between
 // collections (Go's default: twice), which saves a quarter to a third of
 // the CPU of a cold build (most of it was collecting garbage), up to the
-// limit, where the runtime collects harder instead. What a build-all
-// keeps live grows slowly with the number of roots (about 12 MB per 1,000
-// roots of the synthetic monorepo; one build of 3.5 MB of CRDs, about
-// 20 MB), so the limit is what bounds a big run's memory; a run that
-// needs more live memory than the limit slows down (the runtime caps the
+// limit, where the runtime collects harder instead. A run that needs
+// more live memory than the limit slows down (the runtime caps the
 // collector at half the CPU) rather than fail. Set GOMEMLIMIT (for
 // example 2GiB) or GOGC to choose otherwise.
+//
+// Five times what is live is a few megabytes for one root, but for a
+// build-all it multiplied all it held at once: the kustomizations of
+// every root are loaded before the first is built (about 30 MB at 4,000
+// roots of the synthetic monorepo, 70 MB at 10,000), and a heap five
+// times that was most of the process's memory. So the heap may grow past
+// what is live by at most heapHeadroom, or by half of it when that is
+// more (boundHeapGrowth): a run holding up to 4 MiB keeps GOGC 400, a
+// bigger one collects more often, for a heap that grows with what it
+// holds, not five times as fast. (Measured in benchmarks/RESULTS.md,
+// issue 40: a cold build-all of 4,000 roots peaks at 72 MiB instead of
+// 225 for the same CPU; one of 10,000 at 144 instead of 446, for about a
+// fifth more CPU.)
 const (
 	defaultMemoryLimit = 448 << 20
 	defaultGCPercent   = 400
+	heapHeadroom       = 16 << 20
+	minGCPercent       = 50
 )
 
 // bigBuildHeap is the heap, once its kustomizations are loaded, from which
@@ -47,14 +60,57 @@ func heapObjects() uint64 {
 }
 
 // softMemoryLimit sets defaultMemoryLimit and defaultGCPercent where the
-// environment does not set them.
-func softMemoryLimit() {
+// environment does not set them, the latter bounded by boundHeapGrowth
+// until the returned function is called (when the command is done).
+func softMemoryLimit() (done func()) {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(defaultMemoryLimit)
 	}
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(defaultGCPercent)
+		return boundHeapGrowth(heapHeadroom)
 	}
+	return func() {}
+}
+
+// gcPercentFor is the GOGC for a live heap of live bytes: the heap may grow
+// by headroom past it, or by minGCPercent of it if that is more, and by
+// no more than defaultGCPercent of it.
+func gcPercentFor(live, headroom uint64) int {
+	if live == 0 {
+		return defaultGCPercent
+	}
+	return int(max(minGCPercent, min(defaultGCPercent, headroom*100/live)))
+}
+
+// boundHeapGrowth sets the GOGC of gcPercentFor after every collection,
+// from the heap it left, and returns a function that stops doing so.
+// (The runtime has no hook after a collection; an object's cleanup runs
+// after the collection that found it unreachable, and arms the next.
+// ReadMemStats stops the world for microseconds, once a collection.)
+func boundHeapGrowth(headroom uint64) (stop func()) {
+	var stopped atomic.Bool
+	var last atomic.Int64 // the GOGC set last
+	last.Store(defaultGCPercent)
+	var arm func()
+	arm = func() {
+		// 32 bytes: the runtime's tiny allocator batches smaller
+		// pointer-free objects, which then die together, if ever.
+		sentinel := new([32]byte)
+		runtime.AddCleanup(sentinel, func(struct{}) {
+			if stopped.Load() {
+				return
+			}
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			if pct := gcPercentFor(m.HeapAlloc, headroom); int64(pct) != last.Swap(int64(pct)) {
+				debug.SetGCPercent(pct)
+			}
+			arm()
+		}, struct{}{})
+	}
+	arm()
+	return func() { stopped.Store(true) }
 }
 
 // hugeHeapToLimit backs the heap up to the soft memory limit (at most

@@ -21,7 +21,8 @@ type NodeExplain struct {
 	// Node is the node's directory, with its context (an inherited
 	// namespace, a buildMetadata origin) when it has one.
 	Node string `json:"node"`
-	// Status is "hit" (from the cache), "built", "built, runs plugins"
+	// Status is "hit" (from the cache; for a root, with where its
+	// output came from), "built", "built, runs plugins"
 	// (such a node is never cached whole; its plugin stages are, see
 	// Stages), or "built, not cacheable" (an entry failed, say).
 	Status string `json:"status"`
@@ -197,9 +198,9 @@ func (b *Builder) explainNode(n *Node, r *nodeResult) {
 	case r.output != nil:
 		status = "hit (its output, kept with its manifest)"
 	case r.fromCache && r.lazy:
-		status = "unchanged (lazy: read, or built, only if a dependent is rebuilt)"
+		status = statusUnneeded
 	case r.fromCache:
-		status = "hit"
+		status = statusHit
 	case n.IsComponent() && !b.isRoot(n):
 		status = "applied in its referrers (a component is cached as part of them)"
 	case volatile:
@@ -214,6 +215,28 @@ func (b *Builder) explainNode(n *Node, r *nodeResult) {
 	e.Status = status
 	if !r.fromCache {
 		e.Changed, e.NoEarlierRecord = changed, first
+	}
+	b.mu.Unlock()
+}
+
+// Statuses of a node found in the cache (explainNode).
+const (
+	statusHit      = "hit"
+	statusUnneeded = "unchanged (lazy: read, or built, only if a dependent is rebuilt)"
+)
+
+// explainRoot records where root n's output came from, its node having
+// been found in the cache: explainNode could not know it yet. A status
+// that says the node was built after all (a dependent asked for it; load)
+// stays, whichever came first.
+func (b *Builder) explainRoot(n *Node, status string) {
+	if !b.opts.Explain || b.memo == nil || b.memo.Store == nil {
+		return
+	}
+	e := b.explainOf(n.Key)
+	b.mu.Lock()
+	if e.Status == statusHit || e.Status == statusUnneeded {
+		e.Status = status
 	}
 	b.mu.Unlock()
 }

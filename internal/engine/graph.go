@@ -398,7 +398,7 @@ func (g *Graph) RememberKustomizations(ix *cache.FileIndex, jobs int) {
 	}
 	forEach(len(files), jobs, func(i int) {
 		f := files[i]
-		ix.Remember(f.Real, f.Info, len(f.Data), cache.Digest(f.Data), g.loadStart)
+		ix.Remember(f.Real, f.Info, int(f.Size), f.Sum, g.loadStart)
 	})
 }
 
@@ -629,7 +629,7 @@ func (g *Graph) resourceDir(n *Node, e *Entry, fileErr error, chain []string) *E
 		if errors.Is(fileErr, fs.ErrNotExist) && errors.Is(err, fs.ErrNotExist) {
 			// Neither a file nor a directory: say where and what was
 			// probably meant, before kustomize's wording.
-			e.Err = &loaders.Hinted{Hint: loaders.MissingEntryHint(n.File.Path, n.File.Data, "resources", n.Dir, p), Err: e.Err}
+			e.Err = &loaders.Hinted{Hint: loaders.MissingEntryHint(n.File.Path, n.File.Content(), "resources", n.Dir, p), Err: e.Err}
 		}
 		return e
 	}

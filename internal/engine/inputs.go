@@ -176,8 +176,8 @@ func (m *memo) fileInput(f *loaders.KustomizationFile) (cache.Input, bool) {
 		return in, in.Real != ""
 	}
 	if f.Real != "" {
-		in = cache.Input{Path: f.Path, Real: f.Real, Digest: cache.Digest(f.Data)}
-		m.Files.Remember(f.Real, f.Info, len(f.Data), in.Digest, m.loadStart)
+		in = cache.Input{Path: f.Path, Real: f.Real, Digest: f.Sum}
+		m.Files.Remember(f.Real, f.Info, int(f.Size), in.Digest, m.loadStart)
 	}
 	m.mu.Lock()
 	m.kinputs[f.Path] = in

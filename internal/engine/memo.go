@@ -183,14 +183,14 @@ func SettingsKey(o Options, r loaders.Restriction) cache.Key {
 }
 
 func newMemo(c Cache, g *Graph, o Options) *memo {
-	// The maps of nodes get an entry per node (most of them), so they are
-	// made that size: grown a doubling at a time, kinputs' rehashing alone
-	// was 0.7% of the CPU of a cold 400-root build-all.
-	nodes := len(g.Nodes)
+	// dirs gets an entry per node's directory now, so it is made that
+	// size. The maps of nodes are not: a build-all forgets each node once
+	// the roots that reach it are written (Builder.forget), so that they
+	// hold the nodes being built, not every node of the run.
 	m := &memo{Cache: c, optsKey: settings(cache.NewKey("", "options"), o, g.restriction).Sum(),
-		reads: make(map[*Node]map[string]readRecord, nodes), keys: make(map[*Node]cache.Key, nodes),
-		pres: make(map[*Node]cache.Key, nodes), used: make(map[*Node][]readRecord, nodes), dirs: make(map[string]cache.Key, nodes),
-		volatile: map[*Node]bool{}, kinputs: make(map[string]cache.Input, nodes), inputs: make(map[*Node]*ownInputs, nodes),
+		reads: map[*Node]map[string]readRecord{}, keys: map[*Node]cache.Key{},
+		pres: map[*Node]cache.Key{}, used: map[*Node][]readRecord{}, dirs: make(map[string]cache.Key, len(g.Nodes)),
+		volatile: map[*Node]bool{}, kinputs: map[string]cache.Input{}, inputs: map[*Node]*ownInputs{},
 		loadStart: g.loadStart}
 	if o.Explain {
 		m.settingsRec = settingsRecord(o, g.restriction)
@@ -346,7 +346,7 @@ func (m *memo) computePreKey(n *Node) (cache.Key, bool) {
 // encoding the parsed form cost a few percent of a cold run. A node whose
 // file is not at hand is keyed by its parsed form, as JSON.
 func (m *memo) kustomizationDigest(n *Node) (cache.Key, bool) {
-	if n.File != nil && n.File.Data != nil {
+	if n.File != nil {
 		if in, ok := m.fileInput(n.File); ok {
 			return cache.NewKey("kustomization", filepath.Base(n.File.Path)).Key(in.Digest).Sum(), true
 		}
@@ -356,6 +356,24 @@ func (m *memo) kustomizationDigest(n *Node) (cache.Key, bool) {
 		return cache.Key{}, false
 	}
 	return cache.Digest(k), true
+}
+
+// forget drops what the memo learned of n, which no root left to build
+// reaches (Builder.forget). (The input of its kustomization file goes too:
+// another node of the same directory that asks for it again gets the same
+// one, computed again.) Directories' digests stay, by directory.
+func (m *memo) forget(n *Node) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if n.File != nil {
+		delete(m.kinputs, n.File.Path)
+	}
+	delete(m.reads, n)
+	delete(m.keys, n)
+	delete(m.pres, n)
+	delete(m.used, n)
+	delete(m.inputs, n)
+	delete(m.volatile, n)
 }
 
 // knownKey returns the full key of a node resolved earlier in this run.
@@ -839,11 +857,16 @@ func (b *Builder) load(ctx context.Context, n *Node, r *nodeResult) (*Accumulati
 			}
 		}
 		if b.opts.Explain && r.lazy {
+			status := "built when a dependent asked (lazy: not stored by the build that made it; stored now)"
+			if b.isRoot(n) && !b.storesAccumulation(n) {
+				status = "built (lazy: not stored by the build that made it)"
+			}
 			e := b.explainOf(n.Key)
 			b.mu.Lock()
-			e.Status = "built when a dependent asked (lazy: not stored by the build that made it; stored now)"
+			e.Status = status
 			b.mu.Unlock()
 		}
+		r.rebuilt = true
 		r.acc, r.err = b.buildNode(ctx, n)
 		if r.lazy && r.err == nil {
 			// A lazy node asked for after all (a dependent changed, or

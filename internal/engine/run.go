@@ -165,6 +165,7 @@ type nodeResult struct {
 	key       cache.Key // the node's full key, when known
 	fromCache bool      // acc is to be read from the cache under key
 	lazy      bool      // with fromCache: the value may not be stored (load then builds it)
+	rebuilt   bool      // with fromCache: load built it (the value was not stored, or unusable)
 	once      sync.Once
 
 	// output and outputSum are a root's output and its digest, when
@@ -210,7 +211,7 @@ func NewBuilder(g *Graph, opts Options) *Builder {
 // loadErrs are the errors Load returned for the roots.
 func (b *Builder) Run(ctx context.Context, loadErrs []error) []Result {
 	results := make([]Result, len(b.g.Roots))
-	b.RunEach(ctx, loadErrs, func(i int, r Result) { results[i] = r })
+	b.runEach(ctx, loadErrs, func(i int, r Result) { results[i] = r }, false)
 	return results
 }
 
@@ -220,18 +221,76 @@ func (b *Builder) Run(ctx context.Context, loadErrs []error) []Result {
 // is released itself (release), and a root's once it is finished, so
 // memory holds what is being built, not everything built so far. emit is called once per index of g.Roots, from
 // several goroutines at once.
+//
+// Once emit has returned for every root that reaches a node, the node
+// itself goes (forget): its parsed kustomization and files, what the
+// cache learned of it, its place in the graph. What a run keeps thus
+// does not grow with the roots written so far. The graph, and the
+// Builder's methods that take a node (Inputs, Reads), serve only emit's
+// own root: a graph built with RunEach cannot be built again.
 func (b *Builder) RunEach(ctx context.Context, loadErrs []error, emit func(i int, r Result)) {
-	rootIdx := map[*Node][]int{}
+	b.runEach(ctx, loadErrs, emit, true)
+}
+
+// reachCounts counts, for every node reachable from roots, the roots that
+// reach it.
+func (b *Builder) reachCounts(roots []string) map[*Node]int {
+	counts := map[*Node]int{}
+	for _, k := range roots {
+		b.walkSubgraph(b.g.Nodes[k], func(n *Node) { counts[n]++ })
+	}
+	return counts
+}
+
+// walkSubgraph calls fn once for each node reachable from root, root
+// included.
+func (b *Builder) walkSubgraph(root *Node, fn func(n *Node)) {
+	seen := map[*Node]bool{}
+	var walk func(n *Node)
+	walk = func(n *Node) {
+		if n == nil || seen[n] {
+			return
+		}
+		seen[n] = true
+		fn(n)
+		for _, e := range n.Children() {
+			walk(e.Child)
+		}
+	}
+	walk(root)
+}
+
+// forget drops every trace of n once no root left to finish reaches it:
+// its result, what the memo learned of it, its place in the graph (so
+// that its kustomization, files and entries are garbage).
+func (b *Builder) forget(n *Node) {
+	b.mu.Lock()
+	delete(b.done, n.Key)
+	delete(b.roots, n)
+	delete(b.included, n)
+	delete(b.g.Nodes, n.Key)
+	delete(b.g.kfiles, n.Dir)
+	for _, e := range n.Resources {
+		delete(b.g.files, [2]string{n.Dir, e.Path})
+	}
+	b.mu.Unlock()
+	if b.memo != nil {
+		b.memo.forget(n)
+	}
+}
+
+func (b *Builder) runEach(ctx context.Context, loadErrs []error, emit func(i int, r Result), release bool) {
+	rootIdx := map[string][]int{} // by node key (a node is dropped once done: forget)
 	var roots []string
 	for i, n := range b.g.Roots {
 		switch {
 		case n == nil:
 			emit(i, Result{Err: loadErrs[i]})
-		case len(rootIdx[n]) == 0:
+		case len(rootIdx[n.Key]) == 0:
 			roots = append(roots, n.Key)
-			rootIdx[n] = []int{i}
+			rootIdx[n.Key] = []int{i}
 		default:
-			rootIdx[n] = append(rootIdx[n], i)
+			rootIdx[n.Key] = append(rootIdx[n.Key], i)
 		}
 	}
 	pending := b.parentCounts(roots)
@@ -241,8 +300,12 @@ func (b *Builder) RunEach(ctx context.Context, loadErrs []error, emit func(i int
 		b.included[n] = true
 	}
 	b.mu.Unlock()
+	var reach map[*Node]int // (with release) the roots left to finish that reach each node
+	if release {
+		reach = b.reachCounts(roots)
+	}
 	var mu sync.Mutex
-	finished := map[*Node]bool{}
+	finished := map[string]bool{}
 	finish := func(ctx context.Context, n *Node, r *nodeResult, walkErr error) {
 		var res Result
 		switch {
@@ -260,34 +323,64 @@ func (b *Builder) RunEach(ctx context.Context, loadErrs []error, emit func(i int
 			b.countSubgraph(n, &res)
 		}
 		mu.Lock()
-		finished[n] = true
+		finished[n.Key] = true
 		mu.Unlock()
-		for _, i := range rootIdx[n] {
+		for _, i := range rootIdx[n.Key] {
 			emit(i, res)
+		}
+	}
+	// forgetRoot counts finished root n out of the nodes it reaches, and
+	// forgets those no other root left reaches.
+	forgetRoot := func(n *Node) {
+		var gone []*Node
+		mu.Lock()
+		b.walkSubgraph(n, func(x *Node) {
+			if reach[x]--; reach[x] == 0 {
+				delete(reach, x)
+				gone = append(gone, x)
+			}
+		})
+		mu.Unlock()
+		b.mu.Lock()
+		for _, i := range rootIdx[n.Key] {
+			b.g.Roots[i] = nil
+		}
+		for _, x := range gone {
+			delete(pending, x)
+		}
+		b.mu.Unlock()
+		for _, x := range gone {
+			b.forget(x)
 		}
 	}
 	// Node functions record their own errors and never fail the walk, so
 	// that a parent can report its child's error in kustomize's words, in
 	// the order of its entries.
 	walkErr := b.g.DAG.WalkFrom(ctx, b.opts.Jobs, roots, func(ctx context.Context, key string) error {
+		b.mu.Lock() // (forget deletes from the map)
 		n := b.g.Nodes[key]
+		b.mu.Unlock()
 		r := b.visit(ctx, n)
 		b.mu.Lock()
 		b.done[key] = r
 		b.mu.Unlock()
-		if len(rootIdx[n]) > 0 {
+		root := len(rootIdx[key]) > 0
+		if root {
 			finish(ctx, n, r, nil)
 		}
 		b.release(n, pending, rootIdx)
+		if root && release {
+			forgetRoot(n)
+		}
 		return ctx.Err()
 	})
 	// Roots the walk did not reach (it was cancelled, or failed).
 	for _, key := range roots {
-		n := b.g.Nodes[key]
 		mu.Lock()
-		done := finished[n]
+		done := finished[key]
 		mu.Unlock()
 		if !done {
+			n := b.g.Nodes[key]
 			finish(ctx, n, b.result(n), walkErr)
 		}
 	}
@@ -342,7 +435,7 @@ func (b *Builder) parentCounts(roots []string) map[*Node]int {
 // cache, and a dependent that is rebuilt may still build it, asking for
 // them) when its own accumulation is dropped. A root's own accumulation
 // goes when it has no parent left either.
-func (b *Builder) release(n *Node, pending map[*Node]int, rootIdx map[*Node][]int) {
+func (b *Builder) release(n *Node, pending map[*Node]int, rootIdx map[string][]int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if n.IsComponent() {
@@ -358,7 +451,7 @@ func (b *Builder) release(n *Node, pending map[*Node]int, rootIdx map[*Node][]in
 	if r := b.done[n.Key]; r == nil || !r.fromCache {
 		b.doneWithChildren(n, pending)
 	}
-	if len(rootIdx[n]) > 0 && pending[n] == 0 {
+	if len(rootIdx[n.Key]) > 0 && pending[n] == 0 {
 		b.drop(n, pending)
 	}
 }
@@ -418,7 +511,11 @@ func (b *Builder) countSubgraph(root *Node, res *Result) {
 }
 
 // isRoot reports whether n is one of the graph's build roots.
-func (b *Builder) isRoot(n *Node) bool { return b.roots[n] }
+func (b *Builder) isRoot(n *Node) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.roots[n]
+}
 
 func (b *Builder) result(n *Node) *nodeResult {
 	b.mu.Lock()
@@ -524,6 +621,7 @@ func (b *Builder) finishRoot(ctx context.Context, n *Node, r *nodeResult, res *R
 		if data, sum, ok := b.memo.Store.GetDigest(key); ok && !b.opts.VerifyCache {
 			b.count(func(s *Stats) { s.RootsCached++ })
 			res.YAML, res.Digest, res.Cached = data, sum, true
+			b.explainRoot(n, "hit (its output, stored under its key)")
 			return
 		}
 	}
@@ -531,6 +629,9 @@ func (b *Builder) finishRoot(ctx context.Context, n *Node, r *nodeResult, res *R
 	if err != nil {
 		res.Err = err
 		return
+	}
+	if r.fromCache && !r.rebuilt {
+		b.explainRoot(n, "hit (its accumulation; the output rendered from it)")
 	}
 	out, err := b.finish(ctx, n, acc)
 	if err != nil {

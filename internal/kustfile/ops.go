@@ -284,9 +284,31 @@ func Glob(dir string, patterns []string, noVerify bool) ([]string, error) {
 	return out, nil
 }
 
+// GlobOrWarn expands patterns in dir as kustomize's GlobPatterns does for
+// `edit add generator`, `transformer` and `configuration`: a pattern with
+// no match (a file that does not exist yet) is reported through warn
+// ("PATTERN has no match") and skipped, not an error.
+func GlobOrWarn(dir string, patterns []string, warn func(string)) ([]string, error) {
+	var out []string
+	for _, p := range patterns {
+		files, err := globIn(dir, p)
+		if err != nil {
+			return nil, err
+		}
+		if len(files) == 0 {
+			warn(fmt.Sprintf("%s has no match", p))
+			continue
+		}
+		out = append(out, files...)
+	}
+	return out, nil
+}
+
 // globIn is filepath.Glob run in dir: a pattern without meta characters
 // comes back as written when the file exists (kustomize keeps
 // "base/../cm.yaml" so), matches of a pattern come back relative to dir.
+// Hidden files (a name starting with a dot) match only a hidden pattern,
+// as in kustomize's file system.
 func globIn(dir, pattern string) ([]string, error) {
 	if !strings.ContainsAny(pattern, `*?[\`) {
 		if _, err := os.Lstat(filepath.Join(dir, pattern)); err != nil {
@@ -300,6 +322,9 @@ func globIn(dir, pattern string) ([]string, error) {
 	}
 	out := make([]string, 0, len(files))
 	for _, f := range files {
+		if hidden(f) && !hidden(pattern) {
+			continue
+		}
 		rel, err := filepath.Rel(dir, f)
 		if err != nil {
 			return nil, err
@@ -308,6 +333,10 @@ func globIn(dir, pattern string) ([]string, error) {
 	}
 	return out, nil
 }
+
+// hidden is kustomize's IsHiddenFilePath: the last element starts with a
+// dot.
+func hidden(p string) bool { return strings.HasPrefix(filepath.Base(p), ".") }
 
 func isRemote(p string) bool {
 	return strings.Contains(p, "://") || strings.HasPrefix(p, "github.com/") || strings.HasPrefix(p, "git@")
