@@ -22,7 +22,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -175,14 +174,15 @@ func git(ctx context.Context, dir string, args ...string) ([]byte, error) {
 // Matcher answers whether a root's reads meet a set of changes. Build it
 // once per set of changes (absolute paths) and ask it for every root.
 type Matcher struct {
+	fs        loaders.FS        // the tree the changed paths lie in
 	changed   map[string]Change // every changed path
 	ancestors map[string]string // every directory above a changed path -> that path
 	kustDirs  map[string]string // directories where a kustomization file was added or removed -> that file
 }
 
-// NewMatcher prepares the changes (absolute paths) for matching.
-func NewMatcher(changes []Change) *Matcher {
-	m := &Matcher{changed: map[string]Change{}, ancestors: map[string]string{}, kustDirs: map[string]string{}}
+// NewMatcher prepares the changes (absolute paths of fsys) for matching.
+func NewMatcher(fsys loaders.FS, changes []Change) *Matcher {
+	m := &Matcher{fs: fsys, changed: map[string]Change{}, ancestors: map[string]string{}, kustDirs: map[string]string{}}
 	for _, c := range changes {
 		p := filepath.Clean(c.Path)
 		m.changed[p] = c
@@ -241,7 +241,7 @@ func (m *Matcher) Match(rs engine.ReadSet) []string {
 		// Under a file that became a directory; a directory that still is
 		// one is not reached by what changes under it.
 		if p, ok := m.ancestors[e]; ok {
-			if fi, err := os.Stat(e); err != nil || !fi.IsDir() {
+			if fi, err := m.fs.Stat(e); err != nil || !fi.IsDir() {
 				hit[p] = true
 			}
 		}
@@ -273,7 +273,11 @@ func Find(ctx context.Context, o batch.Options, changes []Change) ([]Root, *batc
 	if err != nil {
 		return nil, rep, err
 	}
-	m := NewMatcher(changes)
+	fsys := o.FS
+	if fsys == nil {
+		fsys = loaders.Disk
+	}
+	m := NewMatcher(fsys, changes)
 	var roots []Root
 	for _, rr := range rep.Roots {
 		if rr.Reads == nil {
@@ -287,14 +291,14 @@ func Find(ctx context.Context, o batch.Options, changes []Change) ([]Root, *batc
 }
 
 // RemovedKustomizations are the directories where a kustomization file was
-// deleted and none is left: roots or bases that no longer exist.
-func RemovedKustomizations(changes []Change) []string {
+// deleted and none is left in fsys: roots or bases that no longer exist.
+func RemovedKustomizations(fsys loaders.FS, changes []Change) []string {
 	var out []string
 	for _, c := range changes {
 		if c.Status != Deleted || !slices.Contains(loaders.FileNames, filepath.Base(c.Path)) {
 			continue
 		}
-		if dir := filepath.Dir(c.Path); !loaders.HasKustomization(dir) {
+		if dir := filepath.Dir(c.Path); !loaders.HasKustomization(fsys, dir) {
 			out = append(out, dir)
 		}
 	}

@@ -170,7 +170,7 @@ func TestMatcher(t *testing.T) {
 		{Change{"/r/app/cm.yaml/x", Added}, true}, // the file became a directory
 	}
 	for _, c := range cases {
-		got := len(NewMatcher([]Change{c.change}).Match(rs)) > 0
+		got := len(NewMatcher(loaders.Disk, []Change{c.change}).Match(rs)) > 0
 		if got != c.hit {
 			t.Errorf("%+v: hit %v, want %v", c.change, got, c.hit)
 		}
@@ -188,7 +188,7 @@ func TestMatcher(t *testing.T) {
 		{Change{filepath.Join(dir, "Kustomization"), Added}, true},
 		{Change{filepath.Join(dir, "cm.yaml", "x"), Added}, true},
 	} {
-		if got := len(NewMatcher([]Change{c.change}).Match(either)) > 0; got != c.hit {
+		if got := len(NewMatcher(loaders.Disk, []Change{c.change}).Match(either)) > 0; got != c.hit {
 			t.Errorf("either %+v: hit %v, want %v", c.change, got, c.hit)
 		}
 	}

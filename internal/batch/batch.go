@@ -39,6 +39,10 @@ import (
 
 // Options are the settings of a run.
 type Options struct {
+	// FS is where the trees (or the roots RootsFrom lists) are read
+	// (nil: loaders.Disk): the files, directories and symlinks of roots,
+	// discovery and root records. Outputs and the roots file are on disk.
+	FS loaders.FS
 	// Trees are the directories searched for roots (none: ".").
 	Trees []string
 	// RootsFrom, when set, names a file listing the roots, one per line
@@ -281,7 +285,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			}
 		}
 		if o.Prune {
-			rep.Pruned, rep.Kept = man.prune(live)
+			rep.Pruned, rep.Kept = man.prune(o.fs(), live)
 		}
 		if err := man.write(); err != nil {
 			return rep, err
@@ -311,6 +315,14 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	rep.Summary.Seconds = time.Since(start).Seconds()
 	return rep, nil
+}
+
+// fs is o.FS, or the disk.
+func (o Options) fs() loaders.FS {
+	if o.FS == nil {
+		return loaders.Disk
+	}
+	return o.FS
 }
 
 // readsOfInputs turns a root record's inputs into a ReadSet: a recorded
@@ -366,7 +378,7 @@ func buildRoots(ctx context.Context, o Options, all *engine.Graph, roots []strin
 	if all != nil {
 		g, loadErrs = all.WithRoots(dirs)
 	} else {
-		g, loadErrs = engine.LoadContext(ctx, dirs, engine.LoadOptions{Restriction: o.Restriction, Remote: o.Remote})
+		g, loadErrs = engine.LoadContext(ctx, dirs, engine.LoadOptions{FS: o.FS, Restriction: o.Restriction, Remote: o.Remote})
 	}
 	if opts.Warn != nil {
 		for _, w := range g.Warnings {
@@ -545,8 +557,9 @@ func findRoots(o Options, index *cache.RootIndex, checker *cache.InputChecker) (
 // findRootsContext is findRoots with the context remote bases are fetched
 // under (o.Remote).
 func findRootsContext(ctx context.Context, o Options, index *cache.RootIndex, checker *cache.InputChecker) ([]string, *engine.Graph, error) {
+	fsys := o.fs()
 	if f := o.RootsFrom; f != "" {
-		roots, err := readRootsFile(f)
+		roots, err := readRootsFile(fsys, f)
 		return roots, nil, err
 	}
 	r := o.Restriction
@@ -558,7 +571,7 @@ func findRootsContext(ctx context.Context, o Options, index *cache.RootIndex, ch
 	// not by how they were named: "." is another tree in another directory.
 	trees := make([]string, len(paths))
 	for i, p := range paths {
-		t, err := loaders.RealDir(p)
+		t, err := loaders.RealDir(fsys, p)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -585,7 +598,7 @@ func findRootsContext(ctx context.Context, o Options, index *cache.RootIndex, ch
 	}
 	listed := map[string]string{}
 	for _, p := range paths {
-		found, walked, l, err := findKustomizations(p, o.OutDir, fileIndex)
+		found, walked, l, err := findKustomizations(fsys, p, o.OutDir, fileIndex)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -603,7 +616,7 @@ func findRootsContext(ctx context.Context, o Options, index *cache.RootIndex, ch
 	// kustomization another one refers to.
 	// (The walk resolved every directory: it starts at a real one and
 	// does not follow symlinks.)
-	g, _ := engine.LoadContext(ctx, all, engine.LoadOptions{Restriction: r, Remote: o.Remote, Resolved: true, Listed: listed, Since: start})
+	g, _ := engine.LoadContext(ctx, all, engine.LoadOptions{FS: o.FS, Restriction: r, Remote: o.Remote, Resolved: true, Listed: listed, Since: start})
 	referenced := map[string]bool{}
 	for _, n := range g.Nodes {
 		for _, e := range n.Children() {
@@ -661,10 +674,10 @@ func findRootsContext(ctx context.Context, o Options, index *cache.RootIndex, ch
 // when one cannot be read, the walk is done again on one goroutine, depth
 // first, so the error is the first in that order whatever the goroutines
 // met first.
-func findKustomizations(tree, outDir string, files *cache.FileIndex) (found, walked []cache.Input, listed map[string]string, err error) {
-	found, walked, listed, err = walkKustomizations(tree, outDir, files, runtime.NumCPU())
+func findKustomizations(fsys loaders.FS, tree, outDir string, files *cache.FileIndex) (found, walked []cache.Input, listed map[string]string, err error) {
+	found, walked, listed, err = walkKustomizations(fsys, tree, outDir, files, runtime.NumCPU())
 	if err != nil {
-		return walkKustomizations(tree, outDir, files, 1)
+		return walkKustomizations(fsys, tree, outDir, files, 1)
 	}
 	return found, walked, listed, nil
 }
@@ -672,9 +685,9 @@ func findKustomizations(tree, outDir string, files *cache.FileIndex) (found, wal
 // walkKustomizations is findKustomizations on at most jobs goroutines;
 // with one, it walks depth first and stops at the first directory it
 // cannot read.
-func walkKustomizations(tree, outDir string, files *cache.FileIndex, jobs int) (found, walked []cache.Input, listed map[string]string, err error) {
+func walkKustomizations(fsys loaders.FS, tree, outDir string, files *cache.FileIndex, jobs int) (found, walked []cache.Input, listed map[string]string, err error) {
 	start := time.Now()
-	tree, err = loaders.RealDir(tree)
+	tree, err = loaders.RealDir(fsys, tree)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -701,7 +714,7 @@ func walkKustomizations(tree, outDir string, files *cache.FileIndex, jobs int) (
 		}
 		// The directory's stat comes before its listing, as RememberDir
 		// needs, from the descriptor the listing is read through.
-		fi, entries, err := fsread.ReadDir(dir)
+		fi, entries, err := fsys.ReadDir(dir)
 		if err != nil {
 			mu.Lock()
 			if firstErr == nil {
@@ -712,7 +725,7 @@ func walkKustomizations(tree, outDir string, files *cache.FileIndex, jobs int) (
 		}
 		slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 		files.RememberDir(dir, fi, entries, start)
-		k, ok := kustomizationIn(dir, entries)
+		k, ok := kustomizationIn(fsys, dir, entries)
 		sole := ok && soleKustomization(entries, filepath.Base(k.Path))
 		mu.Lock()
 		walked = append(walked, cache.Input{Path: dir, Real: dir})
@@ -757,7 +770,7 @@ func soleKustomization(entries []fs.DirEntry, name string) bool {
 // kustomizationIn returns the kustomization file among dir's entries
 // (sorted by name): the first of loaders.FileNames that is a regular file
 // or a symlink to one.
-func kustomizationIn(dir string, entries []fs.DirEntry) (cache.Input, bool) {
+func kustomizationIn(fsys loaders.FS, dir string, entries []fs.DirEntry) (cache.Input, bool) {
 	for _, name := range loaders.FileNames {
 		i, ok := slices.BinarySearchFunc(entries, name, func(e fs.DirEntry, name string) int { return strings.Compare(e.Name(), name) })
 		if !ok {
@@ -767,8 +780,8 @@ func kustomizationIn(dir string, entries []fs.DirEntry) (cache.Input, bool) {
 		if entries[i].Type().IsRegular() {
 			return cache.Input{Path: p, Real: p}, true
 		}
-		if real, err := filepath.EvalSymlinks(p); err == nil {
-			if st, err := os.Stat(real); err == nil && st.Mode().IsRegular() {
+		if real, err := fsys.EvalSymlinks(p); err == nil {
+			if st, err := fsys.Stat(real); err == nil && st.Mode().IsRegular() {
 				return cache.Input{Path: p, Real: real}, true
 			}
 		}
@@ -776,8 +789,8 @@ func kustomizationIn(dir string, entries []fs.DirEntry) (cache.Input, bool) {
 	return cache.Input{}, false
 }
 
-// readRootsFile reads --roots-from.
-func readRootsFile(path string) ([]string, error) {
+// readRootsFile reads --roots-from, whose roots are directories of fsys.
+func readRootsFile(fsys loaders.FS, path string) ([]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("--roots-from: %w", err)
@@ -791,7 +804,7 @@ func readRootsFile(path string) ([]string, error) {
 		if s == "" || strings.HasPrefix(s, "#") {
 			continue
 		}
-		d, err := loaders.RealDir(s)
+		d, err := loaders.RealDir(fsys, s)
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
 		}

@@ -188,7 +188,7 @@ func ReviewGit(ctx context.Context, o GitOptions) (*Result, error) {
 		return false
 	}
 	removed := map[string]bool{}
-	for _, d := range affected.RemovedKustomizations(affected.Under(headDir, changes)) {
+	for _, d := range affected.RemovedKustomizations(loaders.Disk, affected.Under(headDir, changes)) {
 		rel := relPath(headDir, d)
 		if !slices.Contains(hitRels, rel) && inTrees(rel, rels) && baseHasK(rel) {
 			removed[rel] = true
@@ -348,7 +348,7 @@ func rootMoves(ctx context.Context, bo batch.Options, baseDir, headDir string, t
 		if c.Status != affected.Added && baseHasK(d) {
 			oldK = append(oldK, d)
 		}
-		if c.Status != affected.Deleted && loaders.HasKustomization(filepath.Join(headDir, d)) {
+		if c.Status != affected.Deleted && loaders.HasKustomization(loaders.Disk, filepath.Join(headDir, d)) {
 			newK = append(newK, d)
 		}
 	}
@@ -558,7 +558,7 @@ func ReviewDirs(ctx context.Context, a, b string, o DirOptions) (*Result, error)
 	var trees [2]string
 	kust := false
 	for i, d := range []string{a, b} {
-		real, err := loaders.RealDir(d)
+		real, err := loaders.RealDir(loaders.Disk, d)
 		if err != nil {
 			return nil, err
 		}

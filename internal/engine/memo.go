@@ -417,7 +417,7 @@ func (m *memo) keyFromManifest(n *Node, pre cache.Key, recs []readRecord) (cache
 		}
 		var d cache.Key
 		if r.Tree {
-			listing, err := loaders.TreeListing(real)
+			listing, err := loaders.TreeListing(n.Loader.FS(), real)
 			if err != nil {
 				return cache.Key{}, false
 			}
