@@ -74,7 +74,8 @@ type FS struct {
 	root string
 
 	mu    sync.Mutex
-	trees map[string]*dir // by slash-separated path, "." for the root
+	trees map[string]*dir   // by slash-separated path, "." for the root
+	links map[string]string // symlink targets, by object name
 }
 
 // dir is a directory read: its entries by name.
@@ -86,7 +87,7 @@ type dir struct {
 
 // Tree returns the FS of the tree object oid (Commit gives a revision's).
 func (r *Repo) Tree(oid string) *FS {
-	return &FS{repo: r, root: oid, trees: map[string]*dir{}}
+	return &FS{repo: r, root: oid, trees: map[string]*dir{}, links: map[string]string{}}
 }
 
 // Root returns the name of the tree's object.
@@ -242,6 +243,12 @@ func (f *FS) follow(op, name string) (entry, string, error) {
 }
 
 func (f *FS) readlink(e entry) (string, error) {
+	f.mu.Lock()
+	t, ok := f.links[e.oid]
+	f.mu.Unlock()
+	if ok {
+		return t, nil
+	}
 	o, err := f.repo.blob(e.oid)
 	if err != nil {
 		return "", err
@@ -249,7 +256,11 @@ func (f *FS) readlink(e entry) (string, error) {
 	if o.data == nil || len(o.data) > 4096 {
 		return "", errors.New("symlink target too long")
 	}
-	return string(o.data), nil
+	t = string(o.data)
+	f.mu.Lock()
+	f.links[e.oid] = t
+	f.mu.Unlock()
+	return t, nil
 }
 
 // Lstat returns the stat of name, not following a final symlink.
