@@ -276,6 +276,8 @@ type TreeFile struct {
 	Rel string
 	// Data is the file's content.
 	Data []byte
+	// Mode is the file's permission bits (an executable has 0o111 set).
+	Mode fs.FileMode
 }
 
 // ReadTree reads every regular file below the directory at path (relative
@@ -291,35 +293,59 @@ func (l *Loader) ReadTree(path string) ([]TreeFile, string, error) {
 	if kind != Dir {
 		return nil, real, fmt.Errorf("'%s': %w", real, ErrNotDirectory)
 	}
-	tree, err := walkTree(l.fs, real)
+	files, tree, err := readTree(l.fs, real, func(rel, real string, data []byte) {
+		if l.onRead != nil {
+			l.onRead(filepath.Join(path, filepath.FromSlash(rel)), real, data, nil)
+		}
+	})
 	if err != nil {
 		return nil, real, err
-	}
-	files := make([]TreeFile, 0, len(tree))
-	// A file reached through several symlinked paths (a chart whose
-	// symlinks form a DAG) is read once.
-	read := map[string][]byte{}
-	var total int64
-	for _, e := range tree {
-		data, ok := read[e.real]
-		if !ok {
-			if data, _, err = l.fs.ReadFile(e.real, true); err != nil {
-				return nil, real, err
-			}
-			read[e.real] = data
-		}
-		if total += int64(len(data)); total > maxTreeBytes {
-			return nil, real, fmt.Errorf("'%s': its files come to more than %d MiB (symlinks that repeat directories count each time), the most kpipe reads from one tree", real, maxTreeBytes>>20)
-		}
-		if l.onRead != nil {
-			l.onRead(filepath.Join(path, filepath.FromSlash(e.rel)), e.real, data, nil)
-		}
-		files = append(files, TreeFile{Rel: e.rel, Data: data})
 	}
 	if l.onReadTree != nil {
 		l.onReadTree(path, real, listing(tree))
 	}
 	return files, real, nil
+}
+
+// ReadTreeOf reads every regular file below the directory dir (absolute,
+// symlink-free) of fsys as ReadTree reads them, with no loader: no file
+// is reported, and no restriction applies (what a plugin run in a copy
+// of its kustomization's directory could read there).
+func ReadTreeOf(fsys FS, dir string) ([]TreeFile, error) {
+	files, _, err := readTree(fsys, dir, nil)
+	return files, err
+}
+
+// readTree reads the regular files below real (absolute, symlink-free)
+// of fsys, calling read (if set) for each, and returns them with the
+// walk's entries.
+func readTree(fsys FS, real string, read func(rel, real string, data []byte)) ([]TreeFile, []treeEntry, error) {
+	tree, err := walkTree(fsys, real)
+	if err != nil {
+		return nil, nil, err
+	}
+	files := make([]TreeFile, 0, len(tree))
+	// A file reached through several symlinked paths (a chart whose
+	// symlinks form a DAG) is read once.
+	read1 := map[string][]byte{}
+	var total int64
+	for _, e := range tree {
+		data, ok := read1[e.real]
+		if !ok {
+			if data, _, err = fsys.ReadFile(e.real, true); err != nil {
+				return nil, nil, err
+			}
+			read1[e.real] = data
+		}
+		if total += int64(len(data)); total > maxTreeBytes {
+			return nil, nil, fmt.Errorf("'%s': its files come to more than %d MiB (symlinks that repeat directories count each time), the most kpipe reads from one tree", real, maxTreeBytes>>20)
+		}
+		if read != nil {
+			read(e.rel, e.real, data)
+		}
+		files = append(files, TreeFile{Rel: e.rel, Data: data, Mode: e.mode})
+	}
+	return files, tree, nil
 }
 
 // TreeListing returns the listing of the directory real (absolute,
@@ -353,8 +379,11 @@ const (
 )
 
 // treeEntry is a regular file of a tree: its path relative to the tree's
-// root (slashes) and its real path.
-type treeEntry struct{ rel, real string }
+// root (slashes), its real path and its permission bits.
+type treeEntry struct {
+	rel, real string
+	mode      fs.FileMode
+}
 
 // walkTree lists the regular files below dir (absolute and symlink-free)
 // of fsys,
@@ -401,7 +430,7 @@ func walkTree(fsys FS, dir string) ([]treeEntry, error) {
 					return err
 				}
 			case st.Mode().IsRegular():
-				out = append(out, treeEntry{rel: childRel, real: childReal})
+				out = append(out, treeEntry{rel: childRel, real: childReal, mode: st.Mode().Perm()})
 			}
 		}
 		return nil

@@ -176,10 +176,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	start := time.Now()
 	opts := o.Engine
 	store := opts.Cache.Store
-	if opts.Cache.Files == nil {
-		opts.Cache.Files = store.FileIndex()
-		o.Engine.Cache.Files = opts.Cache.Files
-	}
+	// The index of the disk (outputs) and the one of the trees.
+	disk, files := o.indexes()
+	opts.Cache.Files, o.Engine.Cache.Files = files, files
 	index := store.RootIndex(engine.SettingsKey(opts, o.Restriction))
 	checker := cache.NewInputChecker(opts.Cache.Files)
 	roots, all, err := findRootsContext(ctx, o, index, checker)
@@ -244,7 +243,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	for i, root := range roots {
 		check.Go(func() error {
 			rec, ok := index.Root(root)
-			if ok && !opts.VerifyCache && rec.Output == outputOf(root) && index.Unchanged(checker, rec) && outputIntact(opts.Cache.Files, rec) {
+			if ok && !opts.VerifyCache && rec.Output == outputOf(root) && index.Unchanged(checker, rec) && outputIntact(disk, rec) {
 				rr := RootReport{Path: root, Output: rec.Output, Status: "ok", Digest: hex.EncodeToString(rec.OutputDigest[:]),
 					Cached: true, UpToDate: true}
 				if o.Reads {
@@ -272,8 +271,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		st = buildRoots(ctx, o, all, roots, todo, outputOf, index, man, rep)
 	}
 	_ = index.Save()
-	if opts.Cache.Files != nil {
-		_ = opts.Cache.Files.Save("")
+	_ = files.Save("")
+	if disk != files {
+		_ = disk.Save("")
 	}
 	if o.Check {
 		rep.Orphans = orphans(outDir, live, outputOf)
@@ -325,6 +325,28 @@ func (o Options) fs() loaders.FS {
 	return o.FS
 }
 
+// indexes returns the file index of the disk and the one of the trees
+// (the same when they are on disk), from the engine's (a tree's or the
+// disk's) or the store's.
+func (o Options) indexes() (disk, trees *cache.FileIndex) {
+	ix := o.Engine.Cache.Files
+	if ix == nil {
+		ix = o.Engine.Cache.Store.FileIndex()
+	}
+	var src cache.Source
+	if fsys := o.fs(); fsys != loaders.Disk {
+		src = fsys
+	}
+	disk, trees = ix, ix
+	if ix.Source() != nil {
+		disk = ix.On(nil)
+	}
+	if ix.Source() != src {
+		trees = ix.On(src)
+	}
+	return disk, trees
+}
+
 // readsOfInputs turns a root record's inputs into a ReadSet: a recorded
 // root runs no plugin (engine.Builder.Inputs refuses those), so its inputs
 // are files and kustomization directories (not told apart, to spare a
@@ -344,10 +366,7 @@ func readsOfInputs(inputs []cache.Input) *engine.ReadSet {
 // them (in a stable order).
 func Discover(o Options) ([]string, error) {
 	opts := o.Engine
-	files := opts.Cache.Files
-	if files == nil {
-		files = opts.Cache.Store.FileIndex()
-	}
+	_, files := o.indexes()
 	index := opts.Cache.Store.RootIndex(engine.SettingsKey(opts, o.Restriction))
 	roots, _, err := findRoots(o, index, cache.NewInputChecker(files))
 	return roots, err
@@ -584,7 +603,9 @@ func findRootsContext(ctx context.Context, o Options, index *cache.RootIndex, ch
 		}
 	}
 	key := fmt.Sprintf("%q all=%v out=%q", trees, o.AllKustomizations, outDir)
-	if rec, ok := index.Discovery(key); ok && checker.Unchanged(rec.Dirs) && checker.Unchanged(rec.Files) {
+	// (Checked as one record: in a git revision, a directory unchanged by
+	// its tree's name vouches for the files below it.)
+	if rec, ok := index.Discovery(key); ok && checker.Unchanged(append(slices.Clip(rec.Dirs), rec.Files...)) {
 		// The same directories hold the same kustomization files.
 		return rec.Roots, nil, nil
 	}
@@ -646,10 +667,12 @@ func findRootsContext(ctx context.Context, o Options, index *cache.RootIndex, ch
 			for i := range ins {
 				if d, ok := checker.Files().Known(ins[i].Real, start); ok {
 					ins[i].Digest = d
+					ins[i] = checker.Files().Stamp(ins[i])
 					continue
 				}
 				eg.Go(func() error {
 					ins[i].Digest, _ = checker.Digest(ins[i].Real)
+					ins[i] = checker.Files().Stamp(ins[i])
 					return nil
 				})
 			}

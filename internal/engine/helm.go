@@ -90,12 +90,13 @@ func (b *Builder) helmSettings() (stages.HelmSettings, error) {
 	return b.helm, b.helmErr
 }
 
-// memoFiles is the build's file index, or nil without a cache.
+// memoFiles is the build's file index of the disk, or nil without a
+// cache.
 func (b *Builder) memoFiles() *cache.FileIndex {
 	if b.memo == nil {
 		return nil
 	}
-	return b.memo.Files
+	return b.memo.disk
 }
 
 // resolveHelm looks the helm command up on PATH and fills in the settings

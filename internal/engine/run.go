@@ -130,6 +130,10 @@ type Builder struct {
 
 	// explains are the nodes' explanations (Options.Explain), by node key.
 	explains map[string]*NodeExplain
+
+	// real are the directories written for plugins of a tree not on
+	// disk, removed when RunEach returns.
+	real realDirs
 }
 
 // Stats counts what a Builder did.
@@ -221,6 +225,7 @@ func (b *Builder) Run(ctx context.Context, loadErrs []error) []Result {
 // memory holds what is being built, not everything built so far. emit is called once per index of g.Roots, from
 // several goroutines at once.
 func (b *Builder) RunEach(ctx context.Context, loadErrs []error, emit func(i int, r Result)) {
+	defer b.real.remove()
 	rootIdx := map[*Node][]int{}
 	var roots []string
 	for i, n := range b.g.Roots {
