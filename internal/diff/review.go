@@ -56,6 +56,10 @@ type Result struct {
 	// and files of the revisions it compared): what the roots compared
 	// read, whatever the size of the repository.
 	ObjectsRead int `json:"objectsRead,omitempty"`
+	// OldBuilt and NewBuilt count the kustomizations built on each side
+	// (the others came from the cache, or were up to date).
+	OldBuilt int `json:"oldNodesBuilt"`
+	NewBuilt int `json:"newNodesBuilt"`
 }
 
 // Changed reports whether anything differs.
@@ -82,8 +86,8 @@ type GitOptions struct {
 // A revision (the old one, and the new one unless it is the working tree)
 // is read from git's objects through the read seam, without a checkout
 // (package gitfs): what the roots compared read is read, nothing else.
-// Its files appear under a path that names the revision,
-// <top>@<commit>, which is never written to disk; what needs a real
+// Its files appear under a path that names its side, <top>@base or
+// <top>@head, which is never written to disk; what needs a real
 // directory (a plugin) gets its kustomization's directory written to a
 // temporary one (engine).
 func ReviewGit(ctx context.Context, o GitOptions) (*Result, error) {
@@ -159,13 +163,13 @@ func ReviewGit(ctx context.Context, o GitOptions) (*Result, error) {
 	}
 	defer func() { res.ObjectsRead = objects.Reads() }()
 
-	// The two sides: a revision at <top>@<commit>, the working tree
-	// where it is.
-	baseDir := revisionDir(repo.Top, base)
+	// The two sides: a revision at <top>@base or <top>@head, the working
+	// tree where it is.
+	baseDir := revisionDir(repo.Top, "base")
 	baseFS := loaders.NewFS(objects.Tree(baseTree), baseDir)
 	headDir, headFS := repo.Top, loaders.Disk
 	if head != "" {
-		headDir = revisionDir(repo.Top, head)
+		headDir = revisionDir(repo.Top, "head")
 		headFS = loaders.NewFS(objects.Tree(headTree), headDir)
 	}
 	// The new side's affected roots (this also builds, or finds up to
@@ -219,17 +223,24 @@ func ReviewGit(ctx context.Context, o GitOptions) (*Result, error) {
 	slices.Sort(oldCands)
 	oldCands = slices.Compact(oldCands)
 	eo := o.Build.Engine
-	olds := renderRoots(ctx, eo, loadOptions(o.Build, baseFS), baseDir, oldCands, removed)
-	news := renderRoots(ctx, eo, loadOptions(o.Build, headFS), headDir, relRoots, nil)
+	olds, oldBuilt := renderRoots(ctx, eo, loadOptions(o.Build, baseFS), baseDir, oldCands, removed)
+	news, newBuilt := renderRoots(ctx, eo, loadOptions(o.Build, headFS), headDir, relRoots, nil)
 	compareSides(res, olds, news, baseDir, headDir, o.Diff)
+	res.OldBuilt, res.NewBuilt = oldBuilt, newBuilt
+	if rep != nil {
+		res.NewBuilt += rep.Summary.NodesBuilt
+	}
 	return res, nil
 }
 
-// revisionDir is where a revision's files appear: <top>@<commit>, a
-// path of its own for every commit (which is never created on disk), so
-// that errors name a file of the revision, and a record of what a root
-// read there is one of that revision.
-func revisionDir(top, commit string) string { return top + "@" + short(commit) }
+// revisionDir is where the revision of one side (base, head) appears: a
+// path never created on disk, so that nothing of the working tree is read
+// for it. It names the side, not the commit: the records the cache keeps
+// of what a root read there, and of the roots found there, are those of
+// the last revision that side had, checked against this one by the names
+// of git's objects, so that a new commit costs what changed since (an
+// unchanged directory vouches for what lies below it).
+func revisionDir(top, side string) string { return top + "@" + side }
 
 // side is one side of a review: its tree's directory and where it is
 // read.
@@ -333,13 +344,14 @@ type rendered struct {
 	err  string
 }
 
-// renderRoots builds the roots rels of tree through the cache. A candidate
-// in maybe (a removed kustomization) is dropped when it is a component or
-// another candidate includes it: it was a base, not a root.
-func renderRoots(ctx context.Context, eo engine.Options, lo engine.LoadOptions, tree string, rels []string, maybe map[string]bool) map[string]rendered {
+// renderRoots builds the roots rels of tree through the cache, and says
+// how many nodes it built. A candidate in maybe (a removed kustomization)
+// is dropped when it is a component or another candidate includes it: it
+// was a base, not a root.
+func renderRoots(ctx context.Context, eo engine.Options, lo engine.LoadOptions, tree string, rels []string, maybe map[string]bool) (map[string]rendered, int) {
 	out := map[string]rendered{}
 	if len(rels) == 0 {
-		return out
+		return out, 0
 	}
 	dirs := under(tree, rels)
 	g, loadErrs := engine.LoadContext(ctx, dirs, lo)
@@ -377,7 +389,7 @@ func renderRoots(ctx context.Context, eo engine.Options, lo engine.LoadOptions, 
 			out[rels[i]] = rendered{yaml: res.YAML}
 		}
 	}
-	return out
+	return out, b.Stats().NodesBuilt
 }
 
 // compareSides fills res from the two sides' outputs.
@@ -485,7 +497,8 @@ func renderTree(ctx context.Context, bo batch.Options, tree string) (map[string]
 	for i, r := range roots {
 		rels[i] = relPath(tree, r)
 	}
-	return renderRoots(ctx, bo.Engine, loadOptions(bo, loaders.Disk), tree, rels, nil), nil
+	out, _ := renderRoots(ctx, bo.Engine, loadOptions(bo, loaders.Disk), tree, rels, nil)
+	return out, nil
 }
 
 // readOutputs reads the .yaml and .yml files under dir, by relative path.

@@ -2,33 +2,39 @@ package fsread
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 )
 
 // FromFS reads the file name of fsys, whose stat (not following a
 // symlink) is fi, as File reads one on disk: anything but a regular file
-// is refused, and so is a file larger than MaxFileSize (by its stat, and
-// again by what is read, for an fs.FS whose stat says less than it
-// holds). Errors name path, the file as the caller knows it.
+// is refused, and so is a file larger than MaxFileSize. Its size is not
+// asked first (a tree that names its files' content may have to read a
+// file to tell it): an fs.ReadFileFS holds or bounds what it returns (an
+// in-memory tree; a git revision, which refuses an object past the cap
+// unread), and anything else is read through a limit. Errors name path,
+// the file as the caller knows it.
 func FromFS(fsys fs.FS, name, path string, fi fs.FileInfo) ([]byte, error) {
 	if err := regular(path, fi); err != nil {
 		return nil, err
 	}
-	if fi.Size() > MaxFileSize {
-		return nil, tooLarge(path, MaxFileSize)
-	}
-	f, err := fsys.Open(name)
-	if err != nil {
-		return nil, pathError("open", path, err)
-	}
-	defer f.Close()
-	data, err := readLimited(f, path, fi, MaxFileSize)
-	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) && pe.Path == path {
-			return nil, err
+	var data []byte
+	var err error
+	if rf, ok := fsys.(fs.ReadFileFS); ok {
+		data, err = rf.ReadFile(name)
+	} else {
+		var f fs.File
+		if f, err = fsys.Open(name); err != nil {
+			return nil, pathError("open", path, err)
 		}
+		data, err = io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+		f.Close()
+	}
+	if err != nil {
 		return nil, pathError("read", path, err)
+	}
+	if int64(len(data)) > MaxFileSize {
+		return nil, tooLarge(path, MaxFileSize)
 	}
 	return data, nil
 }

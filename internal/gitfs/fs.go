@@ -74,8 +74,15 @@ type FS struct {
 	root string
 
 	mu    sync.Mutex
-	trees map[string]*dir   // by slash-separated path, "." for the root
-	links map[string]string // symlink targets, by object name
+	trees map[string]*dirSlot // by slash-separated path, "." for the root
+	links map[string]string   // symlink targets, by object name
+}
+
+// dirSlot is a directory read once, however many ask for it at once.
+type dirSlot struct {
+	once sync.Once
+	d    *dir
+	err  error
 }
 
 // dir is a directory read: its entries by name.
@@ -87,7 +94,7 @@ type dir struct {
 
 // Tree returns the FS of the tree object oid (Commit gives a revision's).
 func (r *Repo) Tree(oid string) *FS {
-	return &FS{repo: r, root: oid, trees: map[string]*dir{}, links: map[string]string{}}
+	return &FS{repo: r, root: oid, trees: map[string]*dirSlot{}, links: map[string]string{}}
 }
 
 // Root returns the name of the tree's object.
@@ -117,15 +124,20 @@ func (o *Object) ContentID() string {
 // reading the trees on the way that were not read yet.
 func (f *FS) dir(p string) (*dir, error) {
 	f.mu.Lock()
-	d, ok := f.trees[p]
-	f.mu.Unlock()
-	if ok {
-		return d, nil
+	s := f.trees[p]
+	if s == nil {
+		s = &dirSlot{}
+		f.trees[p] = s
 	}
-	var oid string
-	if p == "." {
-		oid = f.root
-	} else {
+	f.mu.Unlock()
+	s.once.Do(func() { s.d, s.err = f.readDir(p) })
+	return s.d, s.err
+}
+
+// readDir reads the directory at p.
+func (f *FS) readDir(p string) (*dir, error) {
+	oid := f.root
+	if p != "." {
 		parent, err := f.dir(path.Dir(p))
 		if err != nil {
 			return nil, err
@@ -135,31 +147,22 @@ func (f *FS) dir(p string) (*dir, error) {
 		case !ok:
 			return nil, fs.ErrNotExist
 		case e.mode == modeGitlink:
-			d = &dir{oid: e.oid, entries: map[string]entry{}}
+			return &dir{oid: e.oid, entries: map[string]entry{}}, nil
 		case e.mode != modeTree:
 			return nil, errNotDir
 		}
 		oid = e.oid
 	}
-	if d == nil {
-		entries, err := f.repo.tree(oid)
-		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", p, err)
-		}
-		d = &dir{oid: oid, entries: make(map[string]entry, len(entries)), names: make([]string, 0, len(entries))}
-		for _, e := range entries {
-			d.entries[e.name] = e
-			d.names = append(d.names, e.name)
-		}
-		sort.Strings(d.names) // git sorts directories as if named "name/"
+	entries, err := f.repo.tree(oid)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", p, err)
 	}
-	f.mu.Lock()
-	if prev, ok := f.trees[p]; ok {
-		d = prev
-	} else {
-		f.trees[p] = d
+	d := &dir{oid: oid, entries: make(map[string]entry, len(entries)), names: make([]string, 0, len(entries))}
+	for _, e := range entries {
+		d.entries[e.name] = e
+		d.names = append(d.names, e.name)
 	}
-	f.mu.Unlock()
+	sort.Strings(d.names) // (git sorts a directory as if named "name/")
 	return d, nil
 }
 
@@ -253,7 +256,7 @@ func (f *FS) readlink(e entry) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if o.data == nil || len(o.data) > 4096 {
+	if o.size > 4096 {
 		return "", errors.New("symlink target too long")
 	}
 	t = string(o.data)
@@ -311,7 +314,7 @@ func (f *FS) ReadFile(name string) ([]byte, error) {
 	if err != nil {
 		return nil, &fs.PathError{Op: "read", Path: name, Err: err}
 	}
-	if o.data == nil {
+	if o.size > fsread.MaxFileSize {
 		return nil, &fs.PathError{Op: "read", Path: name, Err: errTooLarge}
 	}
 	return o.data, nil
@@ -387,11 +390,7 @@ func (i *fileInfo) Size() int64 {
 	if isDir(i.obj.Mode) {
 		return 0
 	}
-	i.once.Do(func() {
-		if o, err := i.fs.repo.read(i.obj.OID, 0); err == nil {
-			i.size = o.size
-		}
-	})
+	i.once.Do(func() { i.size, _ = i.fs.repo.size(i.obj.OID) })
 	return i.size
 }
 

@@ -45,7 +45,25 @@ type Repo struct {
 	err    error // set once the process failed: every later request fails
 	closed bool
 	reads  int // objects read (for tests and reports)
+
+	// blobs are the files read, by object name: a file the two sides of
+	// a review share, or that two goroutines ask for at once, is read
+	// once; its content is kept while kept stays under maxKept.
+	bmu   sync.Mutex
+	blobs map[string]*blobSlot
+	kept  int64
 }
+
+// blobSlot is one file read (once).
+type blobSlot struct {
+	once sync.Once
+	o    object
+	err  error
+	kept bool // o.data is kept for the next to ask
+}
+
+// maxKept bounds the content of files kept for a second reader.
+const maxKept = 256 << 20
 
 // Open starts reading the objects of the repository at dir (any directory
 // of its working tree, or its git directory). ctx bounds the process.
@@ -240,14 +258,59 @@ func (r *Repo) tree(oid string) ([]entry, error) {
 	return parseTree(o.data, len(o.oid)/2)
 }
 
-// blob reads the blob oid, up to fsread.MaxFileSize.
+// size returns the size of the object oid: from a blob read already, else
+// by reading it (and dropping its content).
+func (r *Repo) size(oid string) (int64, error) {
+	r.bmu.Lock()
+	s := r.blobs[oid]
+	r.bmu.Unlock()
+	if s != nil {
+		s.once.Do(func() {}) // (wait for a read under way)
+		if s.err == nil && s.kept {
+			return s.o.size, nil
+		}
+	}
+	o, err := r.read(oid, 0)
+	return o.size, err
+}
+
+// blob reads the blob oid, up to fsread.MaxFileSize (larger: no data).
+// The data is the caller's.
 func (r *Repo) blob(oid string) (object, error) {
-	o, err := r.read(oid, fsread.MaxFileSize)
-	if err != nil {
-		return o, err
+	r.bmu.Lock()
+	if r.blobs == nil {
+		r.blobs = map[string]*blobSlot{}
 	}
-	if o.typ != "blob" {
-		return o, fmt.Errorf("object %s is a %s, not a blob", oid, o.typ)
+	s := r.blobs[oid]
+	if s == nil {
+		s = &blobSlot{}
+		r.blobs[oid] = s
 	}
+	r.bmu.Unlock()
+	first := false
+	s.once.Do(func() {
+		first = true
+		s.o, s.err = r.read(oid, fsread.MaxFileSize)
+		if s.err == nil && s.o.typ != "blob" {
+			s.err = fmt.Errorf("object %s is a %s, not a blob", oid, s.o.typ)
+		}
+		r.bmu.Lock()
+		if s.kept = r.kept+int64(len(s.o.data)) <= maxKept; s.kept {
+			r.kept += int64(len(s.o.data))
+		}
+		r.bmu.Unlock()
+	})
+	switch {
+	case s.err != nil:
+		return object{}, s.err
+	case first && !s.kept:
+		o := s.o
+		s.o.data = nil
+		return o, nil
+	case !s.kept:
+		return r.read(oid, fsread.MaxFileSize)
+	}
+	o := s.o
+	o.data = bytes.Clone(o.data)
 	return o, nil
 }
