@@ -20,7 +20,7 @@ import (
 // hostileCase is one tree of testdata/hostile (see its README.md; the CLI
 // builds each one in cmd/kpipe's TestHostileCatalogue).
 type hostileCase struct {
-	name, want string
+	name, want  string
 	args, setup []string
 	files       map[string][]byte
 }

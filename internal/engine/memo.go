@@ -106,7 +106,7 @@ type memo struct {
 	Cache // Files: the index of the graph's tree
 	// disk is the index of the disk (remote checkouts, the helm binary):
 	// Files when the tree is the disk.
-	disk *cache.FileIndex
+	disk    *cache.FileIndex
 	optsKey cache.Key // the digest of settings, which every key of the run takes
 	// settingsRec names the settings and their values, for --explain.
 	settingsRec map[string]string

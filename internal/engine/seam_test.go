@@ -197,7 +197,7 @@ metadata:
 		// Reads a file beside its config, as KSOPS does.
 		"app/retag.sh": "#!/bin/sh\nv=$(cat secret.enc)\nsed \"s/image: nginx\\$/image: nginx:$v/\"\n",
 		// Says where it ran.
-		"fns/where.sh": "#!/bin/sh\nsed \"s|- sleep\\$|- ran-in:$PWD|\"\n",
+		"fns/where.sh":                    "#!/bin/sh\nsed \"s|- sleep\\$|- ran-in:$PWD|\"\n",
 		"chart/kustomization.yaml":        "helmCharts:\n- name: c\n  releaseName: r\n  namespace: ns\n",
 		"chart/charts/c/Chart.yaml":       "apiVersion: v2\nname: c\nversion: 1.0.0\n",
 		"chart/charts/c/values.yaml":      "",
