@@ -33,6 +33,8 @@ type FS interface {
 	// EvalSymlinks returns path with every symlink in it resolved, as
 	// filepath.EvalSymlinks does.
 	EvalSymlinks(path string) (string, error)
+	// Readlink returns the target of the symlink at path, as written.
+	Readlink(path string) (string, error)
 	// ReadFile reads the regular file at path, up to
 	// fsread.MaxFileSize, refusing anything else (a directory, a FIFO, a
 	// device); a final symlink is followed only when follow is true, and
@@ -54,6 +56,7 @@ func (diskFS) Stat(p string) (fs.FileInfo, error)                   { return os.
 func (diskFS) Lstat(p string) (fs.FileInfo, error)                  { return os.Lstat(p) }
 func (diskFS) EvalSymlinks(p string) (string, error)                { return filepath.EvalSymlinks(p) }
 func (diskFS) ReadDir(p string) (fs.FileInfo, []fs.DirEntry, error) { return fsread.ReadDir(p) }
+func (diskFS) Readlink(p string) (string, error)                    { return os.Readlink(p) }
 
 func (diskFS) ReadFile(p string, follow bool) ([]byte, fs.FileInfo, error) {
 	if follow {
@@ -103,6 +106,9 @@ type treeFS struct {
 var (
 	errNotExist error = syscall.ENOENT
 	errNotDir   error = syscall.ENOTDIR
+	// errLoop is filepath.EvalSymlinks's error for a symlink loop; the
+	// other operations say what the system says there, ELOOP.
+	errLoop = errors.New("EvalSymlinks: too many links")
 )
 
 // name returns fsys's name for p, a clean absolute path without
@@ -150,8 +156,11 @@ func (t *treeFS) wrap(op, p string, err error) error {
 	if errors.As(err, &pe) {
 		err = pe.Err
 	}
-	if errors.Is(err, fs.ErrNotExist) {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		err = errNotExist
+	case err == errLoop:
+		err = syscall.ELOOP
 	}
 	return &fs.PathError{Op: op, Path: p, Err: err}
 }
@@ -190,7 +199,7 @@ func (t *treeFS) EvalSymlinks(p string) (string, error) {
 			continue
 		}
 		if links++; links > 255 {
-			return "", errors.New("EvalSymlinks: too many links")
+			return "", errLoop
 		}
 		name, _, _ := t.name(next)
 		target, err := t.links.ReadLink(name)
@@ -221,7 +230,32 @@ func (t *treeFS) resolveParent(op, p string) (string, error) {
 	if err != nil {
 		return "", t.wrap(op, p, err)
 	}
+	if fi, err := t.lstat(op, real); err != nil {
+		return "", t.wrap(op, p, err)
+	} else if !fi.IsDir() {
+		return "", &fs.PathError{Op: op, Path: p, Err: errNotDir}
+	}
 	return filepath.Join(real, base), nil
+}
+
+func (t *treeFS) Readlink(p string) (string, error) {
+	q, err := t.resolveParent("readlink", p)
+	if err != nil {
+		return "", err
+	}
+	fi, err := t.lstat("readlink", q)
+	if err != nil {
+		return "", t.wrap("readlink", p, err)
+	}
+	if fi.Mode()&fs.ModeSymlink == 0 {
+		return "", &fs.PathError{Op: "readlink", Path: p, Err: syscall.EINVAL}
+	}
+	name, _, _ := t.name(q)
+	target, err := t.links.ReadLink(name)
+	if err != nil {
+		return "", t.wrap("readlink", p, err)
+	}
+	return filepath.FromSlash(target), nil
 }
 
 func (t *treeFS) Lstat(p string) (fs.FileInfo, error) {
@@ -285,7 +319,7 @@ func (t *treeFS) ReadDir(p string) (fs.FileInfo, []fs.DirEntry, error) {
 		return nil, nil, t.wrap("open", p, err)
 	}
 	if !fi.IsDir() {
-		return nil, nil, &fs.PathError{Op: "readdirent", Path: p, Err: errNotDir}
+		return nil, nil, &fs.PathError{Op: "open", Path: p, Err: errNotDir}
 	}
 	name, ok, above := t.name(real)
 	var entries []fs.DirEntry

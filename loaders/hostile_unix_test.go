@@ -91,7 +91,7 @@ func TestUnreadableKustomizationFileIsNamed(t *testing.T) {
 				if err := tc.make(path); err != nil {
 					t.Fatal(err)
 				}
-				_, err := FindKustomization(dir, tc.r)
+				_, err := FindKustomization(Disk, dir, tc.r)
 				var h *Hinted
 				if !errors.As(err, &h) {
 					t.Fatalf("error %v carries no plain line", err)

@@ -107,7 +107,7 @@ func readKustomization(fsys FS, dir, path string, r Restriction) (*Kustomization
 	ldr := &Loader{fs: fsys, root: dir, restriction: r}
 	data, real, info, err := ldr.ReadFileStat(filepath.Base(path))
 	if err != nil {
-		return nil, &Hinted{Hint: unreadableKustomizationHint(path, real, dir, err), Err: err}
+		return nil, &Hinted{Hint: unreadableKustomizationHint(fsys, path, real, dir, err), Err: err}
 	}
 	k, warnings, err := parseKustomization(data)
 	if err != nil {
@@ -128,9 +128,9 @@ func readKustomization(fsys FS, dir, path string, r Restriction) (*Kustomization
 // at path (in dir) that could not be read: what it is (a symlink and its
 // target, a device) and why that cannot be read. real is where it
 // resolved to, when known.
-func unreadableKustomizationHint(path, real, dir string, err error) string {
+func unreadableKustomizationHint(fsys FS, path, real, dir string, err error) string {
 	is := "is"
-	if target, lerr := os.Readlink(path); lerr == nil {
+	if target, lerr := fsys.Readlink(path); lerr == nil {
 		is = "is a symlink to " + target + ","
 	}
 	switch {

@@ -113,10 +113,14 @@ func dirSet(dirs []string) map[string]bool {
 // that every answer is comparable as it is.
 func seams(t *testing.T, rng *rand.Rand) (string, map[string]node, map[string]loaders.FS) {
 	t.Helper()
-	top, err := filepath.EvalSymlinks(t.TempDir())
+	// The tree lies one level below a directory of its own: a link up
+	// out of it (../..) reaches a directory that holds only the tree, on
+	// disk as in the other trees (which hold the way down to their mount).
+	private, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
+	top := filepath.Join(private, "tree")
 	tree := randomTree(rng, top)
 	mem := fstest.MapFS{}
 	for p, n := range tree {
@@ -299,6 +303,29 @@ func readAll(fsys loaders.FS, dir string, r loaders.Restriction, ps []string) st
 		}
 		if errors.Is(err, fs.ErrNotExist) {
 			fmt.Fprintf(&b, "  (not exist)\n")
+		}
+		abs := l.Abs(p)
+		target, err := fsys.Readlink(abs)
+		fmt.Fprintf(&b, "Readlink %s: %s %s\n", abs, target, errText(err))
+		if fi, err := fsys.Lstat(abs); err == nil {
+			fmt.Fprintf(&b, "Lstat %s: %s %s\n", abs, fi.Name(), fi.Mode().Type())
+		} else {
+			fmt.Fprintf(&b, "Lstat %s: %s\n", abs, errText(err))
+		}
+		if fi, err := fsys.Stat(abs); err == nil {
+			fmt.Fprintf(&b, "Stat %s: %s %s\n", abs, fi.Name(), fi.Mode().Type())
+		} else {
+			fmt.Fprintf(&b, "Stat %s: %s\n", abs, errText(err))
+		}
+		if _, entries, err := fsys.ReadDir(abs); err == nil {
+			var names []string
+			for _, e := range entries {
+				names = append(names, e.Name()+":"+e.Type().String())
+			}
+			sort.Strings(names)
+			fmt.Fprintf(&b, "ReadDir %s: %v\n", abs, names)
+		} else {
+			fmt.Fprintf(&b, "ReadDir %s: %s\n", abs, errText(err))
 		}
 	}
 	return b.String()
