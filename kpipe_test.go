@@ -106,12 +106,21 @@ type countingFS struct {
 }
 
 func (c *countingFS) Open(name string) (fs.File, error) {
+	c.count(name)
+	return c.MapFS.Open(name)
+}
+
+func (c *countingFS) ReadFile(name string) ([]byte, error) {
+	c.count(name)
+	return c.MapFS.ReadFile(name)
+}
+
+func (c *countingFS) count(name string) {
 	if f := c.MapFS[name]; f != nil && f.Mode.IsRegular() {
 		c.mu.Lock()
 		c.opened[name]++
 		c.mu.Unlock()
 	}
-	return c.MapFS.Open(name)
 }
 
 // TestBuildFSReadsWhatTheBuildReads: BuildFS reads the files the build
