@@ -109,20 +109,31 @@ func splitDocs(data []byte) []string {
 		}
 	}
 	start := 0 // of the current document
-	for line := 0; line < len(data); {
-		end := bytes.IndexByte(data[line:], '\n')
+	for at := 0; at < len(data); {
+		// The next line that starts with "---" (at the start of data, or
+		// after a newline).
+		i := at
+		if !(at == 0 && bytes.HasPrefix(data, []byte("---"))) {
+			from := max(at-1, 0) // (the newline that ends the line before at)
+			j := bytes.Index(data[from:], []byte("\n---"))
+			if j < 0 {
+				break
+			}
+			i = from + j + 1
+		}
+		end := bytes.IndexByte(data[i:], '\n')
 		next := len(data)
 		if end >= 0 {
-			end += line
+			end += i
 			next = end + 1
 		} else {
 			end = len(data)
 		}
-		if string(bytes.TrimRight(data[line:end], "\r")) == "---" {
-			add(data[start:line])
+		if string(bytes.TrimRight(data[i:end], "\r")) == "---" {
+			add(data[start:i])
 			start = next
 		}
-		line = next
+		at = next
 	}
 	add(data[start:])
 	return out

@@ -178,13 +178,18 @@ func (f *FS) lookup(op, name string) (entry, error) {
 	if name == "." {
 		return entry{name: ".", mode: modeTree, oid: f.root}, nil
 	}
-	dirPath, err := f.resolve(op, path.Dir(name), 0)
-	if err != nil {
-		return entry{}, err
-	}
+	// Most paths asked for have no symlink before their last name (the
+	// loaders resolve them first): their directory is read, or known,
+	// by its path.
+	dirPath := path.Dir(name)
 	d, err := f.dir(dirPath)
 	if err != nil {
-		return entry{}, &fs.PathError{Op: op, Path: name, Err: err}
+		if dirPath, err = f.resolve(op, dirPath, 0); err != nil {
+			return entry{}, err
+		}
+		if d, err = f.dir(dirPath); err != nil {
+			return entry{}, &fs.PathError{Op: op, Path: name, Err: err}
+		}
 	}
 	e, ok := d.entries[path.Base(name)]
 	if !ok {
