@@ -1,7 +1,9 @@
 package diff
 
 import (
+	"bytes"
 	"fmt"
+	"hash/maphash"
 	"sort"
 
 	udiff "github.com/aymanbagabas/go-udiff"
@@ -60,15 +62,20 @@ func Compare(oldYAML, newYAML []byte, o Options) (changes []ResourceChange, reor
 	// A document the same on both sides is the same resource, unchanged:
 	// it is matched without being read (most of a changed root's
 	// documents, among them its largest, its CRDs).
-	byText := make(map[string][]int, len(oldDocs))
+	seed := maphash.MakeSeed()
+	byText := make(map[uint64][]int, len(oldDocs))
 	for j, d := range oldDocs {
-		byText[d] = append(byText[d], j)
+		h := maphash.Bytes(seed, d)
+		byText[h] = append(byText[h], j)
 	}
 	for i, d := range newDocs {
 		matchOf[i] = -1
-		if js := byText[d]; len(js) > 0 {
-			matchOf[i], usedOld[js[0]] = js[0], true
-			byText[d] = js[1:]
+		h := maphash.Bytes(seed, d)
+		for _, j := range byText[h] {
+			if !usedOld[j] && bytes.Equal(oldDocs[j], d) {
+				matchOf[i], usedOld[j] = j, true
+				break
+			}
 		}
 	}
 	olds := make([]resource, len(oldDocs))
@@ -150,7 +157,7 @@ func Compare(oldYAML, newYAML []byte, o Options) (changes []ResourceChange, reor
 				Diff: unified("/dev/null", "b/"+r.id.String(), "", r.text, ctx)})
 			continue
 		}
-		if oldDocs[j] == newDocs[i] {
+		if bytes.Equal(oldDocs[j], newDocs[i]) {
 			continue // (not read)
 		}
 		old := olds[j]

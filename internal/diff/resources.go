@@ -69,7 +69,7 @@ func parseOutput(data []byte, showSecrets bool) ([]resource, error) {
 }
 
 // parseDoc reads document i (from 0) of an output as a resource.
-func parseDoc(i int, doc string, showSecrets bool) (resource, error) {
+func parseDoc(i int, doc []byte, showSecrets bool) (resource, error) {
 	var head struct {
 		APIVersion string `yaml:"apiVersion"`
 		Kind       string `yaml:"kind"`
@@ -78,18 +78,18 @@ func parseDoc(i int, doc string, showSecrets bool) (resource, error) {
 			Namespace string `yaml:"namespace"`
 		} `yaml:"metadata"`
 	}
-	if err := yaml.Unmarshal([]byte(doc), &head); err != nil {
+	if err := yaml.Unmarshal(doc, &head); err != nil {
 		return resource{}, fmt.Errorf("document %d: %w", i+1, err)
 	}
 	id := ID{Kind: head.Kind, Namespace: head.Metadata.Namespace, Name: head.Metadata.Name}
 	if g, _, ok := strings.Cut(head.APIVersion, "/"); ok {
 		id.Group = g
 	}
-	r := resource{id: id, text: doc}
+	r := resource{id: id, text: string(doc)}
 	if id.Group == "" && id.Kind == "Secret" {
 		r.secret = true
 		if !showSecrets {
-			masked, err := maskSecret(doc)
+			masked, err := maskSecret(r.text)
 			if err != nil {
 				return resource{}, fmt.Errorf("document %d (%s): %w", i+1, id, err)
 			}
@@ -100,12 +100,12 @@ func parseDoc(i int, doc string, showSecrets bool) (resource, error) {
 }
 
 // splitDocs splits a YAML stream at its "---" lines, leaving out
-// documents of nothing but white space.
-func splitDocs(data []byte) []string {
-	var out []string
+// documents of nothing but white space. The documents are slices of data.
+func splitDocs(data []byte) [][]byte {
+	var out [][]byte
 	add := func(doc []byte) {
 		if len(bytes.TrimSpace(doc)) > 0 {
-			out = append(out, string(doc))
+			out = append(out, doc)
 		}
 	}
 	start := 0 // of the current document

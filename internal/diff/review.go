@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kpipe/kpipe/cache"
 	"github.com/kpipe/kpipe/internal/affected"
 	"github.com/kpipe/kpipe/internal/batch"
 	"github.com/kpipe/kpipe/internal/engine"
@@ -345,7 +346,9 @@ type rendered struct {
 }
 
 // renderRoots builds the roots rels of tree through the cache, and says
-// how many nodes it built. A candidate in maybe (a removed kustomization)
+// how many nodes it built. A root whose inputs are unchanged since a
+// review rendered it is taken from that review's record without being
+// loaded (outputRecords). A candidate in maybe (a removed kustomization)
 // is dropped when it is a component or another candidate includes it: it
 // was a base, not a root.
 func renderRoots(ctx context.Context, eo engine.Options, lo engine.LoadOptions, tree string, rels []string, maybe map[string]bool) (map[string]rendered, int) {
@@ -353,7 +356,28 @@ func renderRoots(ctx context.Context, eo engine.Options, lo engine.LoadOptions, 
 	if len(rels) == 0 {
 		return out, 0
 	}
-	dirs := under(tree, rels)
+	fsys := lo.FS
+	if fsys == nil {
+		fsys = loaders.Disk
+	}
+	records := newOutputRecords(eo, lo)
+	var todo []string // rels to build
+	var reals []string
+	for _, rel := range rels {
+		if records != nil && !maybe[rel] {
+			if real, err := fsys.EvalSymlinks(filepath.Join(tree, rel)); err == nil {
+				if yaml, ok := records.lookup(real); ok {
+					out[rel] = rendered{yaml: yaml}
+					continue
+				}
+			}
+		}
+		todo = append(todo, rel)
+	}
+	if len(todo) == 0 {
+		return out, 0
+	}
+	dirs := under(tree, todo)
 	g, loadErrs := engine.LoadContext(ctx, dirs, lo)
 	if eo.Warn != nil {
 		eo.Warn = nil // warnings were printed when the new side was found
@@ -364,8 +388,8 @@ func renderRoots(ctx context.Context, eo engine.Options, lo engine.LoadOptions, 
 			included[e.Child.Dir] = true
 		}
 	}
-	keep := make([]bool, len(rels))
-	for i, rel := range rels {
+	keep := make([]bool, len(todo))
+	for i, rel := range todo {
 		keep[i] = true
 		if maybe[rel] {
 			dir := dirs[i]
@@ -376,6 +400,10 @@ func renderRoots(ctx context.Context, eo engine.Options, lo engine.LoadOptions, 
 				keep[i] = false
 			}
 		}
+		reals = append(reals, "")
+		if n := g.Roots[i]; n != nil {
+			reals[i] = n.Dir
+		}
 	}
 	b := engine.NewBuilder(g, eo)
 	results := b.Run(ctx, loadErrs)
@@ -384,12 +412,84 @@ func renderRoots(ctx context.Context, eo engine.Options, lo engine.LoadOptions, 
 			continue
 		}
 		if res.Err != nil {
-			out[rels[i]] = rendered{err: res.Err.Error()}
-		} else {
-			out[rels[i]] = rendered{yaml: res.YAML}
+			out[todo[i]] = rendered{err: res.Err.Error()}
+			continue
+		}
+		out[todo[i]] = rendered{yaml: res.YAML}
+		if records != nil && reals[i] != "" && !maybe[todo[i]] {
+			records.record(b, g.Roots[i], reals[i], res)
 		}
 	}
 	return out, b.Stats().NodesBuilt
+}
+
+// outputRecords are the records of the roots reviews rendered, in the
+// cache: for each root, by its directory in its tree, every input its
+// build read and its output, so that a root whose inputs are unchanged
+// is taken from there without being loaded, as `kpipe build` takes an
+// unchanged root's output. The records of a revision's roots are checked
+// against it by the names of git's objects (package cache).
+type outputRecords struct {
+	store    *cache.Store
+	index    *cache.RootIndex
+	checker  *cache.InputChecker
+	settings cache.Key
+	version  string
+}
+
+// newOutputRecords returns the records for builds with eo of trees read
+// as lo says; nil without a cache, or with --verify-cache.
+func newOutputRecords(eo engine.Options, lo engine.LoadOptions) *outputRecords {
+	store := eo.Cache.Store
+	if store == nil || eo.VerifyCache {
+		return nil
+	}
+	settings := cache.NewKey(eo.Cache.Version, "review").Key(engine.SettingsKey(eo, lo.Restriction)).Sum()
+	files := eo.Cache.Files
+	if files == nil {
+		files = store.FileIndex()
+	}
+	var src cache.Source
+	if lo.FS != nil && lo.FS != loaders.Disk {
+		src = lo.FS
+	}
+	if files.Source() != src {
+		files = files.On(src)
+	}
+	return &outputRecords{store: store, index: store.RootIndex(settings), checker: cache.NewInputChecker(files), settings: settings, version: eo.Cache.Version}
+}
+
+// key is where root's output is kept.
+func (r *outputRecords) key(root string) cache.Key {
+	return cache.NewKey(r.version, "review-output").Key(r.settings).String(root).Sum()
+}
+
+// lookup returns root's output when its record's inputs are unchanged.
+func (r *outputRecords) lookup(root string) ([]byte, bool) {
+	rec, ok := r.index.Root(root)
+	if !ok || !r.index.Unchanged(r.checker, rec) {
+		return nil, false
+	}
+	data, d, ok := r.store.GetDigest(r.key(root))
+	if !ok || d != rec.OutputDigest {
+		return nil, false
+	}
+	return data, true
+}
+
+// record keeps root's output and inputs after a build of node n that
+// knows every input (none for a root that runs plugins or helm).
+func (r *outputRecords) record(b *engine.Builder, n *engine.Node, root string, res engine.Result) {
+	inputs, ok := b.Inputs(n)
+	if !ok {
+		return
+	}
+	sum := res.Digest
+	if sum.IsZero() {
+		sum = cache.Digest(res.YAML)
+	}
+	r.store.PutDigest(r.key(root), res.YAML, sum, res.Sensitive)
+	r.index.SetRoot(root, &cache.RootRecord{Inputs: inputs, OutputDigest: sum})
 }
 
 // compareSides fills res from the two sides' outputs.
