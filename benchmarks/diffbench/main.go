@@ -45,11 +45,12 @@ func main() {
 	runs := flag.Int("runs", 5, "kpipe diff runs a round, on each repository")
 	flags := flag.String("flags", "", "extra kpipe and kustomize build flags, space-separated (for example --load-restrictor LoadRestrictionsNone)")
 	baseline := flag.String("baseline", "", "another kpipe binary, measured in the same rounds (the -tree scenario)")
+	baselineRuns := flag.Int("baseline-runs", 2, "runs of the baseline a round, on each repository")
 	flag.Parse()
 	var err error
 	if *tree != "" {
 		err = realTree(treeBench{kpipe: *kpipe, baseline: *baseline, kustomize: *kustomize, tree: *tree, edit: *edit, pad: *pad,
-			rounds: *rounds, runs: *runs, flags: strings.Fields(*flags)})
+			rounds: *rounds, runs: *runs, baselineRuns: *baselineRuns, flags: strings.Fields(*flags)})
 	} else {
 		err = run(*kpipe, *kustomize, *apps, *envs)
 	}
