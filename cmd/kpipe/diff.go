@@ -40,8 +40,9 @@ func diffCommand() *cli.Command {
 differ between them, through the cache, and prints the resources that
 changed: matched by group, kind, namespace and name, each with a unified
 diff of its YAML. The old side (default: the merge base of HEAD with the
-default branch) is read from git's objects into a temporary directory; the
-new side is the working tree unless --head names a revision. PATHs limit
+default branch) is read from git's objects, without a checkout (only what
+the roots compared read); the new side is the working tree unless --head
+names a revision, read the same way. PATHs limit
 the roots to those trees (default: the current directory).
 
 A generated name whose hash suffix changed is one changed resource; a
