@@ -4,7 +4,9 @@
 // builds the others over one graph (package engine), writes each root's
 // output under an output directory as soon as it is finished and only when
 // it changed, deletes outputs of roots that no longer exist (only files it
-// wrote itself, listed in a manifest), and reports on every root.
+// wrote itself, listed in a manifest), and reports on every root. The
+// trees are read through Options.FS (the disk, or a git revision for
+// `kpipe diff --head`); outputs are written to disk.
 //
 // It imports engine, cache, loaders and output; the CLI (flags, progress
 // bar, exit codes) and the public kpipe package sit above it.
