@@ -115,6 +115,16 @@ func unwrapPathError(err error) error {
 // FS returns what the loader reads through.
 func (l *Loader) FS() FS { return l.fs }
 
+// On returns a copy of the loader that reads through fsys, with the same
+// root, restriction and reporting (OnRead, OnReadTree): for what lies in
+// another tree than the loader's, a helm chart kpipe pulled into its cache
+// for a kustomization of a git revision, say.
+func (l *Loader) On(fsys FS) *Loader {
+	c := *l
+	c.fs = fsys
+	return &c
+}
+
 // Root returns the loader's absolute root directory.
 func (l *Loader) Root() string { return l.root }
 
