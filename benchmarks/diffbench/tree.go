@@ -113,12 +113,18 @@ func realTree(b treeBench) error {
 	times := map[string][]sample{}
 	var want []string
 	var script []time.Duration
-	// The cache is warm from earlier runs: two of each first.
+	// The cache is warm from earlier runs: two of each first (the first
+	// with an empty cache, reported too).
+	cold := map[string]sample{}
 	for _, bn := range bins {
 		for _, repo := range []string{plain, padded} {
-			for range 2 {
-				if _, _, err := b.diff(bn.path, repo, bn.cache); err != nil {
+			for i := range 2 {
+				_, s, err := b.diff(bn.path, repo, bn.cache)
+				if err != nil {
 					return err
+				}
+				if i == 0 {
+					cold[bn.name+" "+filepath.Base(repo)] = s
 				}
 			}
 		}
@@ -165,6 +171,32 @@ func realTree(b treeBench) error {
 		}
 		objects[filepath.Base(repo)] = res.ObjectsRead
 	}
+	// The next commit: another change on top (the same line again), and
+	// the first review of it, with the cache warm from the reviews above
+	// (a pull request's next push).
+	next := map[string][]sample{}
+	for i := range 3 {
+		for _, repo := range []string{plain, padded} {
+			p := filepath.Join(repo, filepath.FromSlash(file))
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(p, bytes.Replace(data, []byte(nw), []byte(fmt.Sprintf("%s-%d", nw, i)), 1), 0o644); err != nil {
+				return err
+			}
+			if _, err := genrepo.Git(repo, "commit", "-q", "-am", "next"); err != nil {
+				return err
+			}
+			for _, bn := range bins {
+				_, s, err := b.diff(bn.path, repo, bn.cache)
+				if err != nil {
+					return err
+				}
+				next[bn.name+" "+filepath.Base(repo)] = append(next[bn.name+" "+filepath.Base(repo)], s)
+			}
+		}
+	}
 	sm := median(script)
 	fmt.Printf("roots whose output changed: %v (kpipe's report equals kustomize's diff -r in every run)\n\n", want)
 	fmt.Println("| what | runs | median wall | min wall | median CPU | vs kustomize script | git objects read |")
@@ -184,6 +216,20 @@ func realTree(b treeBench) error {
 			fmt.Printf("| %s diff, %s | %d | %.0f ms | %.0f ms | %.0f ms | %.1fx | %s |\n", bn.name, repo, len(ts),
 				ms(median(walls)), ms(slices.Min(walls)), ms(median(cpus)), sm.Seconds()/median(walls).Seconds(), obj)
 		}
+	}
+	fmt.Println("\nThe first review (empty cache), and the first review of each of 3 next commits (cache warm from the reviews before): wall (CPU)")
+	fmt.Println("\n| what | plain, empty cache | padded, empty cache | plain, next commits | padded, next commits |")
+	fmt.Println("|---|---:|---:|---:|---:|")
+	for _, bn := range bins {
+		cell := func(ss []sample) string {
+			var parts []string
+			for _, s := range ss {
+				parts = append(parts, fmt.Sprintf("%.0f (%.0f)", ms(s.wall), ms(s.cpu)))
+			}
+			return strings.Join(parts, ", ") + " ms"
+		}
+		fmt.Printf("| %s diff | %s | %s | %s | %s |\n", bn.name, cell([]sample{cold[bn.name+" plain"]}), cell([]sample{cold[bn.name+" padded"]}),
+			cell(next[bn.name+" plain"]), cell(next[bn.name+" padded"]))
 	}
 	for _, bn := range bins {
 		var p, q []time.Duration
