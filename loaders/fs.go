@@ -92,13 +92,22 @@ func readDirSorted(fsys FS, p string) ([]fs.DirEntry, error) {
 func NewFS(fsys fs.FS, mount string) FS {
 	t := &treeFS{fsys: fsys, mount: filepath.Clean(mount)}
 	t.links, _ = fsys.(fs.ReadLinkFS)
+	t.plain, _ = fsys.(plainLstater)
 	return t
 }
 
 type treeFS struct {
 	fsys  fs.FS
 	links fs.ReadLinkFS // nil: fsys has no symlinks
+	plain plainLstater  // nil: fsys has no quick way
 	mount string
+}
+
+// plainLstater is an fs.FS that answers Lstat of a name none of whose
+// directories is a symlink by looking its directory up by its path
+// (gitfs.FS), and says when it cannot be sure.
+type plainLstater interface {
+	LstatPlain(name string) (fi fs.FileInfo, err error, sure bool)
 }
 
 // errNotExist and errNotDir are the errors the os package wraps for a
@@ -165,11 +174,29 @@ func (t *treeFS) wrap(op, p string, err error) error {
 	return &fs.PathError{Op: op, Path: p, Err: err}
 }
 
+// quick answers Lstat of p, a path inside the mount, when fsys can tell
+// that none of its directories is a symlink (plainLstater): sure is false
+// otherwise.
+func (t *treeFS) quick(p string) (fi fs.FileInfo, err error, sure bool) {
+	if t.plain == nil || p != filepath.Clean(p) {
+		return nil, nil, false
+	}
+	name, ok, _ := t.name(p)
+	if !ok || name == "." {
+		return nil, nil, false
+	}
+	return t.plain.LstatPlain(name)
+}
+
 // EvalSymlinks resolves p as filepath.EvalSymlinks resolves a path on a
 // unix system, one component at a time.
 func (t *treeFS) EvalSymlinks(p string) (string, error) {
 	if !filepath.IsAbs(p) {
 		return "", &fs.PathError{Op: "lstat", Path: p, Err: errNotExist}
+	}
+	// Most paths hold no symlink: they are their own real path.
+	if fi, err, sure := t.quick(p); sure && err == nil && fi.Mode()&fs.ModeSymlink == 0 {
+		return p, nil
 	}
 	vol := filepath.VolumeName(p)
 	sep := string(filepath.Separator)
@@ -259,6 +286,12 @@ func (t *treeFS) Readlink(p string) (string, error) {
 }
 
 func (t *treeFS) Lstat(p string) (fs.FileInfo, error) {
+	if fi, err, sure := t.quick(p); sure {
+		if err != nil {
+			return nil, t.wrap("lstat", p, err)
+		}
+		return named(fi, filepath.Base(p)), nil
+	}
 	q, err := t.resolveParent("lstat", p)
 	if err != nil {
 		return nil, err

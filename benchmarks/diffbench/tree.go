@@ -75,7 +75,7 @@ func realTree(b treeBench) error {
 		// Every file of the snapshot, those its .gitignore names included
 		// (upstream tracks them: git archive gave them), packed as a clone
 		// holds them; the change is a commit on top, its objects loose.
-		for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A", "-f"}, {"commit", "-q", "-m", "snapshot"}, {"gc", "-q"}} {
+		for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"config", "gc.auto", "0"}, {"add", "-A", "-f"}, {"commit", "-q", "-m", "snapshot"}, {"gc", "-q"}} {
 			if _, err := genrepo.Git(repo, args...); err != nil {
 				return err
 			}

@@ -198,6 +198,30 @@ func (f *FS) lookup(op, name string) (entry, error) {
 	return e, nil
 }
 
+// LstatPlain is Lstat for a name none of whose directories is a symlink:
+// sure is false when one is (or a directory on the way is missing, or not
+// one), and the caller resolves the name another way.
+// With sure, err is the answer's (fs.ErrNotExist for a missing last
+// name). A caller that resolves symlinks itself (loaders.NewFS) takes most
+// paths this way: a lookup of their directory by its path.
+func (f *FS) LstatPlain(name string) (fi fs.FileInfo, err error, sure bool) {
+	if !fs.ValidPath(name) {
+		return nil, nil, false
+	}
+	if name == "." {
+		return f.info(".", entry{name: ".", mode: modeTree, oid: f.root}), nil, true
+	}
+	d, err := f.dir(path.Dir(name))
+	if err != nil {
+		return nil, nil, false
+	}
+	e, ok := d.entries[path.Base(name)]
+	if !ok {
+		return nil, &fs.PathError{Op: "lstat", Path: name, Err: fs.ErrNotExist}, true
+	}
+	return f.info(path.Base(name), e), nil, true
+}
+
 // resolve returns name with its symlinks followed, within the tree; a
 // link that leaves the tree names nothing.
 func (f *FS) resolve(op, name string, hops int) (string, error) {
