@@ -116,6 +116,7 @@ func runDiff(c *cli.Context) error {
 // review runs the comparison the flags ask for.
 func review(c *cli.Context) (*diff.Result, error) {
 	ctx := c.Context
+	softMemoryLimit() // it builds as build-all does
 	restriction, opts, err := buildOptions(c)
 	if err != nil {
 		return nil, err
@@ -200,6 +201,7 @@ type affectedRoot struct {
 
 func runAffected(c *cli.Context) error {
 	ctx := c.Context
+	softMemoryLimit() // it builds as build-all does
 	restriction, opts, err := buildOptions(c)
 	if err != nil {
 		return err
