@@ -193,3 +193,46 @@ func TestMatcher(t *testing.T) {
 		}
 	}
 }
+
+// OpenRepo finds the top level git finds: from the top, from below it,
+// through a symlink; and asks git where the repository is not plain (a
+// linked worktree), or says git's error (inside .git).
+func TestOpenRepoFindsWhatGitFinds(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not found (apt-get install git)")
+	}
+	top, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(top, "a/b"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(top, "a/b/f"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := genrepo.InitGit(top); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(filepath.Join(top, "a"), link); err != nil {
+		t.Skip("no symlinks:", err)
+	}
+	wt := filepath.Join(t.TempDir(), "wt")
+	if _, err := genrepo.Git(top, "worktree", "add", "-q", "--detach", wt); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{top, filepath.Join(top, "a/b"), link, wt, filepath.Join(wt, "a")} {
+		want, err := git(context.Background(), dir, "rev-parse", "--show-toplevel")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := OpenRepo(context.Background(), dir)
+		if err != nil || r.Top != strings.TrimSpace(string(want)) {
+			t.Errorf("OpenRepo(%s) = %q, %v; git says %q", dir, r.Top, err, strings.TrimSpace(string(want)))
+		}
+	}
+	if _, err := OpenRepo(context.Background(), filepath.Join(top, ".git")); err == nil {
+		t.Error("OpenRepo inside .git found a top level; git says it is not in a work tree")
+	}
+}
