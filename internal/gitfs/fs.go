@@ -97,9 +97,6 @@ func (r *Repo) Tree(oid string) *FS {
 	return &FS{repo: r, root: oid, trees: map[string]*dirSlot{}, links: map[string]string{}}
 }
 
-// Root returns the name of the tree's object.
-func (f *FS) Root() string { return f.root }
-
 // Object is the Sys of an FS's stat: which git object a path is.
 type Object struct {
 	// OID is the object's name, Mode its git mode.
