@@ -49,10 +49,15 @@
 //
 // Build and BuildAll read kustomization trees from the local disk, with the
 // same load restrictor as kustomize. BuildFS renders a tree held in an
-// fs.FS (an in-memory tree, an archive, a git object store): kpipe copies
-// it into a private temporary directory, builds there and removes it, so
-// its cost includes one copy of the tree. Helm (`helmCharts`) and plugins
-// run as separate processes and always read from that disk copy.
+// fs.FS (an in-memory tree, an archive, a git object store) in place,
+// through the same read seam (package loaders): only the files the build
+// reads are read, nothing is copied, and the load restrictor, symlinks
+// (when the fs.FS implements fs.ReadLinkFS) and errors behave as on disk.
+// Helm (`helmCharts`) gets a copy of the chart's files, as it does for a
+// tree on disk; exec plugins and KRM functions, which run as separate
+// processes in their kustomization's directory, get that directory written
+// to a temporary one for the build (only the directories of the
+// kustomizations that run them), which is removed after it.
 //
 // Remote bases (git URLs in `resources` and `components`, or a git URL
 // given to Build as the directory), http(s) resource files and helm
@@ -184,6 +189,11 @@ func (r *Renderer) Build(ctx context.Context, dir string) ([]byte, error) {
 // several roots is loaded and built once. The results are in the order of
 // dirs; a failing root does not stop the others.
 func (r *Renderer) BuildAll(ctx context.Context, dirs []string) []Result {
+	return r.buildAll(ctx, loaders.Disk, dirs)
+}
+
+// buildAll is BuildAll of directories of fsys.
+func (r *Renderer) buildAll(ctx context.Context, fsys loaders.FS, dirs []string) []Result {
 	results := make([]Result, len(dirs))
 	for i, d := range dirs {
 		results[i].Dir = d
@@ -199,7 +209,7 @@ func (r *Renderer) BuildAll(ctx context.Context, dirs []string) []Result {
 	remoteDir, done := r.remoteDir()
 	defer done()
 	fetcher := remote.New(remote.Options{Dir: remoteDir, Offline: r.opts.Offline})
-	g, loadErrs := engine.LoadContext(ctx, dirs, engine.LoadOptions{Restriction: restriction, Remote: fetcher})
+	g, loadErrs := engine.LoadContext(ctx, dirs, engine.LoadOptions{FS: fsys, Restriction: restriction, Remote: fetcher})
 	for _, w := range g.Warnings {
 		opts.Warn(w)
 	}

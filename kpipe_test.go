@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -100,6 +101,83 @@ func TestBuildFSNamesFilesInTheTree(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "app/missing.yaml") || strings.Contains(err.Error(), "kpipe-fs-") {
 		t.Errorf("error = %q, want it to name app/missing.yaml and not the temporary copy", err)
+	}
+}
+
+// countingFS is a tree in memory that counts the files opened.
+type countingFS struct {
+	fstest.MapFS
+	mu     sync.Mutex
+	opened map[string]int
+}
+
+func (c *countingFS) Open(name string) (fs.File, error) {
+	c.count(name)
+	return c.MapFS.Open(name)
+}
+
+func (c *countingFS) ReadFile(name string) ([]byte, error) {
+	c.count(name)
+	return c.MapFS.ReadFile(name)
+}
+
+func (c *countingFS) count(name string) {
+	if f := c.MapFS[name]; f != nil && f.Mode.IsRegular() {
+		c.mu.Lock()
+		c.opened[name]++
+		c.mu.Unlock()
+	}
+}
+
+// TestBuildFSReadsWhatTheBuildReads: BuildFS reads the files the build
+// needs from the tree, once each, and nothing else: a tree of 3,000 other
+// files costs what one without them costs (no copy of the tree).
+func TestBuildFSReadsWhatTheBuildReads(t *testing.T) {
+	tree := &countingFS{opened: map[string]int{}, MapFS: fstest.MapFS{
+		"app/kustomization.yaml":  {Data: []byte("namePrefix: p-\nresources:\n- ../base\npatches:\n- path: patch.yaml\n")},
+		"app/patch.yaml":          {Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  b: \"2\"\n")},
+		"base/kustomization.yaml": {Data: []byte("resources:\n- cm.yaml\n")},
+		"base/cm.yaml":            {Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: \"1\"\n")},
+	}}
+	for i := range 3000 {
+		tree.MapFS[fmt.Sprintf("docs/d%02d/f%04d.md", i%50, i)] = &fstest.MapFile{Data: []byte("unrelated\n")}
+	}
+	out, err := kpipe.New(kpipe.Options{}).BuildFS(context.Background(), tree, "app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), "name: p-cm") || !strings.Contains(string(out), "b: \"2\"") {
+		t.Errorf("output:\n%s", out)
+	}
+	want := map[string]int{"app/kustomization.yaml": 1, "app/patch.yaml": 1, "base/kustomization.yaml": 1, "base/cm.yaml": 1}
+	if fmt.Sprint(tree.opened) != fmt.Sprint(want) {
+		t.Errorf("files opened: %v, want %v", tree.opened, want)
+	}
+}
+
+// TestBuildFSFollowsSymlinksUnderTheRestrictor: a tree in memory with
+// symlinks (fs.ReadLinkFS) builds as on disk: a link inside the root is
+// followed, one leading outside it is refused, naming both paths as the
+// tree has them, unless LoadRestrictionsNone.
+func TestBuildFSFollowsSymlinksUnderTheRestrictor(t *testing.T) {
+	cm := []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n")
+	tree := fstest.MapFS{
+		"app/kustomization.yaml": {Data: []byte("resources:\n- in.yaml\n")},
+		"app/real.yaml":          {Data: cm},
+		"app/in.yaml":            {Data: []byte("real.yaml"), Mode: fs.ModeSymlink},
+		"out/kustomization.yaml": {Data: []byte("resources:\n- away.yaml\n")},
+		"out/away.yaml":          {Data: []byte("../shared/cm.yaml"), Mode: fs.ModeSymlink},
+		"shared/cm.yaml":         {Data: cm},
+	}
+	if out, err := kpipe.New(kpipe.Options{}).BuildFS(context.Background(), tree, "app"); err != nil || !bytes.Equal(out, cm) {
+		t.Errorf("a link inside the root: %q, %v", out, err)
+	}
+	_, err := kpipe.New(kpipe.Options{}).BuildFS(context.Background(), tree, "out")
+	if err == nil || !strings.Contains(err.Error(), "security; file 'shared/cm.yaml' is not in or below 'out'") {
+		t.Errorf("a link leaving the root: %v", err)
+	}
+	if out, err := kpipe.New(kpipe.Options{LoadRestrictionsNone: true}).BuildFS(context.Background(), tree, "out"); err != nil || !bytes.Equal(out, cm) {
+		t.Errorf("a link leaving the root, LoadRestrictionsNone: %q, %v", out, err)
 	}
 }
 

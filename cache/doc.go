@@ -55,7 +55,9 @@
 //     "-a" files hold one fixed-size line (format, key, content digest,
 //     size, time, flags) and, for values up to 16 KiB, the value after it;
 //     "-d" files hold larger content, named by its SHA-256; "-i" files are
-//     stat-index records, "-r" files root and discovery records and the
+//     stat-index records (of a path on disk, or of a content's name in a
+//     tree that names content, a git revision: files.go), "-r" files root
+//     and discovery records and the
 //     input sets that root records share (a base's inputs, stored once
 //     under the set's own digest: roots.go);
 //   - with Options.Pack (the CLI's choice), the files a run writes are

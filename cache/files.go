@@ -39,8 +39,15 @@ import (
 // directories included (Stamp, StampRead), and the InputChecker hands it
 // to the index (learn) before asking for the digest, where the platform
 // gives a change time.
+//
+// An index reads the disk, or another tree through a Source (On): a
+// git revision, an in-memory tree. Where a tree names its files' content
+// (a git object name: ContentID), that name is the stat: a file whose
+// name is unchanged keeps its digest, whoever recorded it, and a large
+// file's digest is kept in the cache directory under the name.
 type FileIndex struct {
-	d objects // nil: the index lives in memory only
+	d   objects // nil: the index lives in memory only
+	src Source  // nil: the disk
 	// window is racyWindow (tests shorten it).
 	window time.Duration
 
@@ -48,7 +55,7 @@ type FileIndex struct {
 	entries map[string]fileEntry
 	pending map[string]fileEntry // records to write to the cache directory
 	hashed  int                  // files read and hashed this run
-	stat    int                  // files answered from the index
+	known   int                  // files answered from the index
 }
 
 type fileEntry struct {
@@ -57,17 +64,51 @@ type fileEntry struct {
 }
 
 // fileStat is what a stat said of a file (or directory) when its digest
-// was taken, and when that was.
+// was taken, and when that was; or, for a tree that names content
+// (ContentID), that name alone.
 type fileStat struct {
 	Size, ModNano, CtimeNano int64
 	Inode, Dev               uint64
 	Recorded                 int64 // unix nanoseconds when the digest was taken
+	ID                       string
 }
 
 // statOf is fi's fileStat, fi taken at statAt or later.
 func statOf(fi os.FileInfo, statAt time.Time) fileStat {
+	if id := ContentID(fi); id != "" {
+		return fileStat{ID: id, Recorded: statAt.UnixNano()}
+	}
 	ino, dev, ctime := statIDs(fi)
 	return fileStat{Size: fi.Size(), ModNano: fi.ModTime().UnixNano(), CtimeNano: ctime, Inode: ino, Dev: dev, Recorded: statAt.UnixNano()}
+}
+
+// Source is a tree the file index and the input checker read instead of
+// the disk (loaders.FS has these methods; loaders.NewFS makes one of a git
+// revision or an in-memory tree). Paths are absolute; errors as the os
+// package's.
+type Source interface {
+	Stat(path string) (fs.FileInfo, error)
+	Lstat(path string) (fs.FileInfo, error)
+	EvalSymlinks(path string) (string, error)
+	ReadFile(path string, follow bool) ([]byte, fs.FileInfo, error)
+	ReadDir(path string) (fs.FileInfo, []fs.DirEntry, error)
+}
+
+// ContentID returns the name of fi's content when its tree gives one (a
+// git object name: fi.Sys has a ContentID method), else "". Two files
+// with the same ID hold the same bytes; a directory's ID covers every
+// path below it.
+func ContentID(fi fs.FileInfo) string {
+	if c, ok := fi.Sys().(interface{ ContentID() string }); ok {
+		return c.ContentID()
+	}
+	return ""
+}
+
+// sameSize reports whether fi's file holds n bytes, without asking a tree
+// that names content (its size may cost a read).
+func sameSize(fi fs.FileInfo, n int) bool {
+	return ContentID(fi) != "" || fi.Size() == int64(n)
 }
 
 // racyWindow is how much later than a file's modification (and change)
@@ -90,6 +131,32 @@ func LoadFileIndex(dir string) (*FileIndex, error) {
 		}
 	}
 	return ix, nil
+}
+
+// On returns an index of the tree src (nil: the disk) that keeps its
+// records where ix does. It knows nothing of ix's records: a path of one
+// tree says nothing of the same path in another.
+func (ix *FileIndex) On(src Source) *FileIndex {
+	if ix == nil {
+		ix, _ = LoadFileIndex("")
+	}
+	return &FileIndex{d: ix.d, src: src, window: ix.window, entries: map[string]fileEntry{}, pending: map[string]fileEntry{}}
+}
+
+// Source returns the tree the index reads (nil: the disk).
+func (ix *FileIndex) Source() Source {
+	if ix == nil {
+		return nil
+	}
+	return ix.src
+}
+
+// stat is os.Stat of path, in the index's tree.
+func (ix *FileIndex) stat(path string) (fs.FileInfo, error) {
+	if ix.src != nil {
+		return ix.src.Stat(path)
+	}
+	return os.Stat(path)
 }
 
 // FileIndex returns a file index kept in s's directory (in memory only for
@@ -118,6 +185,9 @@ func (ix *FileIndex) Save(dir string) error {
 	}
 	return nil
 }
+
+// idKey is the name a record of the content named id is kept under.
+func idKey(id string) string { return "content\x00" + id }
 
 func statName(path string) string {
 	h := sha256.Sum256([]byte("stat\x00" + path))
@@ -160,8 +230,12 @@ func decodeStat(path string, b []byte) (fileEntry, bool) {
 }
 
 // matches reports whether e still describes the file fi and was recorded
-// late enough after its last change to be trusted.
+// late enough after its last change to be trusted; or, for content with a
+// name, whether the name is the same.
 func (e fileEntry) matches(fi os.FileInfo, window time.Duration) bool {
+	if e.ID != "" {
+		return ContentID(fi) == e.ID
+	}
 	ino, dev, ctime := statIDs(fi)
 	last := fi.ModTime().UnixNano()
 	if ctime > last {
@@ -174,34 +248,47 @@ func (e fileEntry) matches(fi os.FileInfo, window time.Duration) bool {
 // Digest returns the digest of the file or directory at path (an
 // absolute, clean path), and false when it cannot be read.
 func (ix *FileIndex) Digest(path string) (Key, bool) {
-	fi, err := os.Stat(path)
+	fi, err := ix.stat(path)
 	if err != nil || !(fi.Mode().IsRegular() || fi.IsDir()) {
 		return Key{}, false
 	}
 	ix.mu.Lock()
 	e, ok := ix.entries[path]
 	ix.mu.Unlock()
-	if !ok && ix.d != nil && fi.Mode().IsRegular() && fi.Size() >= persistMin {
+	if id := ContentID(fi); !ok && id != "" && ix.d != nil && fi.Mode().IsRegular() {
+		// A large file's digest is kept under its content's name (there
+		// is no telling a file's size from such a tree without reading it).
+		if b, err := ix.d.read(ix.d.name(statName(idKey(id)), sufStat)); err == nil {
+			if e, ok = decodeStat(idKey(id), b); ok {
+				e.fileStat = fileStat{ID: id, Recorded: e.Recorded}
+			}
+		}
+	} else if !ok && ix.d != nil && fi.Mode().IsRegular() && fi.Size() >= persistMin {
 		if b, err := ix.d.read(ix.d.name(statName(path), sufStat)); err == nil {
 			e, ok = decodeStat(path, b)
 		}
 	}
 	if ok && e.matches(fi, ix.window) {
 		ix.mu.Lock()
-		ix.stat++
+		ix.known++
 		ix.entries[path] = e
 		ix.mu.Unlock()
 		return e.Digest, true
 	}
 	if fi.IsDir() {
 		ino, _, _ := statIDs(fi)
-		d, ok := dirDigest(path, ino)
+		d, ok := ix.dirDigest(path, ino)
 		if ok {
 			ix.remember(path, fi, d)
 		}
 		return d, ok
 	}
-	data, err := fsread.File(path)
+	var data []byte
+	if ix.src != nil {
+		data, _, err = ix.src.ReadFile(path, true)
+	} else {
+		data, err = fsread.File(path)
+	}
 	if err != nil {
 		return Key{}, false
 	}
@@ -229,8 +316,14 @@ func (ix *FileIndex) Known(path string, since time.Time) (Key, bool) {
 }
 
 // dirDigest digests a directory's inode and listing.
-func dirDigest(path string, ino uint64) (Key, bool) {
-	_, entries, err := fsread.ReadDir(path)
+func (ix *FileIndex) dirDigest(path string, ino uint64) (Key, bool) {
+	var entries []fs.DirEntry
+	var err error
+	if ix.src != nil {
+		_, entries, err = ix.src.ReadDir(path)
+	} else {
+		_, entries, err = fsread.ReadDir(path)
+	}
 	if err != nil {
 		return Key{}, false
 	}
@@ -246,7 +339,7 @@ func (ix *FileIndex) RememberDir(path string, fi os.FileInfo, entries []fs.DirEn
 		return
 	}
 	ino, _, _ := statIDs(fi)
-	ix.rememberAt(path, fi, listingDigest(path, ino, entries), statAt)
+	ix.rememberAt(path, fi, listingDigest(path, ino, entries), statAt, -1)
 }
 
 // listingDigest is dirDigest of a listing already read.
@@ -271,8 +364,8 @@ func (ix *FileIndex) Record(path string, data []byte, fi os.FileInfo) Key {
 	ix.mu.Lock()
 	ix.hashed++
 	ix.mu.Unlock()
-	if fi != nil && fi.Size() == int64(len(data)) {
-		ix.remember(path, fi, d)
+	if fi != nil && sameSize(fi, len(data)) {
+		ix.rememberAt(path, fi, d, time.Now(), len(data))
 	}
 	return d
 }
@@ -284,8 +377,8 @@ func (ix *FileIndex) Record(path string, data []byte, fi os.FileInfo) Key {
 // the racy window before that time is not trusted, so a later Digest
 // reads the file again in either case.
 func (ix *FileIndex) Remember(path string, fi os.FileInfo, n int, d Key, statAt time.Time) {
-	if ix != nil && fi != nil && fi.Mode().IsRegular() && fi.Size() == int64(n) {
-		ix.rememberAt(path, fi, d, statAt)
+	if ix != nil && fi != nil && fi.Mode().IsRegular() && sameSize(fi, n) {
+		ix.rememberAt(path, fi, d, statAt, n)
 	}
 }
 
@@ -296,17 +389,28 @@ func (ix *FileIndex) KeepsRecord(size int64) bool {
 	return ix != nil && ix.d != nil && size >= persistMin
 }
 
-// remember records d for path, whose stat fi was just taken.
+// remember records d for path (a directory), whose stat fi was just
+// taken.
 func (ix *FileIndex) remember(path string, fi os.FileInfo, d Key) {
-	ix.rememberAt(path, fi, d, time.Now())
+	ix.rememberAt(path, fi, d, time.Now(), -1)
 }
 
-func (ix *FileIndex) rememberAt(path string, fi os.FileInfo, d Key, statAt time.Time) {
+// rememberAt records d for path, whose stat fi was taken at statAt or
+// later; size is the file's (-1 for a directory, or unknown).
+func (ix *FileIndex) rememberAt(path string, fi os.FileInfo, d Key, statAt time.Time, size int) {
 	e := fileEntry{statOf(fi, statAt), d}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	ix.entries[path] = e
-	if ix.d != nil && fi.Mode().IsRegular() && fi.Size() >= persistMin {
+	switch {
+	case ix.d == nil || !fi.Mode().IsRegular():
+	case e.ID != "":
+		if size >= persistMin {
+			// Kept under the content's name: any path, in any tree
+			// that names it so, finds it.
+			ix.pending[idKey(e.ID)] = fileEntry{fileStat{Recorded: e.Recorded}, d}
+		}
+	case fi.Size() >= persistMin:
 		ix.pending[path] = e
 	}
 }
@@ -324,23 +428,24 @@ func (ix *FileIndex) Stamp(in Input) Input {
 	ix.mu.Lock()
 	e, ok := ix.entries[in.Real]
 	ix.mu.Unlock()
-	if ok && e.Digest == in.Digest && e.hasCtime() {
+	if ok && e.Digest == in.Digest && e.trusted() {
 		in.stat = e.fileStat
 	}
 	return in
 }
 
-// hasCtime reports whether the stat has a change time: where the platform
-// gives none (statIDs), an input is not stamped, and a small file is read
-// again as before, rather than trusted on its size and mtime alone.
-func (st fileStat) hasCtime() bool { return st.CtimeNano != 0 }
+// trusted reports whether the stat has a change time, or names the
+// content: where the platform gives no change time (statIDs), an input
+// is not stamped, and a small file is read again as before, rather than
+// trusted on its size and mtime alone.
+func (st fileStat) trusted() bool { return st.CtimeNano != 0 || st.ID != "" }
 
 // StampRead returns in, the input of a regular file the build read after
 // taking fi, its stat, at statAt or later, with that stat (see Stamp):
 // for a file the index keeps no entry of.
 func StampRead(in Input, fi os.FileInfo, size int, statAt time.Time) Input {
-	if fi != nil && fi.Mode().IsRegular() && fi.Size() == int64(size) {
-		if st := statOf(fi, statAt); st.hasCtime() {
+	if fi != nil && fi.Mode().IsRegular() && sameSize(fi, size) {
+		if st := statOf(fi, statAt); st.trusted() {
 			in.stat = st
 		}
 	}
@@ -351,7 +456,7 @@ func StampRead(in Input, fi os.FileInfo, size int, statAt time.Time) Input {
 // Stamp), as its own entry of path, unless it has one already: Digest
 // then trusts d where path still matches st, and reads path otherwise.
 func (ix *FileIndex) learn(path string, st fileStat, d Key) {
-	if ix == nil || st.Recorded == 0 || !st.hasCtime() {
+	if ix == nil || st.Recorded == 0 || !st.trusted() {
 		return
 	}
 	ix.mu.Lock()
@@ -366,5 +471,5 @@ func (ix *FileIndex) learn(path string, st fileStat, d Key) {
 func (ix *FileIndex) Counts() (hashed, fromIndex int) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	return ix.hashed, ix.stat
+	return ix.hashed, ix.known
 }

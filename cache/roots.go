@@ -353,7 +353,16 @@ func (ri *RootIndex) Save() error {
 
 // InputChecker tells whether recorded inputs are unchanged. It remembers
 // every answer for the rest of the run, so an input shared by many roots
-// is looked at once. It is safe for concurrent use.
+// is looked at once. It reads the tree its file index reads (the disk, or
+// a Source). It is safe for concurrent use.
+//
+// In a tree that names content (ContentID), a directory whose name is
+// the one a record holds is unchanged with everything below it since the
+// record was made: an input of the same record below it that is its own
+// real path is then unchanged without a look (the walk of a whole
+// revision's directories, for a discovery record, costs a look at its top
+// when nothing changed). Only inputs of the same record: another record,
+// made from another revision, may hold another digest for a path below.
 type InputChecker struct {
 	files *FileIndex
 
@@ -380,15 +389,40 @@ func (c *InputChecker) Files() *FileIndex { return c.files }
 // symlink-free path, through the checker's file index.
 func (c *InputChecker) Digest(path string) (Key, bool) { return c.files.Digest(path) }
 
-// Unchanged reports whether every input still leads where it led and has
-// the digest it had.
+// Unchanged reports whether every input (of one record) still leads where
+// it led and has the digest it had.
 func (c *InputChecker) Unchanged(inputs []Input) bool {
+	var covered map[string]bool // directories unchanged by their content's name
 	for _, in := range inputs {
+		if covered != nil && in.Path == in.Real && below(covered, in.Path) {
+			continue
+		}
 		if !c.unchanged(in) {
 			return false
 		}
+		if in.stat.ID != "" && in.Path == in.Real {
+			// Not only its listing: its name must be the one recorded.
+			if fi, err := c.files.stat(in.Real); err == nil && fi.IsDir() && ContentID(fi) == in.stat.ID {
+				if covered == nil {
+					covered = map[string]bool{}
+				}
+				covered[in.Real] = true
+			}
+		}
 	}
 	return true
+}
+
+// below reports whether one of p's ancestors is in dirs.
+func below(dirs map[string]bool, p string) bool {
+	for d := filepath.Dir(p); ; d = filepath.Dir(d) {
+		if dirs[d] {
+			return true
+		}
+		if d == filepath.Dir(d) {
+			return false
+		}
+	}
 }
 
 func (c *InputChecker) unchanged(in Input) bool {
@@ -410,6 +444,20 @@ func (c *InputChecker) unchanged(in Input) bool {
 	return same
 }
 
+func (c *InputChecker) lstat(path string) (os.FileInfo, error) {
+	if src := c.files.Source(); src != nil {
+		return src.Lstat(path)
+	}
+	return os.Lstat(path)
+}
+
+func (c *InputChecker) evalSymlinks(path string) (string, error) {
+	if src := c.files.Source(); src != nil {
+		return src.EvalSymlinks(path)
+	}
+	return filepath.EvalSymlinks(path)
+}
+
 // resolve is filepath.EvalSymlinks for absolute, clean paths, remembering
 // the directories it resolved on the way.
 func (c *InputChecker) resolve(path string) (string, error) {
@@ -427,10 +475,10 @@ func (c *InputChecker) resolve(path string) (string, error) {
 	if r.err == nil {
 		full := filepath.Join(r.real, filepath.Base(path))
 		var fi os.FileInfo
-		if fi, r.err = os.Lstat(full); r.err == nil {
+		if fi, r.err = c.lstat(full); r.err == nil {
 			r.real = full
 			if fi.Mode()&os.ModeSymlink != 0 {
-				r.real, r.err = filepath.EvalSymlinks(full)
+				r.real, r.err = c.evalSymlinks(full)
 			}
 		}
 	}

@@ -26,8 +26,9 @@ import (
 // the cache.
 
 // recordFormat is the first byte of a record's encoding. (4: inputs
-// carry their stat, see Input; 5: a root record names input sets.)
-const recordFormat = 5
+// carry their stat, see Input; 5: a root record names input sets; 6: a
+// stat may be a content's name, see ContentID.)
+const recordFormat = 6
 
 // errBadStateFile says a record failed verification.
 var errBadStateFile = errors.New("cache record does not match its digest")
@@ -149,12 +150,20 @@ func (w *Encoder) inputs(l []Input) {
 }
 
 // stat writes an input's stat (Input.stat): a 0 byte when there is none,
-// else a 1 and the fields, the times as differences from the
-// modification time (most are small).
+// a 2 and the content's name for a name (ContentID), else a 1 and the
+// fields, the times as differences from the modification time (most are
+// small).
 func (w *Encoder) stat(e fileStat) {
-	if !w.Bool(e.Recorded != 0) {
+	switch {
+	case e.Recorded == 0:
+		w.buf = append(w.buf, 0)
+		return
+	case e.ID != "":
+		w.buf = append(w.buf, 2)
+		w.String(e.ID)
 		return
 	}
+	w.buf = append(w.buf, 1)
 	w.buf = binary.AppendVarint(w.buf, e.Size)
 	w.buf = binary.AppendVarint(w.buf, e.ModNano)
 	w.buf = binary.AppendVarint(w.buf, e.CtimeNano-e.ModNano)
@@ -329,7 +338,18 @@ func discoveryInputs(r *DiscoveryRecord, files bool) []Input {
 // stat reads what Encoder.stat wrote.
 func (r *Decoder) stat() fileStat {
 	var e fileStat
-	if !r.Bool() {
+	switch b := r.take(1); {
+	case r.bad || b[0] == 0:
+		return e
+	case b[0] == 2:
+		e.ID = r.String()
+		e.Recorded = 1 // (known: a name needs no time)
+		if e.ID == "" {
+			r.bad = true
+		}
+		return e
+	case b[0] != 1:
+		r.bad = true
 		return e
 	}
 	e.Size = r.varint()

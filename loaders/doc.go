@@ -1,11 +1,15 @@
-// Package loaders reads what a build needs from disk: it finds and strictly
-// parses kustomization files, reads resource files, and enforces the load
+// Package loaders reads what a build needs: it finds and strictly parses
+// kustomization files, reads resource files, and enforces the load
 // restrictor, so that no file outside a kustomization root is read unless the
 // user asked for it.
 //
 // Every read goes through a Loader, which returns the file's bytes together
 // with its absolute path; the build records both so that a stage's
-// fingerprint covers every file the stage's output depends on.
+// fingerprint covers every file the stage's output depends on. A Loader
+// reads through an FS, the read seam: Disk, or any fs.FS mounted at a path
+// by NewFS (an in-memory tree, a git revision read from git's objects).
+// The restrictor, the symlink rules and the errors are the same for all:
+// paths are the tree's, resolved here one component at a time.
 //
 // It imports only the internal packages resource (the object model) and
 // fsread (bounded reads that refuse devices and FIFOs): data flows from

@@ -3,7 +3,6 @@ package loaders
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path"
 	"path/filepath"
 	"reflect"
@@ -68,10 +67,10 @@ func where(file string, line int) string {
 
 // MissingEntryHint is the plain line for a list entry (field `field` of the
 // kustomization file kfile, raw data) naming a path that does not exist
-// below dir: where it is, and the likely cause: an item that swallowed the
+// below dir in fsys: where it is, and the likely cause: an item that swallowed the
 // next line (`- a.yaml` followed by ` - b.yaml`, which YAML reads as the one
 // item "a.yaml - b.yaml"), or the nearest existing name.
-func MissingEntryHint(kfile string, data []byte, field, dir, entry string) string {
+func MissingEntryHint(fsys FS, kfile string, data []byte, field, dir, entry string) string {
 	at := where(kfile, lineOf(data, entry))
 	if strings.Contains(entry, " - ") {
 		first, _, _ := strings.Cut(entry, " - ")
@@ -82,7 +81,7 @@ func MissingEntryHint(kfile string, data []byte, field, dir, entry string) strin
 		what = "is neither a file nor a directory"
 	}
 	msg := fmt.Sprintf("%s: %s entry '%s' %s", at, field, entry, what)
-	if near := nearestName(filepath.Join(dir, filepath.FromSlash(entry))); near != "" {
+	if near := nearestName(fsys, filepath.Join(dir, filepath.FromSlash(entry))); near != "" {
 		if d := path.Dir(filepath.ToSlash(entry)); d != "." {
 			near = path.Join(d, near)
 		}
@@ -93,9 +92,9 @@ func MissingEntryHint(kfile string, data []byte, field, dir, entry string) strin
 
 // nearestName returns the name of the entry of p's directory closest to
 // p's base name (by edit distance, at most a third of its length), or "".
-func nearestName(p string) string {
+func nearestName(fsys FS, p string) string {
 	dir, base := filepath.Split(p)
-	entries, err := os.ReadDir(dir)
+	entries, err := readDirSorted(fsys, filepath.Clean(dir))
 	if err != nil {
 		return ""
 	}

@@ -20,11 +20,11 @@ func TestKustomizationFileSymlinkedOutsideTheRootIsRefused(t *testing.T) {
 	if err := os.Symlink(filepath.Join(outside, "kustomization.yaml"), filepath.Join(root, "kustomization.yaml")); err != nil {
 		t.Skip("no symlinks:", err)
 	}
-	_, err := FindKustomization(root, RootOnly)
+	_, err := FindKustomization(Disk, root, RootOnly)
 	if err == nil || !strings.Contains(err.Error(), "security; file '"+filepath.Join(outside, "kustomization.yaml")+"' is not in or below '"+root+"'") {
 		t.Fatalf("FindKustomization = %v, want the restrictor's refusal naming the target and the root", err)
 	}
-	kf, err := FindKustomization(root, None)
+	kf, err := FindKustomization(Disk, root, None)
 	if err != nil || len(kf.K.Resources) != 1 {
 		t.Fatalf("under LoadRestrictionsNone: %v, %v", kf, err)
 	}
@@ -42,7 +42,7 @@ func TestKustomizationFileSymlinkedInsideTheRootIsRead(t *testing.T) {
 	if err := os.Symlink("real.yaml", filepath.Join(root, "k", "kustomization.yaml")); err != nil {
 		t.Skip("no symlinks:", err)
 	}
-	if _, err := FindKustomization(filepath.Join(root, "k"), RootOnly); err != nil {
+	if _, err := FindKustomization(Disk, filepath.Join(root, "k"), RootOnly); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -59,7 +59,7 @@ func TestResourceOverTheSizeCapIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	l, err := New(root, RootOnly)
+	l, err := New(Disk, root, RootOnly)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func dagTree(t *testing.T, depth int) string {
 // exponential time.
 func TestReadTreeOfASymlinkDAG(t *testing.T) {
 	root := dagTree(t, 3)
-	l, err := New(root, RootOnly)
+	l, err := New(Disk, root, RootOnly)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestReadTreeOfASymlinkDAG(t *testing.T) {
 	}
 
 	root = dagTree(t, 16)
-	if l, err = New(root, RootOnly); err != nil {
+	if l, err = New(Disk, root, RootOnly); err != nil {
 		t.Fatal(err)
 	}
 	_, _, err = l.ReadTree("d0")

@@ -36,9 +36,9 @@ func TestFIFOsAndDevicesAreRefusedAsInputs(t *testing.T) {
 					t.Fatal(err)
 				}
 				done := make(chan error, 2)
-				go func() { _, err := FindKustomization(kdir, r); done <- err }()
+				go func() { _, err := FindKustomization(Disk, kdir, r); done <- err }()
 				go func() {
-					l, err := New(rdir, r)
+					l, err := New(Disk, rdir, r)
 					if err == nil {
 						_, _, err = l.ReadFile("cm.yaml")
 					}
@@ -91,7 +91,7 @@ func TestUnreadableKustomizationFileIsNamed(t *testing.T) {
 				if err := tc.make(path); err != nil {
 					t.Fatal(err)
 				}
-				_, err := FindKustomization(dir, tc.r)
+				_, err := FindKustomization(Disk, dir, tc.r)
 				var h *Hinted
 				if !errors.As(err, &h) {
 					t.Fatalf("error %v carries no plain line", err)

@@ -34,11 +34,11 @@ const (
 // kustomize looks for them.
 var FileNames = []string{"kustomization.yaml", "kustomization.yml", "Kustomization"}
 
-// HasKustomization reports whether dir holds a kustomization file (a
-// regular file, or a link to one, of one of FileNames).
-func HasKustomization(dir string) bool {
+// HasKustomization reports whether dir in fsys holds a kustomization file
+// (a regular file, or a link to one, of one of FileNames).
+func HasKustomization(fsys FS, dir string) bool {
 	for _, name := range FileNames {
-		if st, err := os.Stat(filepath.Join(dir, name)); err == nil && st.Mode().IsRegular() {
+		if st, err := fsys.Stat(filepath.Join(dir, name)); err == nil && st.Mode().IsRegular() {
 			return true
 		}
 	}
@@ -74,16 +74,16 @@ type KustomizationFile struct {
 }
 
 // FindKustomization looks for the kustomization file in dir (absolute and
-// symlink-free) and parses it. Like any file a kustomization reads, the
+// symlink-free) of fsys and parses it. Like any file a kustomization reads, the
 // kustomization file itself must be a regular file no larger than
 // fsread.MaxFileSize and, under RootOnly, must resolve to a path in or below
 // dir: a kustomization.yaml that is a symlink to a file elsewhere is refused
 // as kustomize refuses it.
-func FindKustomization(dir string, r Restriction) (*KustomizationFile, error) {
+func FindKustomization(fsys FS, dir string, r Restriction) (*KustomizationFile, error) {
 	var found []string
 	for _, name := range FileNames {
 		p := filepath.Join(dir, name)
-		if st, err := os.Stat(p); err != nil || st.IsDir() {
+		if st, err := fsys.Stat(p); err != nil || st.IsDir() {
 			continue
 		}
 		found = append(found, p)
@@ -95,24 +95,24 @@ func FindKustomization(dir string, r Restriction) (*KustomizationFile, error) {
 	default:
 		return nil, fmt.Errorf("Found multiple kustomization files under: %s\n(%s)", dir, strings.Join(found, ", "))
 	}
-	return readKustomization(dir, found[0], r)
+	return readKustomization(fsys, dir, found[0], r)
 }
 
 // FindListedKustomization is FindKustomization for a directory whose
 // listing, read just before, shows name, one of FileNames, as a regular
 // file, and no other of FileNames in any case (build-all's discovery
 // lists every directory it loads): the names are not looked for again.
-func FindListedKustomization(dir, name string, r Restriction) (*KustomizationFile, error) {
-	return readKustomization(dir, filepath.Join(dir, name), r)
+func FindListedKustomization(fsys FS, dir, name string, r Restriction) (*KustomizationFile, error) {
+	return readKustomization(fsys, dir, filepath.Join(dir, name), r)
 }
 
 // readKustomization reads and parses the kustomization file at path, in
 // dir.
-func readKustomization(dir, path string, r Restriction) (*KustomizationFile, error) {
-	ldr := &Loader{root: dir, restriction: r}
+func readKustomization(fsys FS, dir, path string, r Restriction) (*KustomizationFile, error) {
+	ldr := &Loader{fs: fsys, root: dir, restriction: r}
 	data, real, info, err := ldr.ReadFileStat(filepath.Base(path))
 	if err != nil {
-		return nil, &Hinted{Hint: unreadableKustomizationHint(path, real, dir, err), Err: err}
+		return nil, &Hinted{Hint: unreadableKustomizationHint(fsys, path, real, dir, err), Err: err}
 	}
 	k, warnings, err := parseKustomization(data)
 	if err != nil {
@@ -131,8 +131,8 @@ func readKustomization(dir, path string, r Restriction) (*KustomizationFile, err
 
 // Content reads the file again (nil if it cannot be read now), for a
 // hint that quotes it: it may have changed since it was parsed.
-func (f *KustomizationFile) Content() []byte {
-	data, err := fsread.File(f.Real)
+func (f *KustomizationFile) Content(fsys FS) []byte {
+	data, _, err := fsys.ReadFile(f.Real, false)
 	if err != nil {
 		return nil
 	}
@@ -143,9 +143,9 @@ func (f *KustomizationFile) Content() []byte {
 // at path (in dir) that could not be read: what it is (a symlink and its
 // target, a device) and why that cannot be read. real is where it
 // resolved to, when known.
-func unreadableKustomizationHint(path, real, dir string, err error) string {
+func unreadableKustomizationHint(fsys FS, path, real, dir string, err error) string {
 	is := "is"
-	if target, lerr := os.Readlink(path); lerr == nil {
+	if target, lerr := fsys.Readlink(path); lerr == nil {
 		is = "is a symlink to " + target + ","
 	}
 	switch {

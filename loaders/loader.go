@@ -10,8 +10,6 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-
-	"github.com/kpipe/kpipe/internal/fsread"
 )
 
 // Restriction says which files a kustomization may read.
@@ -44,8 +42,9 @@ func ParseRestriction(s string) (Restriction, error) {
 	return RootOnly, fmt.Errorf("illegal flag value --load-restrictor %s; legal values: [LoadRestrictionsRootOnly LoadRestrictionsNone]", s)
 }
 
-// Loader reads files relative to one kustomization root.
+// Loader reads files relative to one kustomization root, through an FS.
 type Loader struct {
+	fs          FS
 	root        string
 	restriction Restriction
 	onRead      func(path, real string, data []byte, fi os.FileInfo)
@@ -65,36 +64,37 @@ func (l *Loader) OnRead(fn func(path, real string, data []byte, fi os.FileInfo))
 // before the loader is used concurrently.
 func (l *Loader) OnReadTree(fn func(path, real string, listing []byte)) { l.onReadTree = fn }
 
-// New returns a loader rooted at dir, which must be a directory. The root is
-// made absolute and its symlinks are resolved.
-func New(dir string, r Restriction) (*Loader, error) {
-	root, err := RealDir(dir)
+// New returns a loader of fsys rooted at dir, which must be a directory.
+// The root is made absolute and its symlinks are resolved.
+func New(fsys FS, dir string, r Restriction) (*Loader, error) {
+	root, err := RealDir(fsys, dir)
 	if err != nil {
 		return nil, err
 	}
-	return &Loader{root: root, restriction: r}, nil
+	return &Loader{fs: fsys, root: root, restriction: r}, nil
 }
 
 // NewReal is New for a directory the caller has resolved already (by
 // RealDir or Loader.Resolve): absolute, symlink-free and a directory. It
 // touches no file: resolving again cost a stat of every path component,
 // for every kustomization of a build.
-func NewReal(dir string, r Restriction) *Loader {
-	return &Loader{root: dir, restriction: r}
+func NewReal(fsys FS, dir string, r Restriction) *Loader {
+	return &Loader{fs: fsys, root: dir, restriction: r}
 }
 
-// RealDir returns the absolute, symlink-free form of dir, or an error when
-// dir is not a directory.
-func RealDir(dir string) (string, error) {
+// RealDir returns the absolute, symlink-free form of dir in fsys, or an
+// error when dir is not a directory. A relative dir is taken from the
+// working directory.
+func RealDir(fsys FS, dir string) (string, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return "", err
 	}
-	real, err := filepath.EvalSymlinks(abs)
+	real, err := fsys.EvalSymlinks(abs)
 	if err != nil {
 		return "", fmt.Errorf("must build at directory: not a valid directory: evalsymlink failure on '%s' : %w", abs, unwrapPathError(err))
 	}
-	st, err := os.Stat(real)
+	st, err := fsys.Stat(real)
 	if err != nil {
 		return "", err
 	}
@@ -110,6 +110,19 @@ func unwrapPathError(err error) error {
 		return fmt.Errorf("%s %s: %w", pe.Op, pe.Path, pe.Err)
 	}
 	return err
+}
+
+// FS returns what the loader reads through.
+func (l *Loader) FS() FS { return l.fs }
+
+// On returns a copy of the loader that reads through fsys, with the same
+// root, restriction and reporting (OnRead, OnReadTree): for what lies in
+// another tree than the loader's, a helm chart kpipe pulled into its cache
+// for a kustomization of a git revision, say.
+func (l *Loader) On(fsys FS) *Loader {
+	c := *l
+	c.fs = fsys
+	return &c
 }
 
 // Root returns the loader's absolute root directory.
@@ -142,17 +155,17 @@ const (
 // root) and what is there. It does not apply the restriction.
 func (l *Loader) Resolve(path string) (string, Kind, error) {
 	abs := l.Abs(path)
-	if st, ok := lstatBelow(l.root, abs); ok {
+	if st, ok := lstatBelow(l.fs, l.root, abs); ok {
 		if st.IsDir() {
 			return abs, Dir, nil
 		}
 		return abs, File, nil
 	}
-	real, err := filepath.EvalSymlinks(abs)
+	real, err := l.fs.EvalSymlinks(abs)
 	if err != nil {
 		return abs, Missing, fmt.Errorf("evalsymlink failure on '%s' : %w", abs, unwrapPathError(err))
 	}
-	st, err := os.Stat(real)
+	st, err := l.fs.Stat(real)
 	if err != nil {
 		return real, Missing, err
 	}
@@ -171,7 +184,7 @@ func (l *Loader) Resolve(path string) (string, Kind, error) {
 // real path; otherwise false, and the caller resolves abs the slow way
 // (which also words the error). Not on Windows, whose volume names and
 // reparse points are EvalSymlinks's business.
-func lstatBelow(real, abs string) (os.FileInfo, bool) {
+func lstatBelow(fsys FS, real, abs string) (os.FileInfo, bool) {
 	if runtime.GOOS == "windows" {
 		return nil, false
 	}
@@ -187,7 +200,7 @@ func lstatBelow(real, abs string) (os.FileInfo, bool) {
 	}
 	rest := strings.TrimPrefix(strings.TrimPrefix(abs, prefix), sep)
 	if rest == "" {
-		st, err := os.Stat(abs)
+		st, err := fsys.Stat(abs)
 		return st, err == nil
 	}
 	cur := prefix
@@ -195,7 +208,7 @@ func lstatBelow(real, abs string) (os.FileInfo, bool) {
 	for _, c := range strings.Split(rest, sep) {
 		cur = filepath.Join(cur, c)
 		var err error
-		if st, err = os.Lstat(cur); err != nil || st.Mode()&os.ModeSymlink != 0 {
+		if st, err = fsys.Lstat(cur); err != nil || st.Mode()&os.ModeSymlink != 0 {
 			return nil, false
 		}
 	}
@@ -240,7 +253,7 @@ func (l *Loader) ReadFileStat(path string) ([]byte, string, os.FileInfo, error) 
 	// symlink, a directory, a missing file) takes the way below, which
 	// words the error.
 	if abs := l.Abs(path); runtime.GOOS != "windows" && Within(filepath.Dir(abs), l.root) && l.check(abs) == nil {
-		if data, fi, err := fsread.FileStatNoFollow(abs); err == nil {
+		if data, fi, err := l.fs.ReadFile(abs, false); err == nil {
 			if l.onRead != nil {
 				l.onRead(path, abs, data, fi)
 			}
@@ -257,7 +270,7 @@ func (l *Loader) ReadFileStat(path string) ([]byte, string, os.FileInfo, error) 
 	if err := l.check(real); err != nil {
 		return nil, real, nil, err
 	}
-	data, fi, err := fsread.FileStat(real)
+	data, fi, err := l.fs.ReadFile(real, true)
 	if err == nil && l.onRead != nil {
 		l.onRead(path, real, data, fi)
 	}
@@ -273,6 +286,8 @@ type TreeFile struct {
 	Rel string
 	// Data is the file's content.
 	Data []byte
+	// Mode is the file's permission bits (an executable has 0o111 set).
+	Mode fs.FileMode
 }
 
 // ReadTree reads every regular file below the directory at path (relative
@@ -288,30 +303,13 @@ func (l *Loader) ReadTree(path string) ([]TreeFile, string, error) {
 	if kind != Dir {
 		return nil, real, fmt.Errorf("'%s': %w", real, ErrNotDirectory)
 	}
-	tree, err := walkTree(real)
+	files, tree, err := readTree(l.fs, real, func(rel, real string, data []byte) {
+		if l.onRead != nil {
+			l.onRead(filepath.Join(path, filepath.FromSlash(rel)), real, data, nil)
+		}
+	})
 	if err != nil {
 		return nil, real, err
-	}
-	files := make([]TreeFile, 0, len(tree))
-	// A file reached through several symlinked paths (a chart whose
-	// symlinks form a DAG) is read once.
-	read := map[string][]byte{}
-	var total int64
-	for _, e := range tree {
-		data, ok := read[e.real]
-		if !ok {
-			if data, err = fsread.File(e.real); err != nil {
-				return nil, real, err
-			}
-			read[e.real] = data
-		}
-		if total += int64(len(data)); total > maxTreeBytes {
-			return nil, real, fmt.Errorf("'%s': its files come to more than %d MiB (symlinks that repeat directories count each time), the most kpipe reads from one tree", real, maxTreeBytes>>20)
-		}
-		if l.onRead != nil {
-			l.onRead(filepath.Join(path, filepath.FromSlash(e.rel)), e.real, data, nil)
-		}
-		files = append(files, TreeFile{Rel: e.rel, Data: data})
 	}
 	if l.onReadTree != nil {
 		l.onReadTree(path, real, listing(tree))
@@ -319,10 +317,52 @@ func (l *Loader) ReadTree(path string) ([]TreeFile, string, error) {
 	return files, real, nil
 }
 
-// TreeListing returns the listing of the directory real (absolute): the
-// relative paths of the regular files ReadTree would read, one a line.
-func TreeListing(real string) ([]byte, error) {
-	tree, err := walkTree(real)
+// ReadTreeOf reads every regular file below the directory dir (absolute,
+// symlink-free) of fsys as ReadTree reads them, with no loader: no file
+// is reported, and no restriction applies (what a plugin run in a copy
+// of its kustomization's directory could read there).
+func ReadTreeOf(fsys FS, dir string) ([]TreeFile, error) {
+	files, _, err := readTree(fsys, dir, nil)
+	return files, err
+}
+
+// readTree reads the regular files below real (absolute, symlink-free)
+// of fsys, calling read (if set) for each, and returns them with the
+// walk's entries.
+func readTree(fsys FS, real string, read func(rel, real string, data []byte)) ([]TreeFile, []treeEntry, error) {
+	tree, err := walkTree(fsys, real)
+	if err != nil {
+		return nil, nil, err
+	}
+	files := make([]TreeFile, 0, len(tree))
+	// A file reached through several symlinked paths (a chart whose
+	// symlinks form a DAG) is read once.
+	read1 := map[string][]byte{}
+	var total int64
+	for _, e := range tree {
+		data, ok := read1[e.real]
+		if !ok {
+			if data, _, err = fsys.ReadFile(e.real, true); err != nil {
+				return nil, nil, err
+			}
+			read1[e.real] = data
+		}
+		if total += int64(len(data)); total > maxTreeBytes {
+			return nil, nil, fmt.Errorf("'%s': its files come to more than %d MiB (symlinks that repeat directories count each time), the most kpipe reads from one tree", real, maxTreeBytes>>20)
+		}
+		if read != nil {
+			read(e.rel, e.real, data)
+		}
+		files = append(files, TreeFile{Rel: e.rel, Data: data, Mode: e.mode})
+	}
+	return files, tree, nil
+}
+
+// TreeListing returns the listing of the directory real (absolute,
+// symlink-free) of fsys: the relative paths of the regular files ReadTree
+// would read, one a line.
+func TreeListing(fsys FS, real string) ([]byte, error) {
+	tree, err := walkTree(fsys, real)
 	if err != nil {
 		return nil, err
 	}
@@ -349,16 +389,20 @@ const (
 )
 
 // treeEntry is a regular file of a tree: its path relative to the tree's
-// root (slashes) and its real path.
-type treeEntry struct{ rel, real string }
+// root (slashes), its real path and its permission bits.
+type treeEntry struct {
+	rel, real string
+	mode      fs.FileMode
+}
 
-// walkTree lists the regular files below dir (absolute and symlink-free),
+// walkTree lists the regular files below dir (absolute and symlink-free)
+// of fsys,
 // following symlinks to files and directories, in lexical order of their
 // relative paths; a symlink back to a directory being walked is an error,
 // and so is a tree of more than MaxTreeEntries files and directories. Real
 // paths are resolved one symlink at a time as the walk descends, so a deep
 // path costs no more than a shallow one.
-func walkTree(dir string) ([]treeEntry, error) {
+func walkTree(fsys FS, dir string) ([]treeEntry, error) {
 	var out []treeEntry
 	entries := 0
 	var walk func(real, rel string, seen map[string]bool) error
@@ -368,7 +412,7 @@ func walkTree(dir string) ([]treeEntry, error) {
 		}
 		seen[real] = true
 		defer delete(seen, real)
-		list, err := os.ReadDir(real)
+		list, err := readDirSorted(fsys, real)
 		if err != nil {
 			return err
 		}
@@ -379,18 +423,14 @@ func walkTree(dir string) ([]treeEntry, error) {
 			childReal := filepath.Join(real, e.Name())
 			childRel := path.Join(rel, e.Name())
 			if e.Type()&fs.ModeSymlink != 0 {
-				target, err := os.Readlink(childReal)
-				if err != nil {
-					return err
-				}
-				if !filepath.IsAbs(target) {
-					target = filepath.Join(real, target)
-				}
-				if childReal, err = filepath.EvalSymlinks(target); err != nil {
+				// real holds no symlink: resolving the child resolves the
+				// link's target from real, as opening the path would.
+				var err error
+				if childReal, err = fsys.EvalSymlinks(childReal); err != nil {
 					return err
 				}
 			}
-			st, err := os.Stat(childReal)
+			st, err := fsys.Stat(childReal)
 			if err != nil {
 				return err
 			}
@@ -400,7 +440,7 @@ func walkTree(dir string) ([]treeEntry, error) {
 					return err
 				}
 			case st.Mode().IsRegular():
-				out = append(out, treeEntry{rel: childRel, real: childReal})
+				out = append(out, treeEntry{rel: childRel, real: childReal, mode: st.Mode().Perm()})
 			}
 		}
 		return nil

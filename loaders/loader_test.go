@@ -35,7 +35,7 @@ func TestReadTreeReadsEveryFileAndReportsThem(t *testing.T) {
 	if err := os.Symlink(outside, filepath.Join(root, "charts/c/linked")); err != nil {
 		t.Fatal(err)
 	}
-	l, err := New(root, RootOnly)
+	l, err := New(Disk, root, RootOnly)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestReadTreeReadsEveryFileAndReportsThem(t *testing.T) {
 	if len(read) != len(want) || read[0] != filepath.Join("charts/c", "Chart.yaml") {
 		t.Errorf("OnRead saw %v", read)
 	}
-	listing, err := TreeListing(real)
+	listing, err := TreeListing(Disk, real)
 	if err != nil {
 		t.Fatal(err)
 	}

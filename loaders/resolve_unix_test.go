@@ -23,7 +23,7 @@ func TestResolveMatchesEvalSymlinks(t *testing.T) {
 	link("../../outside", "repo/overlay/out")                    // a symlink leaving the tree
 	link(filepath.Join(top, "repo"), filepath.Join("repo-link")) // the root reached through a link
 	root := filepath.Join(top, "repo/overlay")
-	l, err := New(root, RootOnly)
+	l, err := New(Disk, root, RootOnly)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestReadFileStatMatchesResolveThenRead(t *testing.T) {
 	link(filepath.Join(top, "repo/overlay/sub"), "repo/overlay/dir-link") // a symlink to a directory
 	root := filepath.Join(top, "repo/overlay")
 	for _, r := range []Restriction{RootOnly, None} {
-		l, err := New(root, r)
+		l, err := New(Disk, root, r)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -258,3 +258,15 @@ func resultLines(out []byte) (lines []string, failed bool) {
 	}
 	return lines, failed
 }
+
+// ExecPath returns the path of the executable the KRM exec function
+// config c runs, as written ("" when c is not one): a path with a slash
+// is relative to the directory of the kustomization that lists c, a
+// bare name is looked up on PATH.
+func ExecPath(c *resource.Resource) string {
+	spec, ok, err := functionSpec(c)
+	if !ok || err != nil {
+		return ""
+	}
+	return spec.Exec.Path
+}

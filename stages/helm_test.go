@@ -20,7 +20,7 @@ import (
 // charts/, and extra-values.yaml.
 func helmFixture(t *testing.T) (ReadFile, ReadTree) {
 	t.Helper()
-	ldr, err := loaders.New("testdata/helm", loaders.RootOnly)
+	ldr, err := loaders.New(loaders.Disk, "testdata/helm", loaders.RootOnly)
 	if err != nil {
 		t.Fatal(err)
 	}

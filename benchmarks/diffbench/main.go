@@ -11,6 +11,12 @@
 // revision's output in the cache (a build-all of the base revision ran
 // before, as CI on the main branch does) and with an empty cache. The roots
 // kpipe reports are checked against the files diff -r reports.
+//
+// With -tree, a real repository instead (a snapshot of its files, fetched
+// for the measurement and never committed; see realTree):
+//
+//	go run ./benchmarks/diffbench -kpipe /tmp/kpipe -tree ~/src/cluster-api \
+//	    -edit core/config/manager/manager.yaml:--leader-elect:--leader-elect=true -pad 20000
 package main
 
 import (
@@ -32,8 +38,23 @@ func main() {
 	kustomize := flag.String("kustomize", "kustomize", "the kustomize binary")
 	apps := flag.Int("apps", 100, "apps")
 	envs := flag.Int("envs", 4, "environments per app")
+	tree := flag.String("tree", "", "a real repository's files (the -tree scenario)")
+	edit := flag.String("edit", "", "the -tree scenario's change: FILE:OLD:NEW (the first OLD in FILE becomes NEW)")
+	pad := flag.Int("pad", 20000, "unrelated files added to the padded copy of -tree")
+	rounds := flag.Int("rounds", 3, "rounds of the -tree scenario (each: the script once, kpipe diff -runs times on each repository)")
+	runs := flag.Int("runs", 5, "kpipe diff runs a round, on each repository")
+	flags := flag.String("flags", "", "extra kpipe and kustomize build flags, space-separated (for example --load-restrictor LoadRestrictionsNone)")
+	baseline := flag.String("baseline", "", "another kpipe binary, measured in the same rounds (the -tree scenario)")
+	baselineRuns := flag.Int("baseline-runs", 2, "runs of the baseline a round, on each repository")
 	flag.Parse()
-	if err := run(*kpipe, *kustomize, *apps, *envs); err != nil {
+	var err error
+	if *tree != "" {
+		err = realTree(treeBench{kpipe: *kpipe, baseline: *baseline, kustomize: *kustomize, tree: *tree, edit: *edit, pad: *pad,
+			rounds: *rounds, runs: *runs, baselineRuns: *baselineRuns, flags: strings.Fields(*flags)})
+	} else {
+		err = run(*kpipe, *kustomize, *apps, *envs)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "diffbench:", err)
 		os.Exit(1)
 	}

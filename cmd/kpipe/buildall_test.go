@@ -319,7 +319,7 @@ func TestBuildAllDiscoveryFollowsTheTree(t *testing.T) {
 		_, r, stderr := buildAll(t, ".", cacheDir, "../out") // the same arguments each time
 		for _, rr := range r.Roots {
 			// The report names roots relative to the current directory.
-			if !filepath.IsLocal(rr.Path) || !loaders.HasKustomization(filepath.Join(tree, rr.Path)) {
+			if !filepath.IsLocal(rr.Path) || !loaders.HasKustomization(loaders.Disk, filepath.Join(tree, rr.Path)) {
 				t.Fatalf("build-all . in %s built %s\n%s", tree, rr.Path, stderr)
 			}
 		}

@@ -35,7 +35,7 @@ func newBuildRecord(c *cli.Context, store *cache.Store, opts engine.Options, r l
 	if store == nil || opts.VerifyCache || outputIsDir(c) {
 		return br
 	}
-	root, err := loaders.RealDir(dir)
+	root, err := loaders.RealDir(loaders.Disk, dir)
 	if err != nil {
 		return br
 	}

@@ -41,8 +41,9 @@ func diffCommand() *cli.Command {
 differ between them, through the cache, and prints the resources that
 changed: matched by group, kind, namespace and name, each with a unified
 diff of its YAML. The old side (default: the merge base of HEAD with the
-default branch) is read from git's objects into a temporary directory; the
-new side is the working tree unless --head names a revision. PATHs limit
+default branch) is read from git's objects, without a checkout (only what
+the roots compared read); the new side is the working tree unless --head
+names a revision, read the same way. PATHs limit
 the roots to those trees (default: the current directory).
 
 A generated name whose hash suffix changed is one changed resource; a
@@ -121,6 +122,7 @@ func runDiff(c *cli.Context) error {
 // review runs the comparison the flags ask for.
 func review(c *cli.Context) (*diff.Result, error) {
 	ctx := c.Context
+	softMemoryLimit() // it builds as build-all does
 	restriction, opts, err := buildOptions(c)
 	if err != nil {
 		return nil, err
@@ -227,6 +229,7 @@ func notARepoHint(err error) error {
 // affectedRun is kpipe affected; its errors are trouble (exit status 2).
 func affectedRun(c *cli.Context) error {
 	ctx := c.Context
+	softMemoryLimit() // it builds as build-all does
 	restriction, opts, err := buildOptions(c)
 	if err != nil {
 		return err

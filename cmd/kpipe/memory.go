@@ -1,5 +1,6 @@
-// The process's memory settings: the soft limit and GOGC of build and
-// build-all, and when their heap is backed by huge pages.
+// The process's memory settings: the soft limit and GOGC of build,
+// build-all, diff and affected, and when a build's heap is backed by huge
+// pages.
 
 package main
 

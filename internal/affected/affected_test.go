@@ -170,7 +170,7 @@ func TestMatcher(t *testing.T) {
 		{Change{"/r/app/cm.yaml/x", Added}, true}, // the file became a directory
 	}
 	for _, c := range cases {
-		got := len(NewMatcher([]Change{c.change}).Match(rs)) > 0
+		got := len(NewMatcher(loaders.Disk, []Change{c.change}).Match(rs)) > 0
 		if got != c.hit {
 			t.Errorf("%+v: hit %v, want %v", c.change, got, c.hit)
 		}
@@ -188,52 +188,51 @@ func TestMatcher(t *testing.T) {
 		{Change{filepath.Join(dir, "Kustomization"), Added}, true},
 		{Change{filepath.Join(dir, "cm.yaml", "x"), Added}, true},
 	} {
-		if got := len(NewMatcher([]Change{c.change}).Match(either)) > 0; got != c.hit {
+		if got := len(NewMatcher(loaders.Disk, []Change{c.change}).Match(either)) > 0; got != c.hit {
 			t.Errorf("either %+v: hit %v, want %v", c.change, got, c.hit)
 		}
 	}
 }
 
-// TestExtractKeepsModesAndLinksAndIgnoresAttributes: a revision read from
-// git's objects has its executable bits and symlinks, and export-ignore
-// (which git archive honours) leaves nothing out.
-func TestExtractKeepsModesAndLinksAndIgnoresAttributes(t *testing.T) {
+// OpenRepo finds the top level git finds: from the top, from below it,
+// through a symlink; and asks git where the repository is not plain (a
+// linked worktree), or says git's error (inside .git).
+func TestOpenRepoFindsWhatGitFinds(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git not found (apt-get install git)")
 	}
-	dir := t.TempDir()
-	write := func(p, s string, mode os.FileMode) {
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, p), []byte(s), mode); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("plugin/run.sh", "#!/bin/sh\n", 0o755)
-	write("a/kustomization.yaml", "resources: []\n", 0o644)
-	write(".gitattributes", "a/* export-ignore\n", 0o644)
-	if err := os.Symlink("a/kustomization.yaml", filepath.Join(dir, "link")); err != nil {
-		t.Fatal(err)
-	}
-	if err := genrepo.InitGit(dir); err != nil {
-		t.Fatal(err)
-	}
-	repo, err := OpenRepo(context.Background(), dir)
+	top, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := t.TempDir()
-	if err := repo.Extract(context.Background(), "HEAD", out); err != nil {
+	if err := os.MkdirAll(filepath.Join(top, "a/b"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if fi, err := os.Stat(filepath.Join(out, "plugin/run.sh")); err != nil || fi.Mode()&0o100 == 0 {
-		t.Fatalf("executable bit lost: %v %v", fi, err)
+	if err := os.WriteFile(filepath.Join(top, "a/b/f"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	if target, err := os.Readlink(filepath.Join(out, "link")); err != nil || target != "a/kustomization.yaml" {
-		t.Fatalf("symlink: %q %v", target, err)
+	if err := genrepo.InitGit(top); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(out, "a/kustomization.yaml")); err != nil {
-		t.Fatalf("export-ignore left a file out: %v", err)
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(filepath.Join(top, "a"), link); err != nil {
+		t.Skip("no symlinks:", err)
+	}
+	wt := filepath.Join(t.TempDir(), "wt")
+	if _, err := genrepo.Git(top, "worktree", "add", "-q", "--detach", wt); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{top, filepath.Join(top, "a/b"), link, wt, filepath.Join(wt, "a")} {
+		want, err := git(context.Background(), dir, "rev-parse", "--show-toplevel")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := OpenRepo(context.Background(), dir)
+		if err != nil || r.Top != strings.TrimSpace(string(want)) {
+			t.Errorf("OpenRepo(%s) = %q, %v; git says %q", dir, r.Top, err, strings.TrimSpace(string(want)))
+		}
+	}
+	if _, err := OpenRepo(context.Background(), filepath.Join(top, ".git")); err == nil {
+		t.Error("OpenRepo inside .git found a top level; git says it is not in a work tree")
 	}
 }

@@ -4,7 +4,9 @@
 // builds the others over one graph (package engine), writes each root's
 // output under an output directory as soon as it is finished and only when
 // it changed, deletes outputs of roots that no longer exist (only files it
-// wrote itself, listed in a manifest), and reports on every root.
+// wrote itself, listed in a manifest), and reports on every root. The
+// trees are read through Options.FS (the disk, or a git revision for
+// `kpipe diff --head`); outputs are written to disk.
 //
 // It imports engine, cache, loaders and output; the CLI (flags, progress
 // bar, exit codes) and the public kpipe package sit above it.
@@ -39,6 +41,10 @@ import (
 
 // Options are the settings of a run.
 type Options struct {
+	// FS is where the trees (or the roots RootsFrom lists) are read
+	// (nil: loaders.Disk): the files, directories and symlinks of roots,
+	// discovery and root records. Outputs and the roots file are on disk.
+	FS loaders.FS
 	// Trees are the directories searched for roots (none: ".").
 	Trees []string
 	// RootsFrom, when set, names a file listing the roots, one per line
@@ -181,10 +187,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	start := time.Now()
 	opts := o.Engine
 	store := opts.Cache.Store
-	if opts.Cache.Files == nil {
-		opts.Cache.Files = store.FileIndex()
-		o.Engine.Cache.Files = opts.Cache.Files
-	}
+	// The index of the disk (outputs) and the one of the trees.
+	disk, files := o.indexes()
+	opts.Cache.Files, o.Engine.Cache.Files = files, files
 	index := store.RootIndex(engine.SettingsKey(opts, o.Restriction))
 	checker := cache.NewInputChecker(opts.Cache.Files)
 	roots, all, err := findRootsContext(ctx, o, index, checker)
@@ -249,7 +254,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	for i, root := range roots {
 		check.Go(func() error {
 			rec, ok := index.Root(root)
-			if ok && !opts.VerifyCache && rec.Output == outputOf(root) && index.Unchanged(checker, rec) && outputIntact(opts.Cache.Files, rec) {
+			if ok && !opts.VerifyCache && rec.Output == outputOf(root) && index.Unchanged(checker, rec) && outputIntact(disk, rec) {
 				rr := RootReport{Path: root, Output: rec.Output, Status: "ok", Digest: hex.EncodeToString(rec.OutputDigest[:]),
 					Cached: true, UpToDate: true}
 				if o.Reads {
@@ -277,8 +282,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		st = buildRoots(ctx, o, all, roots, todo, outputOf, index, man, rep)
 	}
 	_ = index.Save()
-	if opts.Cache.Files != nil {
-		_ = opts.Cache.Files.Save("")
+	_ = files.Save("")
+	if disk != files {
+		_ = disk.Save("")
 	}
 	if o.Check {
 		rep.Orphans = orphans(outDir, live, outputOf)
@@ -290,7 +296,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			}
 		}
 		if o.Prune {
-			rep.Pruned, rep.Kept = man.prune(live)
+			rep.Pruned, rep.Kept = man.prune(o.fs(), live)
 		}
 		if err := man.write(); err != nil {
 			return rep, err
@@ -322,6 +328,36 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	return rep, nil
 }
 
+// fs is o.FS, or the disk.
+func (o Options) fs() loaders.FS {
+	if o.FS == nil {
+		return loaders.Disk
+	}
+	return o.FS
+}
+
+// indexes returns the file index of the disk and the one of the trees
+// (the same when they are on disk), from the engine's (a tree's or the
+// disk's) or the store's.
+func (o Options) indexes() (disk, trees *cache.FileIndex) {
+	ix := o.Engine.Cache.Files
+	if ix == nil {
+		ix = o.Engine.Cache.Store.FileIndex()
+	}
+	var src cache.Source
+	if fsys := o.fs(); fsys != loaders.Disk {
+		src = fsys
+	}
+	disk, trees = ix, ix
+	if ix.Source() != nil {
+		disk = ix.On(nil)
+	}
+	if ix.Source() != src {
+		trees = ix.On(src)
+	}
+	return disk, trees
+}
+
 // readsOfInputs turns a root record's inputs into a ReadSet: a recorded
 // root runs no plugin (engine.Builder.Inputs refuses those), so its inputs
 // are files and kustomization directories (not told apart, to spare a
@@ -341,10 +377,7 @@ func readsOfInputs(inputs []cache.Input) *engine.ReadSet {
 // them (in a stable order).
 func Discover(o Options) ([]string, error) {
 	opts := o.Engine
-	files := opts.Cache.Files
-	if files == nil {
-		files = opts.Cache.Store.FileIndex()
-	}
+	_, files := o.indexes()
 	index := opts.Cache.Store.RootIndex(engine.SettingsKey(opts, o.Restriction))
 	roots, _, err := findRoots(o, index, cache.NewInputChecker(files))
 	return roots, err
@@ -375,7 +408,7 @@ func buildRoots(ctx context.Context, o Options, all *engine.Graph, roots []strin
 	if all != nil {
 		g, loadErrs = all.WithRoots(dirs)
 	} else {
-		g, loadErrs = engine.LoadContext(ctx, dirs, engine.LoadOptions{Restriction: o.Restriction, Remote: o.Remote})
+		g, loadErrs = engine.LoadContext(ctx, dirs, engine.LoadOptions{FS: o.FS, Restriction: o.Restriction, Remote: o.Remote})
 	}
 	if opts.Warn != nil {
 		for _, w := range g.Warnings {
@@ -567,8 +600,9 @@ func findRoots(o Options, index *cache.RootIndex, checker *cache.InputChecker) (
 // findRootsContext is findRoots with the context remote bases are fetched
 // under (o.Remote).
 func findRootsContext(ctx context.Context, o Options, index *cache.RootIndex, checker *cache.InputChecker) ([]string, *engine.Graph, error) {
+	fsys := o.fs()
 	if f := o.RootsFrom; f != "" {
-		roots, err := readRootsFile(f)
+		roots, err := readRootsFile(fsys, f)
 		return roots, nil, err
 	}
 	r := o.Restriction
@@ -580,7 +614,7 @@ func findRootsContext(ctx context.Context, o Options, index *cache.RootIndex, ch
 	// not by how they were named: "." is another tree in another directory.
 	trees := make([]string, len(paths))
 	for i, p := range paths {
-		t, err := loaders.RealDir(p)
+		t, err := loaders.RealDir(fsys, p)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -593,7 +627,9 @@ func findRootsContext(ctx context.Context, o Options, index *cache.RootIndex, ch
 		}
 	}
 	key := fmt.Sprintf("%q all=%v out=%q", trees, o.AllKustomizations, outDir)
-	if rec, ok := index.Discovery(key); ok && checker.Unchanged(rec.Dirs) && checker.Unchanged(rec.Files) {
+	// (Checked as one record: in a git revision, a directory unchanged by
+	// its tree's name vouches for the files below it.)
+	if rec, ok := index.Discovery(key); ok && checker.Unchanged(append(slices.Clip(rec.Dirs), rec.Files...)) {
 		// The same directories hold the same kustomization files.
 		return rec.Roots, nil, nil
 	}
@@ -607,7 +643,7 @@ func findRootsContext(ctx context.Context, o Options, index *cache.RootIndex, ch
 	}
 	listed := map[string]string{}
 	for _, p := range paths {
-		found, walked, l, err := findKustomizations(p, o.OutDir, fileIndex)
+		found, walked, l, err := findKustomizations(fsys, p, o.OutDir, fileIndex)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -625,7 +661,7 @@ func findRootsContext(ctx context.Context, o Options, index *cache.RootIndex, ch
 	// kustomization another one refers to.
 	// (The walk resolved every directory: it starts at a real one and
 	// does not follow symlinks.)
-	g, _ := engine.LoadContext(ctx, all, engine.LoadOptions{Restriction: r, Remote: o.Remote, Resolved: true, Listed: listed, Since: start})
+	g, _ := engine.LoadContext(ctx, all, engine.LoadOptions{FS: o.FS, Restriction: r, Remote: o.Remote, Resolved: true, Listed: listed, Since: start})
 	referenced := map[string]bool{}
 	for _, n := range g.Nodes {
 		for _, e := range n.Children() {
@@ -655,10 +691,12 @@ func findRootsContext(ctx context.Context, o Options, index *cache.RootIndex, ch
 			for i := range ins {
 				if d, ok := checker.Files().Known(ins[i].Real, start); ok {
 					ins[i].Digest = d
+					ins[i] = checker.Files().Stamp(ins[i])
 					continue
 				}
 				eg.Go(func() error {
 					ins[i].Digest, _ = checker.Digest(ins[i].Real)
+					ins[i] = checker.Files().Stamp(ins[i])
 					return nil
 				})
 			}
@@ -683,10 +721,10 @@ func findRootsContext(ctx context.Context, o Options, index *cache.RootIndex, ch
 // when one cannot be read, the walk is done again on one goroutine, depth
 // first, so the error is the first in that order whatever the goroutines
 // met first.
-func findKustomizations(tree, outDir string, files *cache.FileIndex) (found, walked []cache.Input, listed map[string]string, err error) {
-	found, walked, listed, err = walkKustomizations(tree, outDir, files, runtime.NumCPU())
+func findKustomizations(fsys loaders.FS, tree, outDir string, files *cache.FileIndex) (found, walked []cache.Input, listed map[string]string, err error) {
+	found, walked, listed, err = walkKustomizations(fsys, tree, outDir, files, runtime.NumCPU())
 	if err != nil {
-		return walkKustomizations(tree, outDir, files, 1)
+		return walkKustomizations(fsys, tree, outDir, files, 1)
 	}
 	return found, walked, listed, nil
 }
@@ -694,9 +732,9 @@ func findKustomizations(tree, outDir string, files *cache.FileIndex) (found, wal
 // walkKustomizations is findKustomizations on at most jobs goroutines;
 // with one, it walks depth first and stops at the first directory it
 // cannot read.
-func walkKustomizations(tree, outDir string, files *cache.FileIndex, jobs int) (found, walked []cache.Input, listed map[string]string, err error) {
+func walkKustomizations(fsys loaders.FS, tree, outDir string, files *cache.FileIndex, jobs int) (found, walked []cache.Input, listed map[string]string, err error) {
 	start := time.Now()
-	tree, err = loaders.RealDir(tree)
+	tree, err = loaders.RealDir(fsys, tree)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -723,7 +761,7 @@ func walkKustomizations(tree, outDir string, files *cache.FileIndex, jobs int) (
 		}
 		// The directory's stat comes before its listing, as RememberDir
 		// needs, from the descriptor the listing is read through.
-		fi, entries, err := fsread.ReadDir(dir)
+		fi, entries, err := fsys.ReadDir(dir)
 		if err != nil {
 			mu.Lock()
 			if firstErr == nil {
@@ -734,7 +772,7 @@ func walkKustomizations(tree, outDir string, files *cache.FileIndex, jobs int) (
 		}
 		slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 		files.RememberDir(dir, fi, entries, start)
-		k, ok := kustomizationIn(dir, entries)
+		k, ok := kustomizationIn(fsys, dir, entries)
 		sole := ok && soleKustomization(entries, filepath.Base(k.Path))
 		mu.Lock()
 		walked = append(walked, cache.Input{Path: dir, Real: dir})
@@ -779,7 +817,7 @@ func soleKustomization(entries []fs.DirEntry, name string) bool {
 // kustomizationIn returns the kustomization file among dir's entries
 // (sorted by name): the first of loaders.FileNames that is a regular file
 // or a symlink to one.
-func kustomizationIn(dir string, entries []fs.DirEntry) (cache.Input, bool) {
+func kustomizationIn(fsys loaders.FS, dir string, entries []fs.DirEntry) (cache.Input, bool) {
 	for _, name := range loaders.FileNames {
 		i, ok := slices.BinarySearchFunc(entries, name, func(e fs.DirEntry, name string) int { return strings.Compare(e.Name(), name) })
 		if !ok {
@@ -789,8 +827,8 @@ func kustomizationIn(dir string, entries []fs.DirEntry) (cache.Input, bool) {
 		if entries[i].Type().IsRegular() {
 			return cache.Input{Path: p, Real: p}, true
 		}
-		if real, err := filepath.EvalSymlinks(p); err == nil {
-			if st, err := os.Stat(real); err == nil && st.Mode().IsRegular() {
+		if real, err := fsys.EvalSymlinks(p); err == nil {
+			if st, err := fsys.Stat(real); err == nil && st.Mode().IsRegular() {
 				return cache.Input{Path: p, Real: real}, true
 			}
 		}
@@ -798,8 +836,8 @@ func kustomizationIn(dir string, entries []fs.DirEntry) (cache.Input, bool) {
 	return cache.Input{}, false
 }
 
-// readRootsFile reads --roots-from.
-func readRootsFile(path string) ([]string, error) {
+// readRootsFile reads --roots-from, whose roots are directories of fsys.
+func readRootsFile(fsys loaders.FS, path string) ([]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("--roots-from: %w", err)
@@ -813,7 +851,7 @@ func readRootsFile(path string) ([]string, error) {
 		if s == "" || strings.HasPrefix(s, "#") {
 			continue
 		}
-		d, err := loaders.RealDir(s)
+		d, err := loaders.RealDir(fsys, s)
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kpipe/kpipe/cache"
+	"github.com/kpipe/kpipe/loaders"
 )
 
 // TestParallelDiscoveryMatchesSerial: the walk on several goroutines finds
@@ -46,8 +47,8 @@ func TestParallelDiscoveryMatchesSerial(t *testing.T) {
 			ixs[0], _ = cache.LoadFileIndex("")
 			ixs[1], _ = cache.LoadFileIndex("")
 		}
-		found, walked, listed, err := findKustomizations(dir, filepath.Join(dir, "out"), ixs[0])
-		sFound, sWalked, sListed, sErr := walkKustomizations(dir, filepath.Join(dir, "out"), ixs[1], 1)
+		found, walked, listed, err := findKustomizations(loaders.Disk, dir, filepath.Join(dir, "out"), ixs[0])
+		sFound, sWalked, sListed, sErr := walkKustomizations(loaders.Disk, dir, filepath.Join(dir, "out"), ixs[1], 1)
 		if err != nil || sErr != nil {
 			t.Fatal(err, sErr)
 		}
@@ -109,7 +110,7 @@ func TestParallelDiscoveryErrorIsTheSerialOne(t *testing.T) {
 		defer os.Chmod(filepath.Join(dir, p), 0o755)
 	}
 	for i := 0; i < 5; i++ {
-		_, _, _, err := findKustomizations(dir, "", nil)
+		_, _, _, err := findKustomizations(loaders.Disk, dir, "", nil)
 		if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "b", "c")) {
 			t.Fatalf("error %v; want the one about %s", err, filepath.Join(dir, "b", "c"))
 		}

@@ -150,10 +150,10 @@ func (m *manifest) removeOutput(path string) bool {
 }
 
 // prune deletes the listed outputs whose roots are not in roots and no
-// longer hold a kustomization file. It returns the outputs it deleted and
+// longer hold a kustomization file in fsys. It returns the outputs it deleted and
 // those it left because they changed since kpipe wrote them (both as
 // paths relative to the output directory, sorted); neither stays listed.
-func (m *manifest) prune(roots []string) (pruned, kept []string) {
+func (m *manifest) prune(fsys loaders.FS, roots []string) (pruned, kept []string) {
 	live := make(map[string]bool, len(roots))
 	for _, r := range roots {
 		live[r] = true
@@ -161,7 +161,7 @@ func (m *manifest) prune(roots []string) (pruned, kept []string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for r, e := range m.Outputs {
-		if live[e.Root] || loaders.HasKustomization(e.Root) {
+		if live[e.Root] || loaders.HasKustomization(fsys, e.Root) {
 			continue
 		}
 		delete(m.Outputs, r)

@@ -1,7 +1,9 @@
 package diff
 
 import (
+	"bytes"
 	"fmt"
+	"hash/maphash"
 	"sort"
 
 	udiff "github.com/aymanbagabas/go-udiff"
@@ -54,24 +56,54 @@ type ResourceChange struct {
 // resources that differ, in the new side's order (removed ones after, in
 // the old side's order), and whether the order of the resources changed.
 func Compare(oldYAML, newYAML []byte, o Options) (changes []ResourceChange, reordered bool, err error) {
-	olds, err := parseOutput(oldYAML, o.ShowSecrets)
-	if err != nil {
-		return nil, false, fmt.Errorf("old output: %w", err)
+	oldDocs, newDocs := splitDocs(oldYAML), splitDocs(newYAML)
+	usedOld := make([]bool, len(oldDocs))
+	matchOf := make([]int, len(newDocs)) // index in olds, or -1
+	// A document the same on both sides is the same resource, unchanged:
+	// it is matched without being read (most of a changed root's
+	// documents, among them its largest, its CRDs).
+	seed := maphash.MakeSeed()
+	byText := make(map[uint64][]int, len(oldDocs))
+	for j, d := range oldDocs {
+		h := maphash.Bytes(seed, d)
+		byText[h] = append(byText[h], j)
 	}
-	news, err := parseOutput(newYAML, o.ShowSecrets)
-	if err != nil {
-		return nil, false, fmt.Errorf("new output: %w", err)
-	}
-	oldIdx := map[ID]int{}
-	for i, r := range olds {
-		if _, dup := oldIdx[r.id]; !dup {
-			oldIdx[r.id] = i
+	for i, d := range newDocs {
+		matchOf[i] = -1
+		h := maphash.Bytes(seed, d)
+		for _, j := range byText[h] {
+			if !usedOld[j] && bytes.Equal(oldDocs[j], d) {
+				matchOf[i], usedOld[j] = j, true
+				break
+			}
 		}
 	}
-	usedOld := make([]bool, len(olds))
-	matchOf := make([]int, len(news)) // index in olds, or -1
+	olds := make([]resource, len(oldDocs))
+	for j, d := range oldDocs {
+		if !usedOld[j] {
+			if olds[j], err = parseDoc(j, d, o.ShowSecrets); err != nil {
+				return nil, false, fmt.Errorf("old output: %w", err)
+			}
+		}
+	}
+	news := make([]resource, len(newDocs))
+	for i, d := range newDocs {
+		if matchOf[i] < 0 {
+			if news[i], err = parseDoc(i, d, o.ShowSecrets); err != nil {
+				return nil, false, fmt.Errorf("new output: %w", err)
+			}
+		}
+	}
+	oldIdx := map[ID]int{}
+	for j, r := range olds {
+		if _, dup := oldIdx[r.id]; !dup && !usedOld[j] {
+			oldIdx[r.id] = j
+		}
+	}
 	for i, r := range news {
-		matchOf[i] = -1
+		if matchOf[i] >= 0 {
+			continue
+		}
 		if j, ok := oldIdx[r.id]; ok && !usedOld[j] {
 			matchOf[i] = j
 			usedOld[j] = true
@@ -124,6 +156,9 @@ func Compare(oldYAML, newYAML []byte, o Options) (changes []ResourceChange, reor
 			changes = append(changes, ResourceChange{Change: ResourceAdded, ID: r.id, Secret: r.secret,
 				Diff: unified("/dev/null", "b/"+r.id.String(), "", r.text, ctx)})
 			continue
+		}
+		if bytes.Equal(oldDocs[j], newDocs[i]) {
+			continue // (not read)
 		}
 		old := olds[j]
 		if old.text == r.text && old.id == r.id {

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/rand"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -139,5 +141,46 @@ func TestTextColorAndJSON(t *testing.T) {
 	var back Result
 	if err := json.Unmarshal(js.Bytes(), &back); err != nil || len(back.Roots) != 1 || back.Roots[0].Changes[0].ID.Name != "c0" {
 		t.Fatalf("JSON does not round-trip: %v\n%s", err, js.String())
+	}
+}
+
+// splitDocs finds the documents a line-by-line split finds, in any
+// stream of "---" lines, near misses, blank and CRLF lines.
+func TestSplitDocsMatchesALineSplit(t *testing.T) {
+	lineSplit := func(data []byte) []string {
+		var docs []string
+		var cur strings.Builder
+		for _, line := range strings.SplitAfter(string(data), "\n") {
+			if strings.TrimRight(line, "\r\n") == "---" {
+				docs = append(docs, cur.String())
+				cur.Reset()
+				continue
+			}
+			cur.WriteString(line)
+		}
+		docs = append(docs, cur.String())
+		var out []string
+		for _, d := range docs {
+			if strings.TrimSpace(d) != "" {
+				out = append(out, d)
+			}
+		}
+		return out
+	}
+	rng := rand.New(rand.NewSource(1))
+	pieces := []string{"---\n", "---\r\n", "---", "--- x\n", "----\n", "a: 1\n", "\n", " ---\n", "b: ---\n", "---a\n"}
+	for i := 0; i < 20000; i++ {
+		var b strings.Builder
+		for range rng.Intn(8) {
+			b.WriteString(pieces[rng.Intn(len(pieces))])
+		}
+		data := []byte(b.String())
+		var got []string
+		for _, d := range splitDocs(data) {
+			got = append(got, string(d))
+		}
+		if want := lineSplit(data); !slices.Equal(got, want) {
+			t.Fatalf("splitDocs(%q) = %q, want %q", data, got, want)
+		}
 	}
 }

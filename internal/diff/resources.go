@@ -56,63 +56,86 @@ type resource struct {
 // lines, as kustomize writes them) into resources. showSecrets keeps
 // Secret values; otherwise each is replaced by a short digest.
 func parseOutput(data []byte, showSecrets bool) ([]resource, error) {
-	var out []resource
-	for i, doc := range splitDocs(data) {
-		var head struct {
-			APIVersion string `yaml:"apiVersion"`
-			Kind       string `yaml:"kind"`
-			Metadata   struct {
-				Name      string `yaml:"name"`
-				Namespace string `yaml:"namespace"`
-			} `yaml:"metadata"`
-		}
-		if err := yaml.Unmarshal([]byte(doc), &head); err != nil {
-			return nil, fmt.Errorf("document %d: %w", i+1, err)
-		}
-		if head.Kind == "" && head.APIVersion == "" && strings.TrimSpace(doc) == "" {
-			continue
-		}
-		id := ID{Kind: head.Kind, Namespace: head.Metadata.Namespace, Name: head.Metadata.Name}
-		if g, _, ok := strings.Cut(head.APIVersion, "/"); ok {
-			id.Group = g
-		}
-		r := resource{id: id, text: doc}
-		if id.Group == "" && id.Kind == "Secret" {
-			r.secret = true
-			if !showSecrets {
-				masked, err := maskSecret(doc)
-				if err != nil {
-					return nil, fmt.Errorf("document %d (%s): %w", i+1, id, err)
-				}
-				r.text = masked
-			}
+	docs := splitDocs(data)
+	out := make([]resource, 0, len(docs))
+	for i, doc := range docs {
+		r, err := parseDoc(i, doc, showSecrets)
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, r)
 	}
 	return out, nil
 }
 
-// splitDocs splits a YAML stream at its "---" lines.
-func splitDocs(data []byte) []string {
-	var docs []string
-	var cur strings.Builder
-	for _, line := range strings.SplitAfter(string(data), "\n") {
-		if strings.TrimRight(line, "\r\n") == "---" {
-			docs = append(docs, cur.String())
-			cur.Reset()
-			continue
+// parseDoc reads document i (from 0) of an output as a resource.
+func parseDoc(i int, doc []byte, showSecrets bool) (resource, error) {
+	var head struct {
+		APIVersion string `yaml:"apiVersion"`
+		Kind       string `yaml:"kind"`
+		Metadata   struct {
+			Name      string `yaml:"name"`
+			Namespace string `yaml:"namespace"`
+		} `yaml:"metadata"`
+	}
+	if err := yaml.Unmarshal(doc, &head); err != nil {
+		return resource{}, fmt.Errorf("document %d: %w", i+1, err)
+	}
+	id := ID{Kind: head.Kind, Namespace: head.Metadata.Namespace, Name: head.Metadata.Name}
+	if g, _, ok := strings.Cut(head.APIVersion, "/"); ok {
+		id.Group = g
+	}
+	r := resource{id: id, text: string(doc)}
+	if id.Group == "" && id.Kind == "Secret" {
+		r.secret = true
+		if !showSecrets {
+			masked, err := maskSecret(r.text)
+			if err != nil {
+				return resource{}, fmt.Errorf("document %d (%s): %w", i+1, id, err)
+			}
+			r.text = masked
 		}
-		cur.WriteString(line)
 	}
-	if cur.Len() > 0 {
-		docs = append(docs, cur.String())
-	}
-	var out []string
-	for _, d := range docs {
-		if strings.TrimSpace(d) != "" {
-			out = append(out, d)
+	return r, nil
+}
+
+// splitDocs splits a YAML stream at its "---" lines, leaving out
+// documents of nothing but white space. The documents are slices of data.
+func splitDocs(data []byte) [][]byte {
+	var out [][]byte
+	add := func(doc []byte) {
+		if len(bytes.TrimSpace(doc)) > 0 {
+			out = append(out, doc)
 		}
 	}
+	start := 0 // of the current document
+	for at := 0; at < len(data); {
+		// The next line that starts with "---" (at the start of data, or
+		// after a newline).
+		i := at
+		if !(at == 0 && bytes.HasPrefix(data, []byte("---"))) {
+			from := max(at-1, 0) // (the newline that ends the line before at)
+			j := bytes.Index(data[from:], []byte("\n---"))
+			if j < 0 {
+				break
+			}
+			i = from + j + 1
+		}
+		end := bytes.IndexByte(data[i:], '\n')
+		next := len(data)
+		if end >= 0 {
+			end += i
+			next = end + 1
+		} else {
+			end = len(data)
+		}
+		if string(bytes.TrimRight(data[i:end], "\r")) == "---" {
+			add(data[start:i])
+			start = next
+		}
+		at = next
+	}
+	add(data[start:])
 	return out
 }
 

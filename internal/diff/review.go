@@ -6,16 +6,15 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 
-	"golang.org/x/sync/errgroup"
-
+	"github.com/kpipe/kpipe/cache"
 	"github.com/kpipe/kpipe/internal/affected"
 	"github.com/kpipe/kpipe/internal/batch"
 	"github.com/kpipe/kpipe/internal/engine"
+	"github.com/kpipe/kpipe/internal/gitfs"
 	"github.com/kpipe/kpipe/loaders"
 )
 
@@ -54,11 +53,14 @@ type Result struct {
 	Unchanged int `json:"unchanged"`
 	// Roots are the roots that differ, by path.
 	Roots []RootDiff `json:"roots"`
-	// OldFiles is the number of files of the old revision written to
-	// render it (a git review writes only what the candidates read, unless
-	// the old side read more: then every file), of OldFilesTotal.
-	OldFiles      int `json:"oldFilesWritten,omitempty"`
-	OldFilesTotal int `json:"oldFilesTotal,omitempty"`
+	// ObjectsRead is the number of git objects a git review read (trees
+	// and files of the revisions it compared): what the roots compared
+	// read, whatever the size of the repository.
+	ObjectsRead int `json:"objectsRead,omitempty"`
+	// OldBuilt and NewBuilt count the kustomizations built on each side
+	// (the others came from the cache, or were up to date).
+	OldBuilt int `json:"oldNodesBuilt"`
+	NewBuilt int `json:"newNodesBuilt"`
 }
 
 // Changed reports whether anything differs.
@@ -82,8 +84,13 @@ type GitOptions struct {
 
 // ReviewGit renders, at two revisions, the roots whose inputs differ
 // between them (package affected), through the cache, and compares them.
-// The old revision (and the new one, unless it is the working tree) is read
-// from git's objects into a temporary directory, removed before return.
+// A revision (the old one, and the new one unless it is the working tree)
+// is read from git's objects through the read seam, without a checkout
+// (package gitfs): what the roots compared read is read, nothing else.
+// Its files appear under a path that names its side, <top>@base or
+// <top>@head, which is never written to disk; what needs a real
+// directory (a plugin) gets its kustomization's directory written to a
+// temporary one (engine).
 func ReviewGit(ctx context.Context, o GitOptions) (*Result, error) {
 	dir, err := filepath.Abs(o.Dir)
 	if err != nil {
@@ -92,6 +99,12 @@ func ReviewGit(ctx context.Context, o GitOptions) (*Result, error) {
 	if real, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = real
 	}
+	// git cat-file starts while rev-parse finds the top level.
+	objects, err := gitfs.Open(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	defer objects.Close()
 	repo, err := affected.OpenRepo(ctx, dir)
 	if err != nil {
 		return nil, err
@@ -101,17 +114,29 @@ func ReviewGit(ctx context.Context, o GitOptions) (*Result, error) {
 		if base, err = repo.DefaultBase(ctx); err != nil {
 			return nil, err
 		}
-	} else if base, err = repo.ResolveRev(ctx, base); err != nil {
+	}
+	base, baseTree, err := objects.Commit(base)
+	if err != nil {
 		return nil, err
 	}
-	head := o.Head
-	if head != "" {
-		if head, err = repo.ResolveRev(ctx, head); err != nil {
+	head, headTree := "", ""
+	if o.Head != "" {
+		if head, headTree, err = objects.Commit(o.Head); err != nil {
 			return nil, err
 		}
 	}
-	changes, err := repo.Git(ctx, base, head)
-	if err != nil {
+	var changes []affected.Change
+	if head != "" {
+		// Two trees: compared by their objects' names, reading only the
+		// directories that differ.
+		diffs, err := objects.Diff(baseTree, headTree)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range diffs {
+			changes = append(changes, affected.Change{Path: d.Path, Status: affected.Status(d.Status)})
+		}
+	} else if changes, err = repo.Git(ctx, base, ""); err != nil {
 		return nil, err
 	}
 	res := &Result{Base: short(base), Head: "working tree"}
@@ -137,197 +162,92 @@ func ReviewGit(ctx context.Context, o GitOptions) (*Result, error) {
 	if len(changes) == 0 {
 		return res, nil
 	}
+	defer func() { res.ObjectsRead = objects.Reads() }()
 
-	tmp, err := os.MkdirTemp("", "kpipe-diff-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(tmp)
-	baseDir := filepath.Join(tmp, "base")
-	if err := os.Mkdir(baseDir, 0o755); err != nil {
-		return nil, err
-	}
-	headDir := repo.Top
-	var baseTree *affected.Tree
-	var eg errgroup.Group
-	eg.Go(func() (err error) {
-		baseTree, err = repo.ListTree(ctx, base)
-		return err
-	})
+	// The two sides: a revision at <top>@base or <top>@head, the working
+	// tree where it is.
+	baseDir := revisionDir(repo.Top, "base")
+	baseFS := loaders.NewFS(objects.Tree(baseTree), baseDir)
+	headDir, headFS := repo.Top, loaders.Disk
 	if head != "" {
-		headDir = filepath.Join(tmp, "head")
-		if err := os.Mkdir(headDir, 0o755); err != nil {
-			return nil, err
-		}
-		if err := repo.Extract(ctx, head, headDir); err != nil {
-			return nil, err
-		}
+		headDir = revisionDir(repo.Top, "head")
+		headFS = loaders.NewFS(objects.Tree(headTree), headDir)
 	}
 	// The new side's affected roots (this also builds, or finds up to
 	// date, every root there, recording what each read).
 	bo := o.Build
 	bo.OutDir, bo.Prune, bo.Progress, bo.RootsFrom = "", false, nil, ""
-	bo.Trees = under(headDir, rels)
+	bo.Trees, bo.FS = under(headDir, rels), headFS
 	hits, rep, err := affected.Find(ctx, bo, affected.Under(headDir, changes))
 	if err != nil && !errors.Is(err, batch.ErrNoRoots) {
 		return nil, err
-	}
-	if err := eg.Wait(); err != nil {
-		return nil, fmt.Errorf("reading revision %s: %w", short(base), err)
 	}
 	var hitRels []string
 	for _, h := range hits {
 		hitRels = append(hitRels, relPath(headDir, h.Path))
 	}
-	baseHasK := func(rel string) bool {
-		for _, n := range loaders.FileNames {
-			if baseTree.Has(filepath.ToSlash(filepath.Join(rel, n))) {
-				return true
-			}
-		}
-		return false
-	}
+	baseHasK := func(rel string) bool { return loaders.HasKustomization(baseFS, filepath.Join(baseDir, rel)) }
 	removed := map[string]bool{}
-	for _, d := range affected.RemovedKustomizations(affected.Under(headDir, changes)) {
+	for _, d := range affected.RemovedKustomizations(headFS, affected.Under(headDir, changes)) {
 		rel := relPath(headDir, d)
 		if !slices.Contains(hitRels, rel) && inTrees(rel, rels) && baseHasK(rel) {
 			removed[rel] = true
 		}
 	}
-	// The old revision is written only in part: the files the candidates
-	// read on the new side, the changed paths, and the kustomization files
-	// beside them. A read beyond those (the old side read another file)
-	// fails, and then the whole revision is written and the old side
-	// rendered again, so the part never changes the answer.
-	need := neededPaths(baseTree, headDir, rep, hitRels, removed, changes)
-	if err := repo.WriteTo(ctx, baseTree, baseDir, need); err != nil {
-		return nil, fmt.Errorf("reading revision %s: %w", short(base), err)
-	}
-	writeAll := func() error {
-		if err := repo.WriteTo(ctx, baseTree, baseDir, nil); err != nil {
-			return fmt.Errorf("reading revision %s: %w", short(base), err)
-		}
-		return nil
-	}
-	eo := o.Build.Engine
-	var olds map[string]rendered
-	var relRoots []string
-	for {
-		// Whether this pass sees the whole old revision (a pass that
-		// writes the rest on the way, as rootMoves may, is not one).
-		whole := baseTree.Missing() == 0
-		// Directories that became roots (their last referrer changed) or
-		// stopped being roots (a changed kustomization now refers to them).
-		var became, ceased []string
-		clean := true
-		if !o.Build.AllKustomizations && rep != nil {
-			if became, ceased, clean, err = rootMoves(ctx, o.Build, baseDir, headDir, rels, changes, headRootsOf(rep, headDir), baseHasK, writeAll); err != nil {
-				return nil, err
-			}
-		}
-		relRoots = slices.Clone(hitRels)
-		for _, rel := range became {
-			if !slices.Contains(relRoots, rel) {
-				relRoots = append(relRoots, rel)
-			}
-		}
-		// Old-side roots: the affected roots that were roots there too,
-		// the directories whose kustomization was deleted (removed roots,
-		// or bases, told apart when rendered), and the roots that ceased
-		// to be.
-		oldCands := slices.Clone(ceased)
-		for _, rel := range relRoots {
-			if !slices.Contains(became, rel) && baseHasK(rel) {
-				oldCands = append(oldCands, rel)
-			}
-		}
-		for rel := range removed {
-			oldCands = append(oldCands, rel)
-		}
-		slices.Sort(oldCands)
-		oldCands = slices.Compact(oldCands)
-		olds = renderRoots(ctx, eo, loadOptions(o.Build), baseDir, oldCands, removed)
-		for _, r := range olds {
-			if r.err != "" {
-				clean = false
-			}
-		}
-		if clean || whole {
-			break
-		}
-		if err := writeAll(); err != nil {
+	// Directories that became roots (their last referrer changed) or
+	// stopped being roots (a changed kustomization now refers to them).
+	var became, ceased []string
+	if !o.Build.AllKustomizations && rep != nil {
+		sides := [2]side{{baseDir, baseFS}, {headDir, headFS}}
+		if became, ceased, err = rootMoves(ctx, o.Build, sides, rels, changes, headRootsOf(rep, headDir), baseHasK); err != nil {
 			return nil, err
 		}
 	}
-	news := renderRoots(ctx, eo, loadOptions(o.Build), headDir, relRoots, nil)
-	compareSides(res, olds, news, baseDir, headDir, o.Diff)
-	res.OldFilesTotal = baseTree.Len()
-	res.OldFiles = res.OldFilesTotal - baseTree.Missing()
-	return res, nil
-}
-
-// neededPaths lists the files of the old revision that rendering the
-// candidates there most likely reads: what each affected root read on the
-// new side, every file of a removed kustomization's directory, the changed
-// paths, and every kustomization file in a directory holding one of those
-// (a second kustomization file is an error there).
-func neededPaths(t *affected.Tree, headDir string, rep *batch.Report, hitRels []string, removed map[string]bool, changes []affected.Change) []string {
-	set := map[string]bool{}
-	add := func(abs string) (string, bool) {
-		rel, err := filepath.Rel(headDir, abs)
-		if err != nil || !filepath.IsLocal(rel) {
-			return "", false
+	relRoots := slices.Clone(hitRels)
+	for _, rel := range became {
+		if !slices.Contains(relRoots, rel) {
+			relRoots = append(relRoots, rel)
 		}
-		rel = filepath.ToSlash(rel)
-		set[rel] = true
-		return rel, true
 	}
-	hit := make(map[string]bool, len(hitRels))
-	for _, r := range hitRels {
-		hit[r] = true
-	}
-	if rep != nil {
-		for _, rr := range rep.Roots {
-			if rr.Reads == nil || !hit[relPath(headDir, rr.Path)] {
-				continue
-			}
-			for _, f := range rr.Reads.Files {
-				add(f)
-			}
-			for _, d := range rr.Reads.Dirs {
-				add(filepath.Join(d, loaders.FileNames[0]))
-			}
-			for _, tr := range rr.Reads.Trees {
-				if rel, ok := add(tr); ok {
-					for _, p := range t.Under(rel) {
-						set[p] = true
-					}
-				}
-			}
+	// Old-side roots: the affected roots that were roots there too, the
+	// directories whose kustomization was deleted (removed roots, or
+	// bases, told apart when rendered), and the roots that ceased to be.
+	oldCands := slices.Clone(ceased)
+	for _, rel := range relRoots {
+		if !slices.Contains(became, rel) && baseHasK(rel) {
+			oldCands = append(oldCands, rel)
 		}
 	}
 	for rel := range removed {
-		for _, p := range t.Under(filepath.ToSlash(rel)) {
-			set[p] = true
-		}
+		oldCands = append(oldCands, rel)
 	}
-	for _, c := range changes {
-		set[c.Path] = true
+	slices.Sort(oldCands)
+	oldCands = slices.Compact(oldCands)
+	eo := o.Build.Engine
+	olds, oldBuilt := renderRoots(ctx, eo, loadOptions(o.Build, baseFS), baseDir, oldCands, removed)
+	news, newBuilt := renderRoots(ctx, eo, loadOptions(o.Build, headFS), headDir, relRoots, nil)
+	compareSides(res, olds, news, baseDir, headDir, o.Diff)
+	res.OldBuilt, res.NewBuilt = oldBuilt, newBuilt
+	if rep != nil {
+		res.NewBuilt += rep.Summary.NodesBuilt
 	}
-	dirs := map[string]bool{}
-	for p := range set {
-		dirs[path.Dir(p)] = true
-	}
-	for d := range dirs {
-		for _, n := range loaders.FileNames {
-			set[path.Join(d, n)] = true
-		}
-	}
-	out := make([]string, 0, len(set))
-	for p := range set {
-		out = append(out, p)
-	}
-	return out
+	return res, nil
+}
+
+// revisionDir is where the revision of one side (base, head) appears: a
+// path never created on disk, so that nothing of the working tree is read
+// for it. It names the side, not the commit: the records the cache keeps
+// of what a root read there, and of the roots found there, are those of
+// the last revision that side had, checked against this one by the names
+// of git's objects, so that a new commit costs what changed since (an
+// unchanged directory vouches for what lies below it).
+func revisionDir(top, side string) string { return top + "@" + side }
+
+// side is one side of a review: its tree's directory and where it is
+// read.
+type side struct {
+	dir string
+	fs  loaders.FS
 }
 
 // rootMoves finds the directories that are roots on the new side and were
@@ -336,9 +256,9 @@ func neededPaths(t *affected.Tree, headDir string, rep *batch.Report, hitRels []
 // when a kustomization that referred to it changed or went, and ceased to
 // be one when a changed or added kustomization now refers to it. The old
 // side's roots are discovered in full only in the second case.
-func rootMoves(ctx context.Context, bo batch.Options, baseDir, headDir string, trees []string, changes []affected.Change, headRoots []string,
-	baseHasK func(rel string) bool, writeAll func() error) (became, ceased []string, clean bool, err error) {
-	clean = true
+func rootMoves(ctx context.Context, bo batch.Options, sides [2]side, trees []string, changes []affected.Change, headRoots []string,
+	baseHasK func(rel string) bool) (became, ceased []string, err error) {
+	old, nw := sides[0], sides[1]
 	var oldK, newK []string
 	for _, c := range changes {
 		if !slices.Contains(loaders.FileNames, filepath.Base(c.Path)) {
@@ -348,44 +268,30 @@ func rootMoves(ctx context.Context, bo batch.Options, baseDir, headDir string, t
 		if c.Status != affected.Added && baseHasK(d) {
 			oldK = append(oldK, d)
 		}
-		if c.Status != affected.Deleted && loaders.HasKustomization(filepath.Join(headDir, d)) {
+		if c.Status != affected.Deleted && loaders.HasKustomization(nw.fs, filepath.Join(nw.dir, d)) {
 			newK = append(newK, d)
 		}
 	}
 	if len(oldK)+len(newK) == 0 {
-		return nil, nil, true, nil
+		return nil, nil, nil
 	}
 	// referenced lists the directories the kustomizations in dirs (and
-	// their bases) refer to; complete is false when an entry could not be
-	// loaded (on the old side, a file not written yet).
-	referenced := func(tree string, dirs []string) (out map[string]bool, complete bool) {
-		out = map[string]bool{}
+	// their bases) refer to.
+	referenced := func(s side, dirs []string) map[string]bool {
+		out := map[string]bool{}
 		if len(dirs) == 0 {
-			return out, true
+			return out
 		}
-		g, loadErrs := engine.LoadContext(ctx, under(tree, dirs), loadOptions(bo))
-		complete = true
-		for _, e := range loadErrs {
-			if e != nil {
-				complete = false
-			}
-		}
+		g, _ := engine.LoadContext(ctx, under(s.dir, dirs), loadOptions(bo, s.fs))
 		for _, n := range g.Nodes {
 			for _, e := range n.Children() {
-				out[relPath(tree, e.Child.Dir)] = true
-			}
-			for _, list := range [][]*engine.Entry{n.Resources, n.Components, n.PluginDirs} {
-				for _, e := range list {
-					if e.Err != nil {
-						complete = false
-					}
-				}
+				out[relPath(s.dir, e.Child.Dir)] = true
 			}
 		}
-		return out, complete
+		return out
 	}
-	oldRef, clean := referenced(baseDir, oldK)
-	newRef, _ := referenced(headDir, newK)
+	oldRef := referenced(old, oldK)
+	newRef := referenced(nw, newK)
 	for _, r := range headRoots {
 		if oldRef[r] {
 			became = append(became, r)
@@ -398,24 +304,21 @@ func rootMoves(ctx context.Context, bo batch.Options, baseDir, headDir string, t
 		}
 	}
 	if len(maybe) == 0 {
-		return became, nil, clean, nil
+		return became, nil, nil
 	}
 	// Telling whether they were roots takes every kustomization of the
-	// old revision.
-	if err := writeAll(); err != nil {
-		return nil, nil, false, err
-	}
-	bo.Trees, bo.OutDir, bo.RootsFrom = under(baseDir, trees), "", ""
+	// old revision (a discovery the cache records, by revision).
+	bo.Trees, bo.FS, bo.OutDir, bo.RootsFrom = under(old.dir, trees), old.fs, "", ""
 	oldRoots, err := batch.Discover(bo)
 	if err != nil && !errors.Is(err, batch.ErrNoRoots) {
-		return nil, nil, false, err
+		return nil, nil, err
 	}
 	for _, r := range oldRoots {
-		if rel := relPath(baseDir, r); slices.Contains(maybe, rel) {
+		if rel := relPath(old.dir, r); slices.Contains(maybe, rel) {
 			ceased = append(ceased, rel)
 		}
 	}
-	return became, ceased, clean, nil
+	return became, ceased, nil
 }
 
 // headRootsOf lists the report's roots relative to tree.
@@ -430,9 +333,10 @@ func headRootsOf(rep *batch.Report, tree string) []string {
 	return out
 }
 
-// loadOptions are the graph loading settings of a build's options.
-func loadOptions(bo batch.Options) engine.LoadOptions {
-	return engine.LoadOptions{Restriction: bo.Restriction, Remote: bo.Remote}
+// loadOptions are the graph loading settings of a build's options, for
+// a tree read through fsys.
+func loadOptions(bo batch.Options, fsys loaders.FS) engine.LoadOptions {
+	return engine.LoadOptions{FS: fsys, Restriction: bo.Restriction, Remote: bo.Remote}
 }
 
 // rendered is one root's output on one side.
@@ -441,15 +345,39 @@ type rendered struct {
 	err  string
 }
 
-// renderRoots builds the roots rels of tree through the cache. A candidate
-// in maybe (a removed kustomization) is dropped when it is a component or
-// another candidate includes it: it was a base, not a root.
-func renderRoots(ctx context.Context, eo engine.Options, lo engine.LoadOptions, tree string, rels []string, maybe map[string]bool) map[string]rendered {
+// renderRoots builds the roots rels of tree through the cache, and says
+// how many nodes it built. A root whose inputs are unchanged since a
+// review rendered it is taken from that review's record without being
+// loaded (outputRecords). A candidate in maybe (a removed kustomization)
+// is dropped when it is a component or another candidate includes it: it
+// was a base, not a root.
+func renderRoots(ctx context.Context, eo engine.Options, lo engine.LoadOptions, tree string, rels []string, maybe map[string]bool) (map[string]rendered, int) {
 	out := map[string]rendered{}
 	if len(rels) == 0 {
-		return out
+		return out, 0
 	}
-	dirs := under(tree, rels)
+	fsys := lo.FS
+	if fsys == nil {
+		fsys = loaders.Disk
+	}
+	records := newOutputRecords(eo, lo)
+	var todo []string // rels to build
+	var reals []string
+	for _, rel := range rels {
+		if records != nil && !maybe[rel] {
+			if real, err := fsys.EvalSymlinks(filepath.Join(tree, rel)); err == nil {
+				if yaml, ok := records.lookup(real); ok {
+					out[rel] = rendered{yaml: yaml}
+					continue
+				}
+			}
+		}
+		todo = append(todo, rel)
+	}
+	if len(todo) == 0 {
+		return out, 0
+	}
+	dirs := under(tree, todo)
 	g, loadErrs := engine.LoadContext(ctx, dirs, lo)
 	if eo.Warn != nil {
 		eo.Warn = nil // warnings were printed when the new side was found
@@ -460,17 +388,21 @@ func renderRoots(ctx context.Context, eo engine.Options, lo engine.LoadOptions, 
 			included[e.Child.Dir] = true
 		}
 	}
-	keep := make([]bool, len(rels))
-	for i, rel := range rels {
+	keep := make([]bool, len(todo))
+	for i, rel := range todo {
 		keep[i] = true
 		if maybe[rel] {
 			dir := dirs[i]
-			if real, err := filepath.EvalSymlinks(dir); err == nil {
+			if real, err := g.FS().EvalSymlinks(dir); err == nil {
 				dir = real
 			}
 			if n := g.Roots[i]; included[dir] || n != nil && n.IsComponent() {
 				keep[i] = false
 			}
+		}
+		reals = append(reals, "")
+		if n := g.Roots[i]; n != nil {
+			reals[i] = n.Dir
 		}
 	}
 	b := engine.NewBuilder(g, eo)
@@ -480,12 +412,84 @@ func renderRoots(ctx context.Context, eo engine.Options, lo engine.LoadOptions, 
 			continue
 		}
 		if res.Err != nil {
-			out[rels[i]] = rendered{err: res.Err.Error()}
-		} else {
-			out[rels[i]] = rendered{yaml: res.YAML}
+			out[todo[i]] = rendered{err: res.Err.Error()}
+			continue
+		}
+		out[todo[i]] = rendered{yaml: res.YAML}
+		if records != nil && reals[i] != "" && !maybe[todo[i]] {
+			records.record(b, g.Roots[i], reals[i], res)
 		}
 	}
-	return out
+	return out, b.Stats().NodesBuilt
+}
+
+// outputRecords are the records of the roots reviews rendered, in the
+// cache: for each root, by its directory in its tree, every input its
+// build read and its output, so that a root whose inputs are unchanged
+// is taken from there without being loaded, as `kpipe build` takes an
+// unchanged root's output. The records of a revision's roots are checked
+// against it by the names of git's objects (package cache).
+type outputRecords struct {
+	store    *cache.Store
+	index    *cache.RootIndex
+	checker  *cache.InputChecker
+	settings cache.Key
+	version  string
+}
+
+// newOutputRecords returns the records for builds with eo of trees read
+// as lo says; nil without a cache, or with --verify-cache.
+func newOutputRecords(eo engine.Options, lo engine.LoadOptions) *outputRecords {
+	store := eo.Cache.Store
+	if store == nil || eo.VerifyCache {
+		return nil
+	}
+	settings := cache.NewKey(eo.Cache.Version, "review").Key(engine.SettingsKey(eo, lo.Restriction)).Sum()
+	files := eo.Cache.Files
+	if files == nil {
+		files = store.FileIndex()
+	}
+	var src cache.Source
+	if lo.FS != nil && lo.FS != loaders.Disk {
+		src = lo.FS
+	}
+	if files.Source() != src {
+		files = files.On(src)
+	}
+	return &outputRecords{store: store, index: store.RootIndex(settings), checker: cache.NewInputChecker(files), settings: settings, version: eo.Cache.Version}
+}
+
+// key is where root's output is kept.
+func (r *outputRecords) key(root string) cache.Key {
+	return cache.NewKey(r.version, "review-output").Key(r.settings).String(root).Sum()
+}
+
+// lookup returns root's output when its record's inputs are unchanged.
+func (r *outputRecords) lookup(root string) ([]byte, bool) {
+	rec, ok := r.index.Root(root)
+	if !ok || !r.index.Unchanged(r.checker, rec) {
+		return nil, false
+	}
+	data, d, ok := r.store.GetDigest(r.key(root))
+	if !ok || d != rec.OutputDigest {
+		return nil, false
+	}
+	return data, true
+}
+
+// record keeps root's output and inputs after a build of node n that
+// knows every input (none for a root that runs plugins or helm).
+func (r *outputRecords) record(b *engine.Builder, n *engine.Node, root string, res engine.Result) {
+	inputs, ok := b.Inputs(n)
+	if !ok {
+		return
+	}
+	sum := res.Digest
+	if sum.IsZero() {
+		sum = cache.Digest(res.YAML)
+	}
+	r.store.PutDigest(r.key(root), res.YAML, sum, res.Sensitive)
+	r.index.SetRoot(root, &cache.RootRecord{Inputs: inputs, OutputDigest: sum})
 }
 
 // compareSides fills res from the two sides' outputs.
@@ -558,7 +562,7 @@ func ReviewDirs(ctx context.Context, a, b string, o DirOptions) (*Result, error)
 	var trees [2]string
 	kust := false
 	for i, d := range []string{a, b} {
-		real, err := loaders.RealDir(d)
+		real, err := loaders.RealDir(loaders.Disk, d)
 		if err != nil {
 			return nil, err
 		}
@@ -593,7 +597,8 @@ func renderTree(ctx context.Context, bo batch.Options, tree string) (map[string]
 	for i, r := range roots {
 		rels[i] = relPath(tree, r)
 	}
-	return renderRoots(ctx, bo.Engine, loadOptions(bo), tree, rels, nil), nil
+	out, _ := renderRoots(ctx, bo.Engine, loadOptions(bo, loaders.Disk), tree, rels, nil)
+	return out, nil
 }
 
 // readOutputs reads the .yaml and .yml files under dir, by relative path.

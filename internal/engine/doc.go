@@ -15,5 +15,11 @@
 // output is then finished (name references, legacy vars, local configs,
 // ordering) and written by package output.
 //
+// A graph is read through one loaders.FS (LoadOptions.FS): the disk, a
+// git revision or an in-memory tree; remote bases are checkouts on disk.
+// The cache's file index is that tree's (cache.FileIndex.On). A plugin or
+// KRM function of a tree not on disk runs in a copy of its kustomization's
+// directory, written for the build (realdir.go).
+//
 // It imports loaders, dag, stages, output, cache, plugins and resource; only the CLI, package batch and the public kpipe package import it.
 package engine

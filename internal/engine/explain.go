@@ -159,7 +159,7 @@ func (m *memo) nodeRecord(n *Node) map[string]string {
 				rec[prefix+e.Path] = "unknown"
 			}
 		default:
-			rec[prefix+e.Path] = short(m.dataDigest(e))
+			rec[prefix+e.Path] = short(m.dataDigest(n, e))
 		}
 	}
 	for _, e := range n.Resources {

@@ -193,10 +193,13 @@ type Graph struct {
 	Warnings []string
 
 	restriction loaders.Restriction
-	ctx         context.Context // while loading: for the fetches of remote bases
-	remote      *remote.Fetcher
-	warned      map[string]bool
-	kfiles      map[string]kfile // parsed kustomization files by directory
+	// fs is where local kustomizations are read (remote bases are
+	// checkouts on disk, read from loaders.Disk whatever fs is).
+	fs     loaders.FS
+	ctx    context.Context // while loading: for the fetches of remote bases
+	remote *remote.Fetcher
+	warned map[string]bool
+	kfiles map[string]kfile // parsed kustomization files by directory
 	// helmFree are the canonical keys (see load) of nodes with no helm
 	// chart in them or below them.
 	helmFree map[string]bool
@@ -224,6 +227,11 @@ type kfile struct {
 
 // LoadOptions are the settings of LoadContext.
 type LoadOptions struct {
+	// FS is where the roots and every local kustomization they reach are
+	// read (nil: loaders.Disk): a git revision or an in-memory tree
+	// through loaders.NewFS. Remote bases are read from their checkouts
+	// on disk.
+	FS loaders.FS
 	// Restriction is the load restrictor of local kustomizations.
 	Restriction loaders.Restriction
 	// Remote fetches remote bases (git URLs) and http(s) resource files;
@@ -264,7 +272,11 @@ func LoadContext(ctx context.Context, roots []string, o LoadOptions) (*Graph, []
 	if start.IsZero() {
 		start = time.Now()
 	}
-	g := &Graph{loadStart: start, Nodes: map[string]*Node{}, DAG: dag.New(), restriction: r, ctx: ctx, remote: o.Remote, warned: map[string]bool{}, kfiles: map[string]kfile{},
+	fsys := o.FS
+	if fsys == nil {
+		fsys = loaders.Disk
+	}
+	g := &Graph{loadStart: start, Nodes: map[string]*Node{}, DAG: dag.New(), restriction: r, fs: fsys, ctx: ctx, remote: o.Remote, warned: map[string]bool{}, kfiles: map[string]kfile{},
 		files: map[[2]string]*fileRead{}, helmFree: map[string]bool{}}
 	defer func() { g.ctx = nil }() // only loading fetches remote bases
 	errs := make([]error, len(roots))
@@ -303,15 +315,16 @@ func LoadContext(ctx context.Context, roots []string, o LoadOptions) (*Graph, []
 			continue
 		}
 		eg.Go(func() error {
+			rfs := g.fsOf(repos[i])
 			if o.Resolved && repos[i] == nil {
 				dirs[i] = root
-			} else if dirs[i], errs[i] = loaders.RealDir(root); errs[i] != nil {
+			} else if dirs[i], errs[i] = loaders.RealDir(rfs, root); errs[i] != nil {
 				return nil
 			}
 			if name, ok := o.Listed[dirs[i]]; ok && repos[i] == nil {
-				parsed[i].kf, parsed[i].err = loaders.FindListedKustomization(dirs[i], name, r)
+				parsed[i].kf, parsed[i].err = loaders.FindListedKustomization(rfs, dirs[i], name, r)
 			} else {
-				parsed[i].kf, parsed[i].err = loaders.FindKustomization(dirs[i], r)
+				parsed[i].kf, parsed[i].err = loaders.FindKustomization(rfs, dirs[i], r)
 			}
 			if parsed[i].err != nil {
 				return nil
@@ -320,7 +333,7 @@ func LoadContext(ctx context.Context, roots []string, o LoadOptions) (*Graph, []
 			if repos[i] != nil {
 				restriction = loaders.RootOnly
 			}
-			ldr := loaders.NewReal(dirs[i], restriction)
+			ldr := loaders.NewReal(rfs, dirs[i], restriction)
 			reads[i] = map[string]*fileRead{}
 			for _, p := range parsed[i].kf.K.Resources {
 				if remote.IsHTTPURL(p) {
@@ -361,6 +374,17 @@ func LoadContext(ctx context.Context, roots []string, o LoadOptions) (*Graph, []
 	}
 	g.connect()
 	return g, errs
+}
+
+// FS is where g's local kustomizations were read.
+func (g *Graph) FS() loaders.FS { return g.fs }
+
+// fsOf is where a node of the checkout repo (nil: a local one) is read.
+func (g *Graph) fsOf(repo *RemoteRepo) loaders.FS {
+	if repo != nil {
+		return loaders.Disk
+	}
+	return g.fs
 }
 
 // WithRoots returns a graph sharing g's nodes whose roots are the nodes of
@@ -412,7 +436,7 @@ func (g *Graph) load(dir, helmNS string, inheritedAPI *schemaSource, chain []str
 	f, ok := g.kfiles[dir]
 	if !ok {
 		// A base shared by many overlays is read and parsed once.
-		f.kf, f.err = loaders.FindKustomization(dir, g.restriction)
+		f.kf, f.err = loaders.FindKustomization(g.fsOf(repo), dir, g.restriction)
 		g.kfiles[dir] = f
 	}
 	kf, err := f.kf, f.err
@@ -476,8 +500,8 @@ func (g *Graph) load(dir, helmNS string, inheritedAPI *schemaSource, chain []str
 	if repo == nil {
 		// A root's directory comes from RealDir, a base's from
 		// Loader.Resolve: both resolved already.
-		ldr = loaders.NewReal(dir, restriction)
-	} else if ldr, err = loaders.New(dir, restriction); err != nil {
+		ldr = loaders.NewReal(g.fs, dir, restriction)
+	} else if ldr, err = loaders.New(loaders.Disk, dir, restriction); err != nil {
 		return nil, err
 	}
 	n := &Node{Key: key, Dir: dir, File: kf, K: k, HelmNamespace: helmNS, Loader: ldr, Origin: m.origin, Repo: repo}
@@ -629,7 +653,7 @@ func (g *Graph) resourceDir(n *Node, e *Entry, fileErr error, chain []string) *E
 		if errors.Is(fileErr, fs.ErrNotExist) && errors.Is(err, fs.ErrNotExist) {
 			// Neither a file nor a directory: say where and what was
 			// probably meant, before kustomize's wording.
-			e.Err = &loaders.Hinted{Hint: loaders.MissingEntryHint(n.File.Path, n.File.Content(), "resources", n.Dir, p), Err: e.Err}
+			e.Err = &loaders.Hinted{Hint: loaders.MissingEntryHint(n.Loader.FS(), n.File.Path, n.File.Content(n.Loader.FS()), "resources", n.Dir, p), Err: e.Err}
 		}
 		return e
 	}

@@ -63,14 +63,15 @@ func (b *Builder) runHelmCharts(ctx context.Context, n *Node, acc *Accumulation)
 		if err != nil {
 			return fmt.Errorf("%s: %s: %w", n.File.Path, entry, err)
 		}
-		read := readFile(n)
+		read, tree := readFile(n), readTree(n)
 		if home, err := b.pulledChartHome(ctx, n, args, h); err != nil {
 			return fmt.Errorf("%s: %s: %w", n.File.Path, entry, err)
 		} else if home != "" {
 			args.ChartHome = home
 			read = readPulledChart(home, read)
+			tree = readPulledTree(n, home, tree)
 		}
-		s, err := stages.NewHelmChartInflationGenerator(args, h, read, readTree(n))
+		s, err := stages.NewHelmChartInflationGenerator(args, h, read, tree)
 		if err != nil {
 			return fmt.Errorf("%s: %s: %w", n.File.Path, entry, err)
 		}
@@ -90,12 +91,13 @@ func (b *Builder) helmSettings() (stages.HelmSettings, error) {
 	return b.helm, b.helmErr
 }
 
-// memoFiles is the build's file index, or nil without a cache.
+// memoFiles is the build's file index of the disk, or nil without a
+// cache.
 func (b *Builder) memoFiles() *cache.FileIndex {
 	if b.memo == nil {
 		return nil
 	}
-	return b.memo.Files
+	return b.memo.disk
 }
 
 // resolveHelm looks the helm command up on PATH and fills in the settings
@@ -169,6 +171,23 @@ func readTree(n *Node) stages.ReadTree {
 	return func(p string) ([]loaders.TreeFile, error) {
 		files, _, err := n.Loader.ReadTree(p)
 		return files, err
+	}
+}
+
+// readPulledTree reads the chart kpipe pulled into its cache (under
+// home, on disk) for a node of a tree that is not on disk through a copy
+// of the node's loader that reads the disk; other trees through tree.
+func readPulledTree(n *Node, home string, tree stages.ReadTree) stages.ReadTree {
+	if n.Loader.FS() == loaders.Disk {
+		return tree
+	}
+	disk := n.Loader.On(loaders.Disk)
+	return func(p string) ([]loaders.TreeFile, error) {
+		if filepath.IsAbs(p) && loaders.Within(home, filepath.Clean(p)) {
+			files, _, err := disk.ReadTree(p)
+			return files, err
+		}
+		return tree(p)
 	}
 }
 

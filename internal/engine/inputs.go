@@ -3,7 +3,6 @@ package engine
 import (
 	"github.com/kpipe/kpipe/cache"
 	"github.com/kpipe/kpipe/internal/remote"
-	"github.com/kpipe/kpipe/loaders"
 )
 
 // Inputs lists everything root's build in this run read, with the digests
@@ -113,7 +112,7 @@ func (m *memo) findNodeInputs(n *Node) *ownInputs {
 	if !ok {
 		return nil
 	}
-	kin, ok := m.fileInput(n.File)
+	kin, ok := m.fileInput(n)
 	if !ok {
 		return nil
 	}
@@ -127,7 +126,7 @@ func (m *memo) findNodeInputs(n *Node) *ownInputs {
 	own := &ownInputs{set: cache.InputSet{Inputs: make([]cache.Input, 0, size)}, children: make([]*Node, 0, size)}
 	// Each input with its stat, so that the next run checks it by a stat.
 	add := func(in cache.Input, child *Node) {
-		own.set.Inputs = append(own.set.Inputs, m.Files.Stamp(in))
+		own.set.Inputs = append(own.set.Inputs, m.filesOf(n).Stamp(in))
 		own.children = append(own.children, child)
 	}
 	add(cache.Input{Path: n.Dir, Real: n.Dir, Digest: dir}, nil)
@@ -154,7 +153,7 @@ func (m *memo) findNodeInputs(n *Node) *ownInputs {
 				}
 				add(cache.Input{Path: n.Loader.Abs(e.Path), Real: e.Child.Dir, Digest: d}, e.Child)
 			default:
-				in := cache.Input{Path: n.Loader.Abs(e.Path), Real: e.File, Digest: m.dataDigest(e)}
+				in := cache.Input{Path: n.Loader.Abs(e.Path), Real: e.File, Digest: m.dataDigest(n, e)}
 				if e.src != nil {
 					in = cache.StampRead(in, e.src.info, len(e.Data), m.loadStart)
 				}
@@ -165,10 +164,11 @@ func (m *memo) findNodeInputs(n *Node) *ownInputs {
 	return own
 }
 
-// fileInput is the input of a kustomization file, found once per run.
+// fileInput is the input of n's kustomization file, found once per run.
 // The file index learns its digest with the stat taken when it was read,
 // so that checking it again after the build costs a stat, not a read.
-func (m *memo) fileInput(f *loaders.KustomizationFile) (cache.Input, bool) {
+func (m *memo) fileInput(n *Node) (cache.Input, bool) {
+	f := n.File
 	m.mu.Lock()
 	in, ok := m.kinputs[f.Path]
 	m.mu.Unlock()
@@ -177,7 +177,7 @@ func (m *memo) fileInput(f *loaders.KustomizationFile) (cache.Input, bool) {
 	}
 	if f.Real != "" {
 		in = cache.Input{Path: f.Path, Real: f.Real, Digest: f.Sum}
-		m.Files.Remember(f.Real, f.Info, int(f.Size), in.Digest, m.loadStart)
+		m.filesOf(n).Remember(f.Real, f.Info, int(f.Size), in.Digest, m.loadStart)
 	}
 	m.mu.Lock()
 	m.kinputs[f.Path] = in
@@ -191,14 +191,14 @@ func (m *memo) fileInput(f *loaders.KustomizationFile) (cache.Input, bool) {
 // index learns the digest of a file large enough to keep a record for
 // the next run, which then costs a stat instead of a read; a smaller
 // file's input carries its stat instead (findNodeInputs).
-func (m *memo) dataDigest(e *Entry) cache.Key {
+func (m *memo) dataDigest(n *Node, e *Entry) cache.Key {
 	if e.src == nil {
 		return cache.Digest(e.Data)
 	}
 	src := e.src
 	src.digestOnce.Do(func() { src.digest = cache.Digest(e.Data) })
-	if m.Files.KeepsRecord(int64(len(e.Data))) {
-		m.Files.Remember(e.File, src.info, len(e.Data), src.digest, m.loadStart)
+	if ix := m.filesOf(n); ix.KeepsRecord(int64(len(e.Data))) {
+		ix.Remember(e.File, src.info, len(e.Data), src.digest, m.loadStart)
 	}
 	return src.digest
 }

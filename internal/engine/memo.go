@@ -79,7 +79,10 @@ import (
 type Cache struct {
 	// Store is the open cache; nil builds without one.
 	Store *cache.Store
-	// Files finds file digests cheaply; nil hashes every file.
+	// Files finds file digests cheaply; nil hashes every file. It is the
+	// index of the graph's tree (LoadOptions.FS), or of the disk, which
+	// the build then takes as the start of one for the tree
+	// (cache.FileIndex.On).
 	Files *cache.FileIndex
 	// Version is kpipe's version, part of every key.
 	Version string
@@ -100,7 +103,10 @@ type NodeStats struct {
 
 // memo is the cache state of one Builder.
 type memo struct {
-	Cache
+	Cache // Files: the index of the graph's tree
+	// disk is the index of the disk (remote checkouts, the helm binary):
+	// Files when the tree is the disk.
+	disk    *cache.FileIndex
 	optsKey cache.Key // the digest of settings, which every key of the run takes
 	// settingsRec names the settings and their values, for --explain.
 	settingsRec map[string]string
@@ -198,24 +204,38 @@ func newMemo(c Cache, g *Graph, o Options) *memo {
 	if m.Files == nil {
 		m.Files, _ = cache.LoadFileIndex("")
 	}
+	var src cache.Source
+	if fsys := g.FS(); fsys != loaders.Disk {
+		src = fsys
+	}
+	if m.Files.Source() == nil {
+		m.disk = m.Files
+	} else {
+		m.disk = m.Files.On(nil)
+	}
+	if m.Files.Source() != src {
+		m.Files = m.Files.On(src)
+	}
 	// Each node's directory is digested before anything is built (a root's
 	// record must not pair a listing taken after the build with its
 	// output), on every worker: a cold run lists every directory.
 	// (A build-all's discovery walk listed most of them already: Known.)
 	var dirs []string
+	var dirNodes []*Node
 	for _, n := range g.Nodes {
 		if _, ok := m.dirs[n.Dir]; !ok {
-			if d, ok := m.Files.Known(n.Dir, g.loadStart); ok {
+			if d, ok := m.filesOf(n).Known(n.Dir, g.loadStart); ok {
 				m.dirs[n.Dir] = d
 				continue
 			}
 			m.dirs[n.Dir] = cache.Key{}
 			dirs = append(dirs, n.Dir)
+			dirNodes = append(dirNodes, n)
 		}
 	}
 	digests := make([]cache.Key, len(dirs))
 	found := make([]bool, len(dirs))
-	forEach(len(dirs), o.Jobs, func(i int) { digests[i], found[i] = m.Files.Digest(dirs[i]) })
+	forEach(len(dirs), o.Jobs, func(i int) { digests[i], found[i] = m.filesOf(dirNodes[i]).Digest(dirs[i]) })
 	for i, dir := range dirs {
 		if found[i] {
 			m.dirs[dir] = digests[i]
@@ -225,8 +245,9 @@ func newMemo(c Cache, g *Graph, o Options) *memo {
 	}
 	for _, n := range g.Nodes {
 		n := n
+		ix := m.filesOf(n)
 		n.Loader.OnRead(func(path, real string, data []byte, fi os.FileInfo) {
-			d := m.Files.Record(real, data, fi)
+			d := ix.Record(real, data, fi)
 			m.mu.Lock()
 			defer m.mu.Unlock()
 			if m.reads[n] == nil {
@@ -245,6 +266,15 @@ func newMemo(c Cache, g *Graph, o Options) *memo {
 		})
 	}
 	return m
+}
+
+// filesOf is the file index of the tree n lies in: the disk for a node
+// of a remote base's checkout.
+func (m *memo) filesOf(n *Node) *cache.FileIndex {
+	if n.Repo != nil {
+		return m.disk
+	}
+	return m.Files
 }
 
 func (m *memo) key(kind string) *cache.KeyBuilder {
@@ -312,7 +342,7 @@ func (m *memo) computePreKey(n *Node) (cache.Key, bool) {
 			}
 			kb.String(e.Path).Key(ck)
 		default:
-			kb.String(e.Path).String(relTo(n.Dir, e.File)).Key(m.dataDigest(e))
+			kb.String(e.Path).String(relTo(n.Dir, e.File)).Key(m.dataDigest(n, e))
 		}
 	}
 	for _, e := range n.Components {
@@ -347,7 +377,7 @@ func (m *memo) computePreKey(n *Node) (cache.Key, bool) {
 // file is not at hand is keyed by its parsed form, as JSON.
 func (m *memo) kustomizationDigest(n *Node) (cache.Key, bool) {
 	if n.File != nil {
-		if in, ok := m.fileInput(n.File); ok {
+		if in, ok := m.fileInput(n); ok {
 			return cache.NewKey("kustomization", filepath.Base(n.File.Path)).Key(in.Digest).Sum(), true
 		}
 	}
@@ -435,14 +465,14 @@ func (m *memo) keyFromManifest(n *Node, pre cache.Key, recs []readRecord) (cache
 		}
 		var d cache.Key
 		if r.Tree {
-			listing, err := loaders.TreeListing(real)
+			listing, err := loaders.TreeListing(n.Loader.FS(), real)
 			if err != nil {
 				return cache.Key{}, false
 			}
 			d = cache.Digest(listing)
 		} else {
 			var ok bool
-			if d, ok = m.Files.Digest(real); !ok {
+			if d, ok = m.filesOf(n).Digest(real); !ok {
 				return cache.Key{}, false
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/plugins"
 	"github.com/kpipe/kpipe/stages"
 )
@@ -27,13 +28,38 @@ func (b *Builder) pluginStage(ctx context.Context, n *Node, entry string, c *res
 	if b.memo != nil {
 		b.memo.setVolatile(n)
 	}
+	dir, err := b.pluginDir(n, c)
+	if err != nil {
+		return nil, err
+	}
 	return plugins.Load(plugins.Config{
 		Object: c,
 		Role:   role,
-		Dir:    n.Dir,
+		Dir:    dir,
 		Source: configSource(n, entry),
 		Read:   readFile(n),
 	}, b.pluginOptions())
+}
+
+// pluginDir is the directory on disk a plugin configured by c in n runs
+// in: n's own, or, for a node of a tree that is not on disk, a copy of it
+// (realDirs), with the executable of an exec function that lies outside
+// it.
+func (b *Builder) pluginDir(n *Node, c *resource.Resource) (string, error) {
+	fsys := n.Loader.FS()
+	if fsys == loaders.Disk {
+		return n.Dir, nil
+	}
+	dir, err := b.real.dir(fsys, n.Dir)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", n.File.Path, err)
+	}
+	if p := plugins.ExecPath(c); strings.Contains(p, "/") && !filepath.IsAbs(p) {
+		if abs := filepath.Join(n.Dir, filepath.FromSlash(p)); !loaders.Within(n.Dir, abs) {
+			_, _ = b.real.file(fsys, abs) // (a missing one: the plugin says so)
+		}
+	}
+	return dir, nil
 }
 
 // pluginOptions are the plugin settings of the build.

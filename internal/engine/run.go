@@ -130,6 +130,10 @@ type Builder struct {
 
 	// explains are the nodes' explanations (Options.Explain), by node key.
 	explains map[string]*NodeExplain
+
+	// real are the directories written for plugins of a tree not on
+	// disk, removed when RunEach returns.
+	real realDirs
 }
 
 // Stats counts what a Builder did.
@@ -280,6 +284,7 @@ func (b *Builder) forget(n *Node) {
 }
 
 func (b *Builder) runEach(ctx context.Context, loadErrs []error, emit func(i int, r Result), release bool) {
+	defer b.real.remove()
 	rootIdx := map[string][]int{} // by node key (a node is dropped once done: forget)
 	var roots []string
 	for i, n := range b.g.Roots {

@@ -67,7 +67,7 @@ func (b *Builder) fieldTransformers(n *Node, tc *fieldspec.Config) ([]stages.Sta
 			if p.Path != "" && errors.Is(err, fs.ErrNotExist) {
 				// Say where and what was probably meant, before
 				// kustomize's wording.
-				err = &loaders.Hinted{Hint: loaders.MissingEntryHint(n.File.Path, n.File.Content(), "patches", n.Dir, p.Path), Err: err}
+				err = &loaders.Hinted{Hint: loaders.MissingEntryHint(n.Loader.FS(), n.File.Path, n.File.Content(n.Loader.FS()), "patches", n.Dir, p.Path), Err: err}
 			}
 			return nil, err
 		}
