@@ -87,8 +87,11 @@
 // (stages.OriginGenerator); package engine wraps transformers with the
 // transformer annotation.
 //
-// LoadFunction and Function run one KRM function outside a build, for
-// `kpipe fn run` (package fnrun).
+// NewFunctionCommand and FunctionCommand run one KRM function outside a
+// build, for `kpipe fn run` (package fnrun), which writes its input and
+// reads its output itself: there the function's standard error passes
+// through, and a failure is reported in os/exec's words, as kustomize's fn
+// run does.
 //
 // # Safety and purity
 //

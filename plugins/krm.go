@@ -158,9 +158,7 @@ func (p *plugin) invokeFunction(ctx context.Context, in []*resource.Resource) ([
 		items = []map[string]any{resource.CopyMap(p.fnConfig)}
 	} else {
 		var err error
-		if p.noIDs {
-			items = plainCopies(in)
-		} else if items, err = withIDs(in); err != nil {
+		if items, err = withIDs(in); err != nil {
 			return nil, p.fail("%v", err)
 		}
 	}

@@ -67,7 +67,6 @@ type plugin struct {
 	fnConfig map[string]any
 	origin   string      // generators: the origin annotation given to objects without one
 	configID resource.ID // of the config (KEP-993 plugins)
-	noIDs    bool        // functions: no ID annotations on items (kpipe fn run)
 	maxOut   int         // cap on standard output (0: maxStdout); tests lower it
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 
 	"github.com/urfave/cli/v2"
@@ -45,21 +44,22 @@ func runFn(c *cli.Context) error {
 	if c.NArg() != 1 {
 		return usage(c, "fn run: specify one directory, got %d arguments", c.NArg())
 	}
-	o := fnrun.Options{Plugins: plugins.Options{
-		EnableExec: c.Bool("enable-exec"),
-		Timeout:    c.Duration("plugin-timeout"),
-		Env:        c.StringSlice("env"),
-		Warn:       func(msg string) { fmt.Fprintln(c.App.ErrWriter, msg) },
-	}}
-	if c.Bool("dry-run") {
-		o.DryRun = c.App.Writer
-	}
-	res, err := fnrun.Run(ctx, c.Args().First(), o)
+	wd, err := os.Getwd()
 	if err != nil {
 		return err
 	}
-	if res.Stopped != "" {
-		fmt.Fprintf(c.App.ErrWriter, "%s returned no objects: nothing written\n", res.Stopped)
+	o := fnrun.Options{
+		Plugins: plugins.Options{
+			EnableExec: c.Bool("enable-exec"),
+			Timeout:    c.Duration("plugin-timeout"),
+			Env:        c.StringSlice("env"),
+		},
+		WorkDir: wd,
+		Stderr:  c.App.ErrWriter,
 	}
-	return nil
+	if c.Bool("dry-run") {
+		o.DryRun = c.App.Writer
+	}
+	_, err = fnrun.Run(ctx, c.Args().First(), o)
+	return err
 }

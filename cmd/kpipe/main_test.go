@@ -164,7 +164,11 @@ func TestVersion(t *testing.T) {
 // KPIPE_TEST_AS_KPIPE=1 the test binary is kpipe itself, so that tests
 // can start real kpipe processes: either called through a link named kpipe
 // (scripts that call kpipe, see TestFnRunNginx), or as `TESTBINARY -- ARGS`.
+// With KPIPE_TEST_FUNCTION=NAME it is the KRM function NAME (testFunction).
 func TestMain(m *testing.M) {
+	if name := os.Getenv("KPIPE_TEST_FUNCTION"); name != "" {
+		os.Exit(testFunction(name, os.Stdin, os.Stdout, os.Stderr))
+	}
 	if os.Getenv("KPIPE_TEST_AS_KPIPE") == "1" {
 		args := os.Args
 		if len(args) > 1 && args[1] == "--" {

@@ -6,43 +6,95 @@
 //
 // # fn run
 //
-// Run reads every `*.yaml` and `*.yml` file under DIR (recursively,
-// skipping files and directories whose names start with a dot), each
-// document an object that keeps its file as the annotations
-// `internal.config.kubernetes.io/path` and `config.kubernetes.io/path`
-// (slash-separated, relative to DIR) and its position as the index
-// annotations. The objects that carry a function spec (the
+// Run does what `kustomize fn run DIR` (v5.8.2) does, with the same bytes:
+// the files it writes back, what --dry-run prints, the function's input,
+// standard error and exit status. It reproduces kustomize's kyaml code
+// paths (kio.LocalPackageReadWriter, kio.ByteReader and ByteWriter,
+// runfn.RunFns, runtimeutil.FunctionFilter, comments.CopyComments,
+// order.SyncOrder) on go.yaml.in/yaml/v3 nodes, the library and version
+// kyaml uses, so that the encoder prints what kustomize's prints: each
+// object keeps its key order, scalar styles and comments, and only what a
+// function changed changes. cmd/kpipe's TestFnRunDifferential and
+// TestFnRunRandomDifferential run kustomize itself to check this.
+//
+// Reading: every `*.yaml`, `*.yml` and `*.json` file under DIR, in lexical
+// walk order (hidden files included, what a `.krmignore` in DIR lists
+// excluded); each document an object annotated with its file (relative to
+// DIR, `internal.config.kubernetes.io/path` and `config.kubernetes.io/path`)
+// and its index in the file (`...index`, both spellings), single-quoted,
+// appended to its annotations.
+//
+// Functions: the objects carrying a function spec (the
 // `config.kubernetes.io/function` annotation, or the older
 // `config.k8s.io/function`, `metadata.configFn` or
-// `config.kubernetes.io/container`) are the functions; they run one after
-// the other, each over the output of the previous one, in kustomize's
-// order: functions in deeper directories first, then by directory name,
-// then by file and position in the file.
+// `config.kubernetes.io/container`), decoded strictly (an unknown field is
+// an error). They run one after the other, each over the output of the
+// previous one, deeper directories first, then by directory name, then by
+// position in their file. A function sees the objects under its own
+// directory (a config in a directory named `functions` is scoped to the
+// one above; "under" is a string prefix, as in kustomize, so a function in
+// a/ also sees ab/), written as the items of a ResourceList with the
+// config as its functionConfig, each item numbered with an id annotation.
+// Its output (a ResourceList's items, or plain documents) replaces those
+// objects, followed by the ones it did not see; an item that keeps its id
+// gets back the comments the function dropped and its keys' order (a
+// folded scalar becomes double-quoted on the way, and a field whose kind
+// the function changed is an error, as in kustomize); an object without a
+// path annotation gets `[<scope>/][<namespace>/]<kind>_<name>.yaml`.
 //
-// A function sees only the objects in its own directory and below (its
-// scope), the function config itself included; a config in a directory
-// named `functions` is scoped to the directory above. Its output replaces
-// the objects of its scope; the others stay as they were. Functions run
-// with package plugins' KRM function runner: the objects as the `items` of
-// a ResourceList, the config as its `functionConfig`, `results` of severity
-// error failing the run. An exec function (`exec: {path}`) needs
-// --enable-exec; a relative path is relative to the directory of the file
-// holding the config (kustomize takes it relative to its working
-// directory), which is also the function's working directory. A container
-// function runs with docker or podman as in a build.
+// An exec function (`exec: {path, args, envs}`) needs --enable-exec. It
+// runs in the directory kpipe was started in (Options.WorkDir), which a
+// relative path with a slash is relative to (a bare name is looked up on
+// PATH), with kpipe's environment plus its `envs` and the --env entries
+// (KEY=VALUE entries with one '=' only, as in kustomize). A container function runs with `docker run`
+// as kustomize starts it (podman when docker is missing). A function's
+// standard error passes through. A function that fails (exit status,
+// timeout) or prints output that is not YAML fails the run with os/exec's
+// or the YAML decoder's words, kustomize's, after a plain line naming the
+// function, its config and the results it reported; results of a function
+// that exits 0 are ignored, as kustomize ignores them. With `deferFailure:
+// true` the run goes on and the failure is reported at the end, after the
+// files are written. When a function returns no objects at all, the run
+// stops there and nothing is written (exit 0).
 //
-// Then each object is written to the file its path annotation names
-// (relative to DIR; an absolute path or one leaving DIR is an error), in
-// output order, the path and index annotations removed; an object without
-// one goes to `[<namespace>/]<kind>_<name>.yaml` (the function runner's
-// default; `fn wrap` gives its new objects `config/<name>_<kind>.yaml`).
-// A file whose objects are all unchanged is not rewritten, so it keeps its
-// comments and layout; a rewritten file is printed as kpipe prints objects
-// (keys sorted, comments lost). A file that was read and holds no object
-// any more is removed. If a function returns no objects at all, nothing is
-// written (as kustomize stops there too). Nothing is written unless every
-// function succeeded, but the files are written one by one: an I/O error
-// midway can leave some written.
+// Writing: each object goes to the file its path annotation names, the
+// objects of a file in index order (an object without an index after the
+// file's highest one), the runner's path and index annotations removed
+// (and an annotations map or metadata left empty with them); a file read
+// that no longer holds an object is removed. A file holding one object
+// whose name ends in .json is written as JSON. Everything is checked and
+// rendered before the first write: a path that is absolute or contains
+// "..", names a directory, or leads out of DIR through a symlink fails the
+// run and nothing is written. Files are written whole (temporary file and
+// rename): an existing file keeps its permission bits, a new one gets 0666
+// less the umask, as kustomize's os.WriteFile leaves them. With
+// Options.DryRun the objects are printed instead, with their path
+// annotations (not their index annotations), and nothing is written.
+//
+// Where kpipe differs, on purpose:
+//
+//   - An exec function without --enable-exec is an error naming the flag;
+//     kustomize skips it silently (and rewrites the files).
+//   - When no function runs, kustomize leaves its internal
+//     `internal.config.kubernetes.io/annotations-migration-resource-id`
+//     annotation in every object it writes (a bug); kpipe writes the files
+//     the same way without it.
+//   - A file whose bytes do not change is not rewritten (kustomize rewrites
+//     every file; the content is the same, the modification time is not).
+//   - A path leading out of DIR through a symlinked directory or file is
+//     refused (kustomize writes there).
+//   - A function is killed after --plugin-timeout (kustomize waits).
+//   - Before kustomize's error line kpipe prints a plain one naming the file
+//     and the function (see cmd/kpipe).
+//   - A FILE argument reads that file alone, as kustomize does; kpipe then
+//     removes no file (kustomize fails trying to).
+//   - kustomize pairs the items of lists it knows by their Kubernetes schema
+//     (a Deployment's containers, by name) when it copies comments back;
+//     kpipe pairs list items by position only, which differs only when a
+//     function reorders such a list and drops their comments.
+//   - kustomize's other fn run flags (--image, --exec-path, --fn-path,
+//     --global-scope, --mount, --network, --results-dir, --log-steps,
+//     --as-current-user, reading stdin without DIR) are not supported.
 //
 // There is no sandbox: functions run with the user's privileges, as in a
 // build (see package plugins).
@@ -68,5 +120,7 @@
 // result is printed as a ResourceList sorted by path and index. KUST_OVERRIDE_DIR
 // (kustomize's overrides) is not supported yet and fails.
 //
-// It imports plugins, output, resource and stages/smp; only the CLI imports it.
+// It imports plugins, loaders, stages/smp and the internal packages
+// resource, output, fsread and procgroup, and go-gitignore (kustomize's
+// reader of .krmignore); only the CLI imports it.
 package fnrun

@@ -14,52 +14,39 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kpipe/kpipe/internal/fsread"
-	"github.com/kpipe/kpipe/internal/output"
-	"github.com/kpipe/kpipe/internal/resource"
+	"go.yaml.in/yaml/v3"
+
 	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/plugins"
 )
 
-// The annotations the function runner keeps an object's file and position
-// in (the current spelling and the legacy one, both set and both removed).
-const (
-	PathAnnotation        = "internal.config.kubernetes.io/path"
-	LegacyPathAnnotation  = "config.kubernetes.io/path"
-	IndexAnnotation       = "internal.config.kubernetes.io/index"
-	LegacyIndexAnnotation = "config.kubernetes.io/index"
-	idAnnotation          = "config.k8s.io/id"
-)
-
 // Options are the settings of a run.
 type Options struct {
-	// Plugins are the function settings: EnableExec, Timeout, Env,
-	// Environ and Warn (EnableAlpha is not needed).
+	// Plugins are the function settings: EnableExec, Timeout, Env and
+	// Environ.
 	Plugins plugins.Options
+	// WorkDir is the directory functions run in, against which a relative
+	// exec path resolves (kustomize's fn run: its working directory).
+	WorkDir string
+	// Stderr receives what functions write to their standard error.
+	Stderr io.Writer
 	// DryRun, when set, receives the result as one YAML stream, each
 	// object with its path annotations, and no file is written.
 	DryRun io.Writer
 }
 
-// Result says what a run changed, as paths relative to the directory.
+// Result says what a run changed, as slash-separated paths relative to the
+// directory.
 type Result struct {
 	Written, Removed []string
-	// Stopped names the function that returned no objects, when one did
-	// (and nothing was written).
-	Stopped string
 }
 
-// file is one configuration file as read.
-type file struct {
-	path string // relative, slash-separated
-	objs []map[string]any
-}
-
-// fnEntry is one function config found in the directory.
-type fnEntry struct {
-	obj   *resource.Resource
-	path  string
-	index int
+// function is one function config found in the package, ready to run.
+type function struct {
+	config *yaml.Node // the config object, as read (and annotated since)
+	spec   *FunctionSpec
+	cmd    *plugins.FunctionCommand
+	exit   error // a deferred failure
 }
 
 // Run runs the functions found in dir over its objects and writes the
@@ -69,314 +56,350 @@ func Run(ctx context.Context, dir string, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if st, err := os.Stat(abs); err != nil {
-		return nil, fmt.Errorf("fn run: %w", err)
-	} else if !st.IsDir() {
-		return nil, fmt.Errorf("fn run: %s is not a directory", dir)
+	nodes, files, err := readPackage(abs)
+	if errors.Is(err, fs.ErrNotExist) && !exists(abs) {
+		return nil, &loaders.Hinted{Hint: fmt.Sprintf("fn run: the directory %s does not exist", dir), Err: err}
+	} else if err != nil {
+		return nil, err
 	}
-	files, err := readDir(abs)
+	fns, err := findFunctions(nodes, o)
 	if err != nil {
 		return nil, err
 	}
-	var objs []*resource.Resource
-	var fns []fnEntry
-	for _, f := range files {
-		for i, m := range f.objs {
-			r := resource.New(resource.CopyMap(m))
-			setPosition(r, f.path, i)
-			objs = append(objs, r)
-			if plugins.IsFunction(r) {
-				fns = append(fns, fnEntry{obj: r, path: f.path, index: i})
-			}
-		}
-	}
-	sortFunctions(fns)
 	res := &Result{}
-	for _, fe := range fns {
-		cfg := resource.New(resource.CopyMap(fe.obj.Object()))
-		f, err := plugins.LoadFunction(plugins.Config{
-			Object: cfg,
-			Role:   plugins.Transformer,
-			Dir:    filepath.Join(abs, filepath.FromSlash(path.Dir(fe.path))),
-			Source: filepath.Join(dir, filepath.FromSlash(fe.path)),
-			Read: func(p string) ([]byte, error) {
-				return fsread.File(filepath.Join(abs, filepath.FromSlash(path.Dir(fe.path)), p))
-			},
-		}, o.Plugins)
+	result := nodes
+	for _, f := range fns {
+		recorded, err := preprocess(result)
 		if err != nil {
 			return nil, err
 		}
-		scope := scopeOf(fe.path)
-		var in, out []*resource.Resource
-		for _, r := range objs {
-			if inScope(scope, pathOf(r)) {
-				in = append(in, r)
-			} else {
-				out = append(out, r)
-			}
-		}
-		got, err := f.Run(ctx, in)
+		result, err = f.run(ctx, result, o)
 		if err != nil {
 			return nil, err
 		}
-		for _, r := range got {
-			// kustomize fn run writes YAML nodes, never JSON: a nested key
-			// that is not a string does not fail there (keys.go).
-			r.ClearNonStringKeys()
-			r.RemoveAnnotation(idAnnotation)
+		if len(result) == 0 {
+			return res, deferred(fns)
 		}
-		objs = append(got, out...)
-		if len(objs) == 0 {
-			res.Stopped = f.Describe()
-			return res, nil
+		if err := reconcile(result, recorded); err != nil {
+			return nil, err
 		}
 	}
-	byFile, order, err := groupByFile(dir, abs, objs)
-	if err != nil {
-		return nil, err
+	if len(fns) == 0 {
+		// kustomize's search for functions numbers every object and, when
+		// it finds none, leaves the numbers in: its fn run writes
+		// `internal.config.kubernetes.io/annotations-migration-resource-id`
+		// into every file. kpipe removes them.
+		for _, n := range result {
+			if err := clearAnnotation(n, migrationAnnotation); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if o.DryRun != nil {
-		var all []*resource.Resource
-		for _, p := range order {
-			for i, r := range byFile[p] {
-				setPosition(r, p, i)
-				all = append(all, r)
-			}
-		}
-		data, err := output.Marshal(all)
-		if err != nil {
+		var buf bytes.Buffer
+		if err := (writer{}).write(&buf, result); err != nil {
 			return nil, err
 		}
-		_, err = o.DryRun.Write(data)
-		return res, err
+		if _, err := o.DryRun.Write(buf.Bytes()); err != nil {
+			return nil, err
+		}
+	} else if err := writePackage(abs, files, result, res); err != nil {
+		return nil, err
 	}
-	return res, write(abs, files, byFile, order, res)
+	return res, deferred(fns)
 }
 
-// readDir reads the YAML files under root, in lexical order.
-func readDir(root string) ([]file, error) {
-	var files []file
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if p != root && strings.HasPrefix(d.Name(), ".") {
-			if d.IsDir() {
-				return filepath.SkipDir
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// deferred joins the failures of the functions that deferred them.
+func deferred(fns []*function) error {
+	var msgs, hints []string
+	for _, f := range fns {
+		if f.exit != nil {
+			msgs = append(msgs, f.exit.Error())
+			var h *loaders.Hinted
+			if errors.As(f.exit, &h) {
+				hints = append(hints, h.Hint)
 			}
-			return nil
 		}
-		if d.IsDir() || !(strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) {
-			return nil
-		}
-		data, err := fsread.File(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		rel = filepath.ToSlash(rel)
-		vals, err := resource.DecodeValues(data)
-		if err != nil {
-			return fmt.Errorf("%s: %w", p, err)
-		}
-		f := file{path: rel}
-		for i, v := range vals {
-			m, ok := v.(map[string]any)
-			if !ok {
-				return fmt.Errorf("%s: document %d is not an object but %s", p, i+1, resource.KindOf(v))
-			}
-			f.objs = append(f.objs, m)
-		}
-		files = append(files, f)
+	}
+	if len(msgs) == 0 {
 		return nil
-	})
-	return files, err
-}
-
-// setPosition records an object's file and index in its annotations.
-func setPosition(r *resource.Resource, p string, i int) {
-	r.SetAnnotation(PathAnnotation, p)
-	r.SetAnnotation(LegacyPathAnnotation, p)
-	r.SetAnnotation(IndexAnnotation, strconv.Itoa(i))
-	r.SetAnnotation(LegacyIndexAnnotation, strconv.Itoa(i))
-}
-
-// pathOf is an object's path annotation ("" when it has none).
-func pathOf(r *resource.Resource) string {
-	ann := r.Annotations()
-	if p := ann[PathAnnotation]; p != "" {
-		return p
 	}
-	return ann[LegacyPathAnnotation]
+	return &loaders.Hinted{Hint: strings.Join(hints, "\n"), Err: errors.New(strings.Join(msgs, "\n---\n"))}
 }
 
-// scopeOf is the directory a function config at p applies to: its own, or
-// the one above for a config in a `functions` directory.
-func scopeOf(p string) string {
-	d := path.Dir(p)
+// findFunctions finds the function configs among the objects and orders
+// them as kustomize does (see sortFunctions).
+func findFunctions(nodes []*yaml.Node, o Options) ([]*function, error) {
+	recorded, err := preprocess(nodes)
+	if err != nil {
+		return nil, err
+	}
+	var configs []*yaml.Node
+	for _, n := range nodes {
+		spec, err := functionSpec(n)
+		if err != nil {
+			return nil, withSource(n, err)
+		}
+		if spec != nil {
+			configs = append(configs, n)
+		}
+	}
+	if len(configs) == 0 {
+		return nil, nil
+	}
+	if err := reconcile(configs, recorded); err != nil {
+		return nil, err
+	}
+	if err := sortFunctions(configs); err != nil {
+		return nil, err
+	}
+	var fns []*function
+	for _, n := range configs {
+		spec, err := functionSpec(n)
+		if err != nil {
+			return nil, withSource(n, fmt.Errorf("failed to get FunctionSpec: %w", err))
+		}
+		if spec == nil {
+			continue
+		}
+		cmd, err := plugins.NewFunctionCommand(spec.pluginSpec(), o.WorkDir, o.Plugins)
+		if err != nil {
+			return nil, withSource(n, err)
+		}
+		if cmd == nil {
+			continue
+		}
+		fns = append(fns, &function{config: n, spec: spec, cmd: cmd})
+	}
+	return fns, nil
+}
+
+// withSource gives err a plain line naming the function config's file.
+func withSource(n *yaml.Node, err error) error {
+	m, _ := getMeta(n)
+	return &loaders.Hinted{
+		Hint: fmt.Sprintf("%s: function config %s '%s': %v", pathOf(n), m.Kind, m.Name, err),
+		Err:  err,
+	}
+}
+
+// sortFunctions orders function configs as kustomize's sortFns does:
+// deeper scopes first, then by scope, then by position in the same file
+// (sort.Slice with kustomize's comparison, so that ties come out as there).
+func sortFunctions(fns []*yaml.Node) error {
+	var outer error
+	sort.Slice(fns, func(i, j int) bool {
+		if copyLegacyAnnotations(fns[i]) != nil || copyLegacyAnnotations(fns[j]) != nil {
+			return false
+		}
+		mi, mj := annotations(fns[i]), annotations(fns[j])
+		pi, pj := filepath.ToSlash(mi[PathAnnotation]), filepath.ToSlash(mj[PathAnnotation])
+		if pi == pj {
+			ii, err := strconv.Atoi(mi[IndexAnnotation])
+			if err != nil {
+				outer = err
+				return false
+			}
+			ij, err := strconv.Atoi(mj[IndexAnnotation])
+			if err != nil {
+				outer = err
+				return false
+			}
+			return ii < ij
+		}
+		scope := func(p string) string {
+			if filepath.Base(path.Dir(p)) == "functions" {
+				return filepath.Dir(path.Dir(p))
+			}
+			return filepath.Dir(p)
+		}
+		pi, pj = scope(pi), scope(pj)
+		depth := func(p string) int {
+			if p == "." {
+				return 0
+			}
+			return len(strings.Split(p, "/"))
+		}
+		if li, lj := depth(pi), depth(pj); li != lj {
+			return li > lj
+		}
+		return pi < pj
+	})
+	return outer
+}
+
+// scopeDir is the directory a function config applies to: its own, or
+// the one above for a config in a `functions` directory; "" when it has
+// no path.
+func (f *function) scopeDir() string {
+	a := annotations(f.config)
+	p, ok := a[PathAnnotation]
+	if !ok {
+		if p, ok = a[LegacyPathAnnotation]; !ok {
+			return ""
+		}
+	}
+	d := path.Clean(path.Dir(p))
 	if path.Base(d) == "functions" {
 		d = path.Dir(d)
 	}
 	return d
 }
 
-// inScope reports whether an object at p lies in directory scope.
-func inScope(scope, p string) bool {
-	if scope == "." {
-		return true
+// scope splits the objects into those the function sees (in its directory
+// and below, compared as kustomize does: as a string prefix) and the
+// others.
+func (f *function) scope(dir string, nodes []*yaml.Node) (in, out []*yaml.Node, err error) {
+	if dir == "" || dir == "." {
+		return nodes, nil, nil
 	}
-	return p == scope || strings.HasPrefix(p, scope+"/")
-}
-
-// sortFunctions orders the function configs as kustomize does: deeper
-// scopes first, then by scope name, then by file and index.
-func sortFunctions(fns []fnEntry) {
-	depth := func(d string) int {
-		if d == "." {
-			return 0
-		}
-		return strings.Count(d, "/") + 1
-	}
-	sort.SliceStable(fns, func(i, j int) bool {
-		a, b := fns[i], fns[j]
-		if a.path == b.path {
-			return a.index < b.index
-		}
-		sa, sb := scopeOf(a.path), scopeOf(b.path)
-		if da, db := depth(sa), depth(sb); da != db {
-			return da > db
-		}
-		if sa != sb {
-			return sa < sb
-		}
-		return a.path < b.path
-	})
-}
-
-// groupByFile maps each object to its file, checking that every path stays
-// inside the directory (abs is its absolute form), symlinks resolved: a
-// path through a symlinked subdirectory that points elsewhere leaves it as
-// much as `../` does. order lists the files in order of first object.
-func groupByFile(dir, abs string, objs []*resource.Resource) (map[string][]*resource.Resource, []string, error) {
-	realRoot, err := filepath.EvalSymlinks(abs)
-	if err != nil {
-		return nil, nil, fmt.Errorf("fn run: %w", err)
-	}
-	byFile := map[string][]*resource.Resource{}
-	var order []string
-	for _, r := range objs {
-		p := pathOf(r)
-		if p == "" {
-			p = strings.ToLower(r.Kind()) + "_" + r.Name() + ".yaml"
-			if ns := r.Namespace(); ns != "" {
-				p = ns + "/" + p
-			}
-		}
-		clean := path.Clean(filepath.ToSlash(p))
-		if path.IsAbs(clean) || filepath.IsAbs(p) || clean == ".." || strings.HasPrefix(clean, "../") || clean == "." {
-			return nil, nil, fmt.Errorf("object %s: its path annotation %q leaves the directory %s; refusing to write there", r.ID(), p, dir)
-		}
-		if real, ok := resolvedWithin(realRoot, filepath.Join(realRoot, filepath.FromSlash(clean))); !ok {
-			return nil, nil, fmt.Errorf("object %s: its path annotation %q leaves the directory %s through a symlink (to %s); refusing to write there", r.ID(), p, dir, real)
-		}
-		if _, ok := byFile[clean]; !ok {
-			order = append(order, clean)
-		}
-		byFile[clean] = append(byFile[clean], r)
-	}
-	return byFile, order, nil
-}
-
-// resolvedWithin reports whether the file full, once the symlinks of its
-// directory (the part of it that exists) are resolved, lies below
-// realRoot (absolute and symlink-free); it returns the resolved directory.
-// The file itself may be a symlink: it is replaced by a rename, not written
-// through.
-func resolvedWithin(realRoot, full string) (string, bool) {
-	dir, rest := filepath.Dir(full), ""
-	for {
-		if _, err := os.Lstat(dir); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return dir, false
-		}
-		rest = filepath.Join(filepath.Base(dir), rest)
-		dir = parent
-	}
-	real, err := filepath.EvalSymlinks(dir)
-	if err != nil {
-		return dir, false
-	}
-	real = filepath.Join(real, rest)
-	return real, loaders.Within(realRoot, real)
-}
-
-// stripped is an object's content as written: without the runner's
-// annotations.
-func stripped(r *resource.Resource) map[string]any {
-	c := resource.New(resource.CopyMap(r.Object()))
-	for _, a := range []string{PathAnnotation, LegacyPathAnnotation, IndexAnnotation, LegacyIndexAnnotation, idAnnotation} {
-		c.RemoveAnnotation(a)
-	}
-	return c.Object()
-}
-
-// write writes the files whose objects changed and removes the files that
-// hold no object any more.
-func write(root string, files []file, byFile map[string][]*resource.Resource, order []string, res *Result) error {
-	read := map[string][]map[string]any{}
-	for _, f := range files {
-		read[f.path] = f.objs
-	}
-	for _, p := range order {
-		var objs []map[string]any
-		for _, r := range byFile[p] {
-			objs = append(objs, stripped(r))
-		}
-		data, err := encode(objs)
+	for _, n := range nodes {
+		m, err := getMeta(n)
 		if err != nil {
-			return fmt.Errorf("%s: %w", p, err)
+			return nil, nil, err
 		}
-		if old, ok := read[p]; ok {
-			if before, err := encode(old); err == nil && bytes.Equal(before, data) {
+		p, ok := m.Annotations[PathAnnotation]
+		if !ok {
+			if p, ok = m.Annotations[LegacyPathAnnotation]; !ok {
+				out = append(out, n)
 				continue
 			}
 		}
-		full := filepath.Join(root, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			return err
+		d := path.Clean(path.Dir(p))
+		if path.Base(d) == "functions" {
+			d = path.Dir(d)
 		}
-		if err := output.WriteFileAtomic(full, data); err != nil {
-			return err
-		}
-		res.Written = append(res.Written, p)
-	}
-	for _, f := range files {
-		if _, ok := byFile[f.path]; ok {
+		if !strings.HasPrefix(d, dir) {
+			out = append(out, n)
 			continue
 		}
-		if err := os.Remove(filepath.Join(root, filepath.FromSlash(f.path))); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-		res.Removed = append(res.Removed, f.path)
+		in = append(in, n)
 	}
-	return nil
+	return in, out, nil
 }
 
-// encode renders objects as a YAML stream.
-func encode(objs []map[string]any) ([]byte, error) {
-	var buf bytes.Buffer
-	for i, m := range objs {
-		b, err := output.MarshalValue(m)
+// run runs the function over the objects in its scope, as kyaml's
+// FunctionFilter does, and returns its output followed by the objects out
+// of its scope.
+func (f *function) run(ctx context.Context, nodes []*yaml.Node, o Options) ([]*yaml.Node, error) {
+	dir := f.scopeDir()
+	in, saved, err := f.scope(dir, nodes)
+	if err != nil {
+		return nil, err
+	}
+	ids := map[string]*yaml.Node{}
+	for i, n := range in {
+		id := strconv.Itoa(i + 1)
+		if err := setAnnotation(n, idAnnotation, id); err != nil {
+			return nil, err
+		}
+		if err := setAnnotation(n, legacyIDAnnotation, id); err != nil {
+			return nil, err
+		}
+		ids[id] = n
+	}
+	var stdin bytes.Buffer
+	if err := (writer{wrap: true, keepReader: true, functionConfig: f.config}).write(&stdin, in); err != nil {
+		return nil, err
+	}
+	stdout, runErr := f.cmd.Run(ctx, stdin.Bytes(), o.Stderr)
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	rd := &reader{unwrap: true}
+	out, err := rd.read(stdout)
+	if err != nil {
+		return nil, f.failure(err, nil)
+	}
+	for _, n := range out {
+		v, err := annotationNode(n, idAnnotation)
 		if err != nil {
 			return nil, err
 		}
-		if i > 0 {
-			buf.WriteString("---\n")
+		if v == nil {
+			if v, err = annotationNode(n, legacyIDAnnotation); err != nil {
+				return nil, err
+			}
+			if v == nil {
+				continue
+			}
 		}
-		buf.Write(b)
+		from, ok := ids[v.Value]
+		if !ok {
+			continue
+		}
+		if err := copyComments(from, n); err != nil {
+			return nil, err
+		}
+		if err := syncOrder(from, n); err != nil {
+			return nil, err
+		}
+		if err := clearAnnotation(n, idAnnotation); err != nil {
+			return nil, err
+		}
+		if err := clearAnnotation(n, legacyIDAnnotation); err != nil {
+			return nil, err
+		}
 	}
-	return buf.Bytes(), nil
+	if runErr != nil {
+		runErr = f.failure(runErr, rd.results)
+		if !f.spec.DeferFailure {
+			return append(out, saved...), runErr
+		}
+		f.exit = runErr
+	}
+	if err := defaultPathAnnotation(dir, out); err != nil {
+		return nil, err
+	}
+	return append(out, saved...), nil
+}
+
+// failure gives a function's error a plain line naming the function, its
+// config and the results it reported.
+func (f *function) failure(err error, results *yaml.Node) error {
+	m, _ := getMeta(f.config)
+	hint := fmt.Sprintf("%s: %s (%s '%s') failed: %v", pathOf(f.config), f.cmd.Describe(), m.Kind, m.Name, err)
+	if lines := resultLines(results); len(lines) > 0 {
+		hint += "; it reported:\n  " + strings.Join(lines, "\n  ")
+	}
+	var te *plugins.TimeoutError
+	if errors.As(err, &te) {
+		return &loaders.Hinted{Hint: hint, Err: fmt.Errorf("%s: %w", f.cmd.Describe(), err)}
+	}
+	return &loaders.Hinted{Hint: hint, Err: err}
+}
+
+// resultLines renders a ResourceList's results, one line each.
+func resultLines(results *yaml.Node) []string {
+	if results == nil || results.Kind != yaml.SequenceNode {
+		return nil
+	}
+	var lines []string
+	for _, r := range results.Content {
+		get := func(keys ...string) string {
+			v, _ := lookup(r, keys...)
+			return value(v)
+		}
+		sev := get("severity")
+		if sev == "" {
+			sev = "error"
+		}
+		line := fmt.Sprintf("[%s] %s", sev, get("message"))
+		if k := get("resourceRef", "kind"); k != "" {
+			line += fmt.Sprintf(" (%s %s)", k, get("resourceRef", "name"))
+		}
+		if p := get("field", "path"); p != "" {
+			line += " field " + p
+		}
+		if p := get("file", "path"); p != "" {
+			line += " file " + p
+		}
+		lines = append(lines, line)
+	}
+	return lines
 }

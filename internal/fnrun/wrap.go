@@ -224,7 +224,7 @@ func setFilenames(objs []*resource.Resource) {
 	}
 	es := make([]entry, len(objs))
 	for i, r := range objs {
-		p := pathOf(r)
+		p := resourcePath(r)
 		if p == "" {
 			p = wrapDir + "/" + strings.ToLower(r.Name()) + "_" + strings.ToLower(r.Kind()) + ".yaml"
 		}
@@ -249,4 +249,21 @@ func setFilenames(objs []*resource.Resource) {
 		n[e.path]++
 		objs[i] = e.r
 	}
+}
+
+// resourcePath is an object's path annotation ("" when it has none).
+func resourcePath(r *resource.Resource) string {
+	ann := r.Annotations()
+	if p := ann[PathAnnotation]; p != "" {
+		return p
+	}
+	return ann[LegacyPathAnnotation]
+}
+
+// setPosition records an object's file and index in its annotations.
+func setPosition(r *resource.Resource, p string, i int) {
+	r.SetAnnotation(PathAnnotation, p)
+	r.SetAnnotation(LegacyPathAnnotation, p)
+	r.SetAnnotation(IndexAnnotation, strconv.Itoa(i))
+	r.SetAnnotation(LegacyIndexAnnotation, strconv.Itoa(i))
 }
