@@ -17,11 +17,11 @@ func fnCommand() *cli.Command {
 		Subcommands: []*cli.Command{
 			{
 				Name:      "run",
-				Usage:     "run the functions configured in DIR over DIR's objects and write the result back",
+				Usage:     "run the functions configured in DIR over DIR's objects and write the result back, as kustomize's fn run writes it",
 				ArgsUsage: "DIR",
 				Flags: []cli.Flag{
 					&cli.BoolFlag{Name: "enable-exec", Usage: "enable KRM functions that run executables"},
-					&cli.StringSliceFlag{Name: "env", Aliases: []string{"e"}, Usage: "KEY=VALUE, or KEY to pass from the environment, for functions (repeatable)"},
+					&cli.StringSliceFlag{Name: "env", Aliases: []string{"e"}, Usage: "KEY=VALUE for functions; KEY alone passes the variable on to container functions (repeatable)"},
 					&cli.DurationFlag{Name: "plugin-timeout", Value: plugins.DefaultTimeout, Usage: "kill a function that runs longer than this"},
 					&cli.BoolFlag{Name: "dry-run", Usage: "print the result (with path annotations) instead of writing the files"},
 				},

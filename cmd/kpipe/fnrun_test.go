@@ -28,7 +28,11 @@ import (
 // it left in files/). See testdata/fn/README.md.
 const fnCasesDir = "testdata/fn"
 
-var recordFn = flag.Bool("kpipe.record-fn", false, "TestFnRunDifferential: record kustomize's outcomes under testdata/fn/*/want")
+var (
+	recordFn   = flag.Bool("kpipe.record-fn", false, "TestFnRunDifferential: record kustomize's outcomes under testdata/fn/*/want")
+	fnPackages = flag.Int("kpipe.fn-packages", 60, "TestFnRunRandomDifferential: how many packages")
+	fnSeed     = flag.Int64("kpipe.fn-seed", 1, "TestFnRunRandomDifferential: the first package's seed")
+)
 
 // fnOutcome is what one `fn run` did: its exit status and output, and the
 // files of the package afterwards (content and permission bits).
@@ -572,15 +576,15 @@ func (g *fnGen) pkg(t *testing.T, dir string) []string {
 
 // TestFnRunRandomDifferential runs kustomize v5.8.2 and kpipe on packages
 // drawn (with a fixed seed) from the shapes above and requires the same
-// outcome. A failure names the seed and keeps nothing: rerun with
-// -run 'TestFnRunRandomDifferential/SEED' to look at it.
+// outcome: -kpipe.fn-packages of them, seeds from -kpipe.fn-seed on. A
+// failure logs the package; rerun one with
+// -run 'TestFnRunRandomDifferential/SEED' and the same -kpipe.fn-seed.
 func TestFnRunRandomDifferential(t *testing.T) {
 	kz := []string{kustomize582(t)}
 	if runtime.GOOS == "windows" {
 		t.Skip("the functions are shell scripts")
 	}
-	const packages = 60
-	for seed := int64(1); seed <= packages; seed++ {
+	for seed := *fnSeed; seed < *fnSeed+int64(*fnPackages); seed++ {
 		t.Run(strconv.FormatInt(seed, 10), func(t *testing.T) {
 			t.Parallel()
 			g := &fnGen{r: rand.New(rand.NewSource(seed))}

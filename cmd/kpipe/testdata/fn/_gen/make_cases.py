@@ -1,4 +1,7 @@
-import os, stat
+"""Writes the `kpipe fn run` cases (args, pkg/, chmod, bin/) into the
+current directory, cmd/kpipe/testdata/fn; see ../README.md. Run from
+there: python3 _gen/make_cases.py"""
+import os
 cases = {}
 FN = lambda name, body, kind="Fn": f"apiVersion: example.com/v1\nkind: {kind}\nmetadata:\n  name: {name}\n  annotations:\n    config.kubernetes.io/function: |\n      exec:\n        path: {body}\n"
 
