@@ -1,6 +1,7 @@
 package plugins
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -73,7 +74,8 @@ type FunctionCommand struct {
 // as user nobody, with the spec's and o.Env's variables and the spec's
 // mounts. An exec function needs o.EnableExec (kustomize skips one silently
 // without --enable-exec; kpipe refuses to drop it); a function that needs
-// the network is refused (kustomize's --network is not supported).
+// the network is refused (kustomize's --network is not supported). A spec
+// naming neither an image nor an exec path gives nil: nothing to run.
 func NewFunctionCommand(spec FunctionSpec, workDir string, o Options) (*FunctionCommand, error) {
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
@@ -207,7 +209,7 @@ func (f *FunctionCommand) Run(ctx context.Context, stdin []byte, stderr io.Write
 	cmd := exec.CommandContext(ictx, f.path, f.args...)
 	cmd.Dir = f.dir
 	cmd.Env = f.env
-	cmd.Stdin = strings.NewReader(string(stdin))
+	cmd.Stdin = bytes.NewReader(stdin)
 	out := &procgroup.Capped{Max: maxStdout, OnOverflow: stop}
 	cmd.Stdout = out
 	if stderr == nil {

@@ -294,6 +294,29 @@ func checkModes(t *testing.T, o fnOutcome) {
 	}
 }
 
+// checkNoRunnerAnnotations checks that the runner's bookkeeping never
+// reaches a file kpipe wrote (no index, id, path or migration
+// annotation) nor --dry-run's output (no index annotation).
+func checkNoRunnerAnnotations(t *testing.T, dir string, o fnOutcome) {
+	t.Helper()
+	in := readTree(t, filepath.Join(dir, "pkg"))
+	for name, content := range o.files {
+		if in[name] == content {
+			continue
+		}
+		for _, a := range []string{"internal.config.kubernetes.io/", "config.kubernetes.io/index", "config.kubernetes.io/path", "config.k8s.io/id"} {
+			if strings.Contains(content, a) {
+				t.Errorf("%s holds %s:\n%s", name, a, content)
+			}
+		}
+	}
+	for _, a := range []string{"config.kubernetes.io/index", "config.k8s.io/id", "migration"} {
+		if strings.Contains(o.stdout, a) {
+			t.Errorf("--dry-run prints %s:\n%s", a, o.stdout)
+		}
+	}
+}
+
 // TestFnRunCases runs `kpipe fn run` on every case under testdata/fn and
 // requires kustomize v5.8.2's recorded outcome: the same stdout, exit
 // status, files (written, created, removed: byte for byte) and standard
@@ -309,6 +332,7 @@ func TestFnRunCases(t *testing.T) {
 			got := runFnTool(t, kpipeBin(t), dir)
 			compareFn(t, want, got)
 			checkModes(t, got)
+			checkNoRunnerAnnotations(t, dir, got)
 		})
 	}
 }
