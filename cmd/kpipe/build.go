@@ -122,7 +122,7 @@ func runBuild(c *cli.Context) error {
 // explainFlag is --explain of build and build-all (a new flag for each
 // command: a flag keeps the value it parsed).
 func explainFlag() cli.Flag {
-	return &cli.BoolFlag{Name: "explain", Usage: "say for each node whether it came from the cache and, if not, which inputs changed since its last build"}
+	return &cli.BoolFlag{Name: "explain", Usage: "say for each node whether it came from the cache and, if not, which inputs changed since its last build with --explain (only such runs keep the records it compares with)"}
 }
 
 // printExplain prints --explain's lines: one per node, then one per
@@ -138,7 +138,7 @@ func printExplain(w io.Writer, list []engine.NodeExplain) {
 	why := func(changed []engine.InputChange, first bool) string {
 		switch {
 		case first:
-			return ": no earlier build recorded"
+			return ": no earlier build recorded (records are kept by runs with --explain)"
 		case len(changed) == 0:
 			return ""
 		}
