@@ -1,125 +1,20 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"strings"
 	"testing"
 	"testing/fstest"
 
 	"github.com/kpipe/kpipe/internal/gitfs"
+	"github.com/kpipe/kpipe/internal/hostiletest"
 	"github.com/kpipe/kpipe/loaders"
 )
-
-// hostileCase is one tree of testdata/hostile (see its README.md; the CLI
-// builds each one in cmd/kpipe's TestHostileCatalogue).
-type hostileCase struct {
-	name, want  string
-	args, setup []string
-	files       map[string][]byte
-}
-
-var hostileSection = regexp.MustCompile(`(?m)^-- (.+) --\n`)
-
-func hostileCases(t *testing.T) []hostileCase {
-	t.Helper()
-	paths, err := filepath.Glob("../../testdata/hostile/*.txtar")
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no cases: %v", err)
-	}
-	var cases []hostileCase
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c := hostileCase{name: strings.TrimSuffix(filepath.Base(p), ".txtar"), files: map[string][]byte{}}
-		locs := hostileSection.FindAllSubmatchIndex(data, -1)
-		head := data
-		if len(locs) > 0 {
-			head = data[:locs[0][0]]
-		}
-		for i, l := range locs {
-			end := len(data)
-			if i+1 < len(locs) {
-				end = locs[i+1][0]
-			}
-			c.files[string(data[l[2]:l[3]])] = data[l[1]:end]
-		}
-		for _, line := range strings.Split(string(head), "\n") {
-			k, v, _ := strings.Cut(line, ": ")
-			switch k {
-			case "want":
-				c.want = v
-			case "args":
-				c.args = strings.Fields(v)
-			case "setup":
-				c.setup = append(c.setup, v)
-			}
-		}
-		cases = append(cases, c)
-	}
-	return cases
-}
-
-// writeHostile writes the case's tree (with testdata/hostile/outside
-// beside it) under dir; false when it needs what only a disk holds (a
-// FIFO).
-func (c hostileCase) write(t *testing.T, dir string) (onDiskOnly bool) {
-	t.Helper()
-	files := map[string][]byte{}
-	shared, _ := filepath.Glob("../../testdata/hostile/outside/*")
-	for _, p := range shared {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files["outside/"+filepath.Base(p)] = b
-	}
-	for p, b := range c.files {
-		files[p] = bytes.ReplaceAll(b, []byte("ABS"), []byte(filepath.ToSlash(dir)))
-	}
-	for p, b := range files {
-		full := filepath.Join(dir, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, s := range c.setup {
-		f := strings.Fields(s)
-		p := filepath.Join(dir, filepath.FromSlash(f[1]))
-		var err error
-		switch f[0] {
-		case "rm":
-			err = os.Remove(p)
-		case "symlink":
-			if err = os.MkdirAll(filepath.Dir(p), 0o755); err == nil {
-				err = os.Symlink(filepath.FromSlash(f[2]), p)
-			}
-			onDiskOnly = onDiskOnly || strings.HasPrefix(f[2], "/dev/")
-		case "fifo":
-			if err = os.MkdirAll(filepath.Dir(p), 0o755); err == nil {
-				err = exec.Command("mkfifo", p).Run()
-			}
-			onDiskOnly = true
-		default:
-			t.Fatalf("unknown setup %q", s)
-		}
-		if err != nil {
-			t.Fatalf("setup %q: %v", s, err)
-		}
-	}
-	return onDiskOnly
-}
 
 // memTree is what lies under dir, as an fstest.MapFS (FIFOs left out).
 func memTree(t *testing.T, dir string) fstest.MapFS {
@@ -192,16 +87,23 @@ func TestHostileTreesThroughEachSeam(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("symlinks, FIFOs and devices")
 	}
-	for _, c := range hostileCases(t) {
-		t.Run(c.name, func(t *testing.T) {
+	cases, err := hostiletest.Load("../../testdata/hostile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
 			dir, err := filepath.EvalSymlinks(t.TempDir())
 			if err != nil {
 				t.Fatal(err)
 			}
-			diskOnly := c.write(t, dir)
+			diskOnly, err := c.Write(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
 			r := loaders.RootOnly
 			opts := Options{Jobs: 2, PluginEnviron: pluginEnv(dir)}
-			for _, a := range c.args {
+			for _, a := range c.Args {
 				switch a {
 				case "LoadRestrictionsNone":
 					r = loaders.None
@@ -221,15 +123,15 @@ func TestHostileTreesThroughEachSeam(t *testing.T) {
 			}
 			onDisk := build(loaders.Disk)
 			switch {
-			case c.want == "ok" || strings.Contains(c.want, "writes only directly"): // (the latter: -o DIR's business)
+			case c.Want == "ok" || strings.Contains(c.Want, "writes only directly"): // (the latter: -o DIR's business)
 				if strings.HasPrefix(onDisk, "error: ") {
 					t.Fatalf("on disk: %s", onDisk)
 				}
-			case !strings.HasPrefix(onDisk, "error: ") || !strings.Contains(onDisk, c.want):
-				t.Fatalf("on disk: %.300s\nwant a failure mentioning %q", onDisk, c.want)
+			case !strings.HasPrefix(onDisk, "error: ") || !strings.Contains(onDisk, c.Want):
+				t.Fatalf("on disk: %.300s\nwant a failure mentioning %q", onDisk, c.Want)
 			}
 			trees := map[string]loaders.FS{"memory": loaders.NewFS(memTree(t, dir), dir)}
-			if !diskOnly || !strings.Contains(strings.Join(c.setup, " "), "fifo") {
+			if !diskOnly || !strings.Contains(strings.Join(c.Setup, " "), "fifo") {
 				trees["git"] = loaders.NewFS(gitTree(t, dir), dir)
 			}
 			for name, fsys := range trees {
