@@ -85,6 +85,7 @@ import (
 	"time"
 
 	"github.com/kpipe/kpipe/cache"
+	"github.com/kpipe/kpipe/cache/badger"
 	"github.com/kpipe/kpipe/internal/buildid"
 	"github.com/kpipe/kpipe/internal/engine"
 	"github.com/kpipe/kpipe/internal/remote"
@@ -334,7 +335,7 @@ func OpenCache(ctx context.Context, dir string, warn func(msg string), opts ...C
 	}
 	co := cache.Options{Dir: abs, Warn: warn, Pack: true, MaxSize: cfg.maxSize}
 	if cfg.badger {
-		co.Backend, co.Pack = cache.BackendBadger, false
+		co.KV, co.Pack = badger.OpenKV, false
 	}
 	store := cache.Open(ctx, co)
 	return &Cache{dir: abs, store: store, files: store.FileIndex(), version: keyVersion()}, nil

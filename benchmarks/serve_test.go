@@ -27,6 +27,7 @@ import (
 
 	"github.com/kpipe/kpipe"
 	"github.com/kpipe/kpipe/cache"
+	"github.com/kpipe/kpipe/cache/badger"
 	"github.com/kpipe/kpipe/cache/remote/remotetest"
 	"github.com/kpipe/kpipe/internal/genrepo"
 	"github.com/kpipe/kpipe/internal/procstat"
@@ -328,7 +329,7 @@ func sameTree(t *testing.T, a, b string) bool {
 // /ac/ objects, from 8 goroutines (the store batches their writes).
 func fillStore(t *testing.T, dir string, n int) time.Duration {
 	t.Helper()
-	s := cache.Open(context.Background(), cache.Options{Dir: dir, Backend: cache.BackendBadger, MaxSize: 1 << 40,
+	s := cache.Open(context.Background(), cache.Options{Dir: dir, KV: badger.OpenKV, MaxSize: 1 << 40,
 		Warn: func(m string) { t.Errorf("store: %s", m) }})
 	if s == nil {
 		t.Fatal("no store")

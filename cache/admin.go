@@ -82,7 +82,7 @@ type Info struct {
 	Blobs   int    `json:"blobs"`
 	Bytes   int64  `json:"bytes"` // on disk, as du counts it
 	// Kept is the part of Bytes that pruning never removes: the cache's
-	// directories and its own state files (the file store; 0 for Badger).
+	// directories and its own state files (the file store; 0 for a key-value store).
 	Kept    int64     `json:"kept"`
 	LastRun *RunStats `json:"lastRun,omitempty"`
 }
@@ -174,7 +174,7 @@ func owned(name string) bool {
 func (s *Store) scan() (usage, error) {
 	var u usage
 	if s.files == nil {
-		return u, errors.New("the Badger store is not a directory of files")
+		return u, fmt.Errorf("the %s store is not a directory of files", s.objects.(*kvObjects).db)
 	}
 	type inode struct{ dev, ino uint64 }
 	seen := map[inode]bool{}
@@ -232,7 +232,7 @@ func (s *Store) Prune(maxBytes int64) (int, error) {
 		return 0, nil
 	}
 	if s.files == nil {
-		return 0, errors.New("the Badger store keeps its own bound (Options.MaxSize): it evicts as it writes")
+		return 0, fmt.Errorf("the %s store keeps its own bound (Options.MaxSize): it evicts as it writes", s.objects.(*kvObjects).db)
 	}
 	// The estimate file is written first, so that the size measured
 	// counts it.

@@ -8,8 +8,6 @@ import (
 	"io/fs"
 	"sync"
 	"sync/atomic"
-
-	"github.com/kpipe/kpipe/cache/internal/badgerdb"
 )
 
 // objects is where a Store, its FileIndex and its RootIndex keep what
@@ -19,11 +17,12 @@ import (
 // backend only keeps bytes under names. Two backends implement it: the
 // directory of files in the Go build cache's shape (disk, layout.go and
 // pack.go: the CLI's, opened by many short processes at once) and a
-// Badger database (kvObjects: for one process that owns the store for a
-// long life). The store tests run against both (runStoreTests).
+// key-value store (kvObjects over a KV, such as package cache/badger's
+// Badger database: for one process that owns the store for a long
+// life). The store tests run against both (runStoreTests).
 type objects interface {
 	// name is the object name of the entry hex with suffix suf: a path for
-	// the directory, a key for Badger.
+	// the directory, a key for a KV.
 	name(hex, suf string) string
 	// read returns an object's bytes; any error is a miss.
 	read(name string) ([]byte, error)
@@ -57,14 +56,10 @@ type objects interface {
 	close() error
 }
 
-// badgerDir is the Badger database's directory under a cache directory
-// opened with BackendBadger.
-const badgerDir = "badger"
-
-// kvObjects is the Badger backend: an object is a key of the database,
-// its suffix letter followed by its name's bytes.
+// kvObjects is the key-value backend (Options.KV): an object is a key of
+// the store, its suffix letter followed by its name's bytes.
 type kvObjects struct {
-	db     *badgerdb.DB
+	db     KV
 	warn   func(string)
 	broken atomic.Bool
 	warned sync.Once
@@ -75,17 +70,19 @@ type kvObjects struct {
 	pending sync.Map
 }
 
-// openKV opens the Badger database of cache directory dir.
-func openKV(dir string, opts Options) (*kvObjects, error) {
-	max := opts.MaxSize
-	db, err := badgerdb.Open(badgerdb.Options{
-		Dir:     dir,
-		MaxSize: max,
+// openKV opens the key-value store of opts.Dir with opts.KV.
+func openKV(opts Options) (*kvObjects, error) {
+	db, err := opts.KV(KVOptions{
+		Dir:     opts.Dir,
+		MaxSize: opts.MaxSize,
 		Log:     func(msg string) { opts.Warn("cache: " + msg) },
 		Now:     opts.Now,
 	})
 	if err != nil {
 		return nil, err
+	}
+	if db == nil {
+		return nil, errors.New("the key-value store opened as nil")
 	}
 	return &kvObjects{db: db, warn: opts.Warn}, nil
 }
@@ -118,8 +115,8 @@ func (k *kvObjects) read(name string) ([]byte, error) {
 // readFailed reports a read that failed (not a missing object: damage a
 // checksum found, or the database failing) once; the read is a miss.
 func (k *kvObjects) readFailed(err error) {
-	if !errors.Is(err, badgerdb.ErrClosed) {
-		k.warnOnce(fmt.Sprintf("cache: reading the Badger store failed (%v); such entries are built again", err))
+	if !errors.Is(err, ErrKVClosed) {
+		k.warnOnce(fmt.Sprintf("cache: reading the %s store failed (%v); such entries are built again", k.db, err))
 	}
 }
 
@@ -150,11 +147,11 @@ func (k *kvObjects) writeContent(name string, data content) {
 	k.pending.Store(name, p)
 	k.db.PutAsync([]byte(name), b, func(err error) {
 		k.pending.CompareAndDelete(name, p)
-		if err == nil || errors.Is(err, badgerdb.ErrTooBig) {
+		if err == nil || errors.Is(err, ErrKVTooBig) {
 			return // (bigger than the whole bound: not kept, as a cache may)
 		}
 		k.broken.Store(true)
-		k.warnOnce(fmt.Sprintf("cache: cannot write to the Badger store (%v); this process's results are not cached any more", err))
+		k.warnOnce(fmt.Sprintf("cache: cannot write to the %s store (%v); this process's results are not cached any more", k.db, err))
 	})
 }
 
@@ -199,10 +196,10 @@ func (k *kvObjects) freshRoots() *sync.Map { return nil }
 func (k *kvObjects) close() error { return k.db.Close() }
 
 // lastRunName is the object holding the last run's statistics in a
-// Badger store (a name no entry has: entries are a letter and 32 bytes).
+// key-value store (a name no entry has: entries are a letter and 32 bytes).
 const lastRunName = "lastrun.json"
 
-// kvInfo is Store.Info for a Badger store.
+// info is Store.Info for a key-value store.
 func (k *kvObjects) info(dir string) (Info, error) {
 	info := Info{Dir: dir, Bytes: k.db.DiskSize()}
 	err := k.db.Each(nil, func(name []byte) bool {

@@ -38,31 +38,16 @@ type Options struct {
 	// Close (and whenever a pack fills up); without Pack, when Put
 	// returns. (Files only.)
 	Pack bool
-	// Backend is where the entries are kept: BackendFiles (the zero
-	// value) or BackendBadger (see doc.go for which serves whom).
-	Backend Backend
-}
-
-// Backend names a store's backend.
-type Backend int
-
-const (
-	// BackendFiles keeps a file per entry, in the Go build cache's shape:
-	// for many short processes sharing a directory (the CLI).
-	BackendFiles Backend = iota
-	// BackendBadger keeps the entries in a Badger database under
-	// <Dir>/badger, bounded by MaxSize with least recently used entries
-	// evicted: for one process that holds the store for a long life (an
-	// embedder rendering all day). One process at a time: another that
-	// opens the directory meanwhile warns and goes on without a cache.
-	BackendBadger
-)
-
-func (b Backend) String() string {
-	if b == BackendBadger {
-		return "badger"
-	}
-	return "files"
+	// KV, when set, keeps the entries in the key-value store it opens
+	// rather than a file per entry: for one process that holds the store
+	// for a long life (an embedder rendering all day, the cache server).
+	// Package cache/badger's OpenKV is one: a Badger database under
+	// <Dir>/badger, bounded by MaxSize with the least recently used
+	// entries evicted as it writes. Such a store is one process's at a
+	// time: another that opens the directory meanwhile warns and goes on
+	// without a cache. See doc.go for which store serves whom. (Pack does
+	// not apply.)
+	KV func(KVOptions) (KV, error)
 }
 
 // defaultMaxSize is the size bound when Options.MaxSize is zero: 2 GiB.
@@ -85,7 +70,7 @@ func DefaultDir() (string, error) {
 // and any number of processes may use one directory at once.
 type Store struct {
 	objects        // the backend: *disk or *kvObjects
-	files   *disk  // the directory's backend (BackendFiles), else nil
+	files   *disk  // the directory's backend (no Options.KV), else nil
 	dir     string // Options.Dir
 	opts    Options
 	remote  *remoteLayer // nil without a remote cache (SetRemote)
@@ -128,8 +113,8 @@ func Open(ctx context.Context, opts Options) *Store {
 		fresh = errors.Is(err, fs.ErrNotExist)
 	}
 	s := &Store{dir: opts.Dir, opts: opts, created: created}
-	if opts.Backend == BackendBadger {
-		kv, err := openKV(filepath.Join(opts.Dir, badgerDir), opts)
+	if opts.KV != nil {
+		kv, err := openKV(opts)
 		if err != nil {
 			opts.Warn(fmt.Sprintf("cache: not using %s: %v; building without a cache", opts.Dir, err))
 			return nil

@@ -1,4 +1,4 @@
-package cache
+package cache_test
 
 import (
 	"bytes"
@@ -11,6 +11,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	. "github.com/kpipe/kpipe/cache"
+	"github.com/kpipe/kpipe/cache/badger"
 )
 
 // opener opens a store of one backend in dir (nil when it cannot be
@@ -18,22 +21,28 @@ import (
 type opener func(t *testing.T, o Options) *Store
 
 func openFiles(t *testing.T, o Options) *Store {
-	o.Backend = BackendFiles
+	o.KV = nil
 	return Open(t.Context(), o)
 }
 
 func openFilesPacked(t *testing.T, o Options) *Store {
-	o.Backend, o.Pack = BackendFiles, true
+	o.KV, o.Pack = nil, true
 	return Open(t.Context(), o)
 }
 
+// openBadger opens the key-value backend of package cache/badger through
+// the seam an embedder uses (Options.KV).
 func openBadger(t *testing.T, o Options) *Store {
-	o.Backend = BackendBadger
+	o.KV = badger.OpenKV
 	return Open(t.Context(), o)
 }
+
+func key(s string) Key { return NewKey("v1", "test").String(s).Sum() }
 
 // The store contract, one suite for every backend (as bazel-remote's and
-// BuildKit's cache storage tests do): run it with -race.
+// BuildKit's cache storage tests do): run it with -race. (Package
+// cache_test, so that it reaches the Badger backend, which imports cache;
+// export_test.go names what it needs of the store's insides.)
 func TestStoreFiles(t *testing.T)       { runStoreTests(t, openFiles) }
 func TestStoreFilesPacked(t *testing.T) { runStoreTests(t, openFilesPacked) }
 func TestStoreBadger(t *testing.T)      { runStoreTests(t, openBadger) }
@@ -67,7 +76,7 @@ func runStoreTests(t *testing.T, open opener) {
 	}
 	reopen := func(t *testing.T, s *Store) *Store {
 		t.Helper()
-		o := s.opts
+		o := s.Options()
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -81,7 +90,7 @@ func runStoreTests(t *testing.T, open opener) {
 	values := map[string][]byte{
 		"empty":  {},
 		"small":  []byte("kind: ConfigMap\n"),
-		"inline": bytes.Repeat([]byte("a"), inlineMax),
+		"inline": bytes.Repeat([]byte("a"), InlineMax),
 		"large":  bytes.Repeat([]byte("resource data\n"), 20000),
 	}
 
@@ -135,7 +144,7 @@ func runStoreTests(t *testing.T, open opener) {
 				damage func(s *Store, line, data []byte) (newLine, newData []byte)
 			}{
 				{"value flipped", func(s *Store, line, data []byte) ([]byte, []byte) {
-					if len(line) > entrySize {
+					if len(line) > EntrySize {
 						line = bytes.Clone(line)
 						line[len(line)-1] ^= 1
 						return line, nil
@@ -144,15 +153,15 @@ func runStoreTests(t *testing.T, open opener) {
 					data[len(data)/2] ^= 1
 					return nil, data
 				}},
-				{"line cut short", func(s *Store, line, data []byte) ([]byte, []byte) { return line[:entrySize-5], nil }},
+				{"line cut short", func(s *Store, line, data []byte) ([]byte, []byte) { return line[:EntrySize-5], nil }},
 				{"value cut short", func(s *Store, line, data []byte) ([]byte, []byte) {
-					if len(line) > entrySize {
+					if len(line) > EntrySize {
 						return line[:len(line)-1], nil
 					}
 					return nil, data[:len(data)-1]
 				}},
 				{"another key's line", func(s *Store, line, data []byte) ([]byte, []byte) {
-					other := append(formatEntry(key("other"), Digest(v), int64(len(v)), 1, false), line[entrySize:]...)
+					other := append(FormatEntry(key("other"), Digest(v), int64(len(v)), 1, false), line[EntrySize:]...)
 					return other, nil
 				}},
 			} {
@@ -162,22 +171,22 @@ func runStoreTests(t *testing.T, open opener) {
 					k := key(tc.name)
 					s.Put(k, v)
 					s.Flush()
-					ap := s.name(hex.EncodeToString(k[:]), sufAction)
+					ap := s.ObjectName(hex.EncodeToString(k[:]), SufAction)
 					d := Digest(v)
-					dp := s.name(hex.EncodeToString(d[:]), sufData)
-					line, err := s.read(ap)
+					dp := s.ObjectName(hex.EncodeToString(d[:]), SufData)
+					line, err := s.ReadObject(ap)
 					if err != nil {
 						t.Fatal(err)
 					}
-					data, _ := s.read(dp)
+					data, _ := s.ReadObject(dp)
 					newLine, newData := tc.damage(s, line, data)
 					if newLine != nil {
-						s.remove(ap)
-						s.write(ap, newLine)
+						s.RemoveObject(ap)
+						s.WriteObject(ap, newLine)
 					}
 					if newData != nil {
-						s.remove(dp)
-						s.write(dp, newData)
+						s.RemoveObject(dp)
+						s.WriteObject(dp, newData)
 					}
 					s.Flush()
 					if got, ok := s.Get(k); ok {
@@ -207,7 +216,7 @@ func runStoreTests(t *testing.T, open opener) {
 			s.Put(k, values["large"])
 			s.Flush()
 			d := Digest(values["large"])
-			s.remove(s.name(hex.EncodeToString(d[:]), sufData))
+			s.RemoveObject(s.ObjectName(hex.EncodeToString(d[:]), SufData))
 			if _, ok := s.Get(k); ok || s.Has(k) {
 				t.Fatal("an entry whose content is gone hit")
 			}
@@ -222,13 +231,13 @@ func runStoreTests(t *testing.T, open opener) {
 		s = reopen(t, s)
 		for name, want := range map[string]bool{"secret": true, "plain": false} {
 			k := key(name)
-			line, err := s.read(s.name(hex.EncodeToString(k[:]), sufAction))
+			line, err := s.ReadObject(s.ObjectName(hex.EncodeToString(k[:]), SufAction))
 			if err != nil {
 				t.Fatal(err)
 			}
-			e, ok := parseEntry(k, line[:entrySize])
-			if !ok || e.sensitive != want {
-				t.Errorf("%s: sensitive %v, want %v", name, e.sensitive, want)
+			sensitive, ok := EntrySensitive(k, line[:EntrySize])
+			if !ok || sensitive != want {
+				t.Errorf("%s: sensitive %v, want %v", name, sensitive, want)
 			}
 		}
 	})
@@ -277,7 +286,7 @@ func runStoreTests(t *testing.T, open opener) {
 		// (Packed files share one modification time, the pack's: the
 		// file store's LRU is then by pack, and the oldest entry shares
 		// the hot entry's pack.)
-		if _, ok := s.Get(key("0")); ok && (s.files == nil || s.files.pack == nil) {
+		if _, ok := s.Get(key("0")); ok && !s.Packed() {
 			t.Error("the oldest entry, never read again, is still there")
 		}
 		if _, ok := s.Get(hot); !ok {
@@ -362,11 +371,11 @@ func runStoreTests(t *testing.T, open opener) {
 		ri.SetDiscovery("trees", DiscoveryRecord{Roots: []string{"/root"}})
 		ri.Save()
 		big := filepath.Join(t.TempDir(), "big.yaml")
-		os.WriteFile(big, bytes.Repeat([]byte("x"), persistMin), 0o600)
+		os.WriteFile(big, bytes.Repeat([]byte("x"), PersistMin), 0o600)
 		old := time.Now().Add(-time.Minute)
 		os.Chtimes(big, old, old)
 		ix := s.FileIndex()
-		ix.window = 0 // the file's ctime is now: trust it at once
+		ix.TrustAtOnce() // the file's ctime is now: trust it at once
 		d, ok := ix.Digest(big)
 		if !ok {
 			t.Fatal("no digest")
@@ -381,7 +390,7 @@ func runStoreTests(t *testing.T, open opener) {
 			t.Error("discovery record not read back")
 		}
 		ix = s.FileIndex()
-		ix.window = 0
+		ix.TrustAtOnce()
 		if got, ok := ix.Digest(big); !ok || got != d {
 			t.Fatal("digest changed")
 		}

@@ -1,8 +1,9 @@
-// Package server is `kpipe cache serve`: a shared cache server for a CI
+// Package server is the cache server (command kpipe-cache-server, which
+// `kpipe cache serve` hands over to): a shared cache server for a CI
 // fleet, speaking the protocol kpipe's --remote-cache http://... speaks
 // (Bazel's HTTP cache protocol: GET, HEAD and PUT on /ac/<hex> and
 // /cas/<hex>, 404 a miss), with its objects in a Badger database
-// (package cache/internal/badgerdb) that it owns for as long as it runs.
+// (package cache/badger) that it owns for as long as it runs.
 //
 // What it stores is verified: a /cas/ upload must hash to its name, an
 // /ac/ upload must be a kpipe action record for its key (cache.CheckRecord),
@@ -13,8 +14,9 @@
 // bounded (Options.MaxSize) by evicting the least recently used objects;
 // its start reads nothing but Badger's own state, whatever it holds.
 //
-// It imports cache (CheckRecord, Key) and cache/internal/badgerdb; the CLI
-// (cmd/kpipe) uses it.
+// It imports cache (CheckRecord, Key) and cache/badger; the command
+// kpipe-cache-server (cmd/kpipe-cache-server) uses it. The kpipe command
+// must not (it would link Badger: see cache/doc.go).
 package server
 
 import (
@@ -42,7 +44,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/kpipe/kpipe/cache"
-	"github.com/kpipe/kpipe/cache/internal/badgerdb"
+	"github.com/kpipe/kpipe/cache/badger"
 )
 
 // Options configure Open. Zero values take the defaults named.
@@ -85,7 +87,7 @@ type Options struct {
 // Server is an open cache server.
 type Server struct {
 	opts    Options
-	db      *badgerdb.DB
+	db      *badger.DB
 	read    [][sha256.Size]byte // SHA-256 of each read token
 	write   [][sha256.Size]byte // of each write token
 	uploads *semaphore.Weighted
@@ -176,7 +178,7 @@ func Open(o Options) (*Server, error) {
 	if err := claim(o.Dir); err != nil {
 		return nil, fmt.Errorf("store %s: %w", o.Dir, err)
 	}
-	db, err := badgerdb.Open(badgerdb.Options{
+	db, err := badger.Open(badger.Options{
 		Dir:     filepath.Join(o.Dir, "badger"),
 		MaxSize: o.MaxSize,
 		Sync:    true,
@@ -475,11 +477,11 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request, kind int, name [sha
 	}
 	err = s.db.Put(key, data)
 	switch {
-	case errors.Is(err, badgerdb.ErrDiskFull):
+	case errors.Is(err, badger.ErrDiskFull):
 		s.m.refused[refusedDiskFull].Add(1)
 		http.Error(w, "the server's disk is almost full", http.StatusInsufficientStorage)
 		return
-	case errors.Is(err, badgerdb.ErrTooBig):
+	case errors.Is(err, badger.ErrTooBig):
 		s.m.refused[refusedTooLarge].Add(1)
 		http.Error(w, "the object is too big for the store", http.StatusRequestEntityTooLarge)
 		return

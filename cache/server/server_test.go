@@ -30,7 +30,7 @@ import (
 	"time"
 
 	"github.com/kpipe/kpipe/cache"
-	"github.com/kpipe/kpipe/cache/internal/badgerdb"
+	"github.com/kpipe/kpipe/cache/badger"
 	"github.com/kpipe/kpipe/cache/remote"
 )
 
@@ -390,7 +390,7 @@ func TestDamagedObjectIsAMiss(t *testing.T) {
 	do(t, "PUT", url+"/ac/"+hex.EncodeToString(k[:]), rec)
 	stop()
 	// Change the stored bytes through the store itself.
-	poison(t, dir, func(db *badgerdb.DB) {
+	poison(t, dir, func(db *badger.DB) {
 		var n [32]byte
 		hex.Decode(n[:], []byte(name))
 		db.Put(objectKey(1, n), append(bytes.Clone(content[:len(content)-1]), '!'))
@@ -410,9 +410,9 @@ func TestDamagedObjectIsAMiss(t *testing.T) {
 }
 
 // poison opens the store of a stopped server directly and changes it.
-func poison(t *testing.T, dir string, f func(db *badgerdb.DB)) {
+func poison(t *testing.T, dir string, f func(db *badger.DB)) {
 	t.Helper()
-	db, err := badgerdb.Open(badgerdb.Options{Dir: filepath.Join(dir, "badger")})
+	db, err := badger.Open(badger.Options{Dir: filepath.Join(dir, "badger")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,12 +1,18 @@
-// Package badgerdb is kpipe's BadgerDB store for a process that owns its
-// cache for a long life: `kpipe cache serve` and an embedder that opened
-// its cache with kpipe.BadgerStore. It keeps named objects (bytes the
-// caller verifies) in one Badger v4 database, with a byte bound enforced by
-// evicting the least recently used objects, and a start that reads nothing
-// but Badger's own state and one counter record, whatever the store holds.
+// Package badger is kpipe's BadgerDB store for a process that owns its
+// cache for a long life: the cache server (package cache/server, command
+// kpipe-cache-server) and an embedder that opened its cache with
+// kpipe.BadgerStore. It keeps named objects (bytes the caller verifies)
+// in one Badger v4 database, with a byte bound enforced by evicting the
+// least recently used objects, and a start that reads nothing but
+// Badger's own state and one counter record, whatever the store holds.
+// OpenKV opens it as a cache.KV, the seam through which a cache.Store
+// keeps its entries in it (cache.Options.KV).
 //
-// It imports nothing of kpipe; package cache and package cache/server use
-// it.
+// It imports, of kpipe, only package cache (for the KV seam it serves);
+// package cache/server and the public package kpipe use it. Package cache
+// and the kpipe command (cmd/kpipe) must not: linking Badger costs every
+// process its package initialisation (see cache/doc.go), and the CLI's
+// short processes keep the file store.
 //
 // # Keys
 //
@@ -46,7 +52,7 @@
 // (a miss), not wrong bytes. Writes stop, with ErrDiskFull, while the disk
 // has less than Options.MinFree free: Badger maps its logs into memory, and
 // a write through a mapping to a full disk is a SIGBUS.
-package badgerdb
+package badger
 
 import (
 	"encoding/binary"
@@ -64,6 +70,8 @@ import (
 	"github.com/dgraph-io/badger/v4/options"
 	"github.com/dgraph-io/badger/v4/pb"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/kpipe/kpipe/cache"
 )
 
 // Options configure Open.
@@ -100,11 +108,11 @@ type Options struct {
 var ErrDiskFull = errors.New("the disk is almost full")
 
 // ErrClosed is the error of a call after Close.
-var ErrClosed = errors.New("the store is closed")
+var ErrClosed = cache.ErrKVClosed
 
 // ErrTooBig is the error of a Put of an object bigger than the store's
 // bound.
-var ErrTooBig = errors.New("the object is bigger than the store's size bound")
+var ErrTooBig = cache.ErrKVTooBig
 
 const (
 	formatKey   = "!format"
@@ -563,6 +571,12 @@ func (db *DB) commit(batch []*op, touches [][]byte) {
 			}
 		}
 		if db.bytes.Load()+incoming > db.opts.MaxSize {
+			// The reads gathered with this batch refresh their objects
+			// before the eviction picks the oldest: an object read while
+			// a write was waiting is not the least recently used.
+			if len(touches) > 0 && db.apply(nil, touches) == nil {
+				touches = nil
+			}
 			db.evict(max(0, db.opts.MaxSize-db.opts.MaxSize/16-incoming))
 		}
 	}
