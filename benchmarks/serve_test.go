@@ -48,16 +48,18 @@ var (
 	embedApps    = flag.Int("kpipe.embedapps", 2500, "apps (x4 roots) in TestEmbedderStoreBench")
 )
 
-// buildKpipe builds cmd/kpipe into dir.
+// buildKpipe builds cmd/kpipe into dir, and cmd/kpipe-cache-server
+// beside it (`kpipe cache serve` hands over to it).
 func buildKpipe(t *testing.T, dir string) string {
 	t.Helper()
-	bin := filepath.Join(dir, "kpipe")
-	cmd := exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-o", bin, "../cmd/kpipe")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	for _, name := range []string{"kpipe-cache-server", "kpipe"} {
+		cmd := exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-o", filepath.Join(dir, name), "../cmd/"+name)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go build: %v\n%s", err, out)
+		}
 	}
-	return bin
+	return filepath.Join(dir, "kpipe")
 }
 
 // serveProc is a `kpipe cache serve` process.

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 
 	"github.com/kpipe/kpipe/cache"
 	cacheremote "github.com/kpipe/kpipe/cache/remote"
+	"github.com/kpipe/kpipe/internal/bytesize"
 	"github.com/kpipe/kpipe/internal/engine"
 	"github.com/kpipe/kpipe/internal/remote"
 )
@@ -117,27 +117,9 @@ func openCache(c *cli.Context) (*cache.Store, error) {
 	return store, nil
 }
 
-// parseSize reads sizes such as "500MB", "2GiB" or "1048576".
-func parseSize(s string) (int64, error) {
-	s = strings.TrimSpace(s)
-	units := []struct {
-		suffix string
-		mult   int64
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
-		{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"B", 1}}
-	mult := int64(1)
-	for _, u := range units {
-		if strings.HasSuffix(strings.ToUpper(s), strings.ToUpper(u.suffix)) {
-			s, mult = strings.TrimSpace(s[:len(s)-len(u.suffix)]), u.mult
-			break
-		}
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f < 0 {
-		return 0, fmt.Errorf("invalid size %q (use e.g. 500MB, 2GiB)", s)
-	}
-	return int64(f * float64(mult)), nil
-}
+// parseSize reads sizes such as "500MB", "2GiB" or "1048576" (as
+// kpipe-cache-server does).
+func parseSize(s string) (int64, error) { return bytesize.Parse(s) }
 
 func cacheCommand() *cli.Command {
 	open := func(c *cli.Context) (*cache.Store, error) {

@@ -232,6 +232,9 @@ func newRoot(stdout, stderr io.Writer, args []string) *cli.App {
 // subcommand of its own (see helpCommand).
 func prepare(c *cli.Command) {
 	c.OnUsageError = usageError
+	if c.SkipFlagParsing {
+		return // every argument is passed on (kpipe cache serve help too)
+	}
 	for _, s := range c.Subcommands {
 		prepare(s)
 	}
@@ -318,6 +321,9 @@ func intersperse(app *cli.App, args []string) []string {
 			break
 		}
 		cmd, n = sub, n+1
+	}
+	if cmd.SkipFlagParsing {
+		return args // its arguments are another program's (kpipe cache serve)
 	}
 	byName := map[string]cli.Flag{}
 	for _, f := range cmd.Flags {

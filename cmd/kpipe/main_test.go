@@ -191,6 +191,9 @@ func TestMain(m *testing.M) {
 	os.Setenv("XDG_CACHE_HOME", dir)
 	code := m.Run()
 	os.RemoveAll(dir)
+	if d, ok := serveBinDir.Load().(string); ok {
+		os.RemoveAll(d)
+	}
 	os.Exit(code)
 }
 

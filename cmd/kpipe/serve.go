@@ -2,155 +2,135 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"os/signal"
-	"time"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
 
 	"github.com/urfave/cli/v2"
-
-	"github.com/kpipe/kpipe/cache/server"
 )
 
-// defaultServePort is kpipe cache serve's port when --listen does not
-// name one.
-const defaultServePort = "8780"
+// serverName is the cache server's command (cmd/kpipe-cache-server).
+// `kpipe cache serve` hands over to it: the server is a binary of its own
+// so that kpipe, a short process started thousands of times a day, does
+// not link Badger (cache/doc.go; TestKpipeDoesNotLinkBadger).
+const serverName = "kpipe-cache-server"
+
+// serverInstall is how to install the server when it is missing.
+const serverInstall = "go install github.com/kpipe/kpipe/cmd/kpipe-cache-server@latest"
 
 func cacheServeCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "serve",
-		Usage: "serve a shared cache to a CI fleet: the protocol --remote-cache http://... speaks, stored in a Badger database (runs until SIGTERM or Ctrl-C)",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "dir", Required: true, Usage: "the server's store directory (created 0700; one server at a time)"},
-			&cli.StringFlag{Name: "listen", Usage: "address to listen on (default 127.0.0.1:" + defaultServePort + ", or :" + defaultServePort + " with TLS and tokens)"},
-			&cli.StringFlag{Name: "max-size", Value: "10GiB", Usage: "bound the store to this size: the least recently used objects are evicted to stay under it"},
-			&cli.StringFlag{Name: "max-object", Value: "64MiB", Usage: "refuse uploads bigger than this (413)"},
-			&cli.StringFlag{Name: "read-token-file", Usage: "file of bearer tokens (one a line) that may read"},
-			&cli.StringFlag{Name: "write-token-file", Usage: "file of bearer tokens (one a line) that may read and write"},
-			&cli.StringFlag{Name: "tls-cert", Usage: "serve HTTPS with this certificate (PEM; with --tls-key)"},
-			&cli.StringFlag{Name: "tls-key", Usage: "the certificate's private key (PEM)"},
-			&cli.DurationFlag{Name: "request-timeout", Value: 2 * time.Minute, Usage: "bound on reading a request's body and writing its answer"},
-		},
+		Name:      "serve",
+		Usage:     "serve a shared cache to a CI fleet: hands over to " + serverName + " with the same arguments (`kpipe cache serve --help` for its flags)",
+		ArgsUsage: "--dir DIR [--listen ADDR] [--max-size SIZE] [...]",
+		// The arguments are the server's: they pass through untouched
+		// (--help included).
+		SkipFlagParsing: true,
 		Action: func(c *cli.Context) error {
-			cfg := serveConfig{
-				dir: c.String("dir"), listen: c.String("listen"),
-				readTokens: c.String("read-token-file"), writeTokens: c.String("write-token-file"),
-				tlsCert: c.String("tls-cert"), tlsKey: c.String("tls-key"),
-				timeout: c.Duration("request-timeout"),
+			args := c.Args().Slice()
+			path, err := findServer()
+			if err != nil {
+				if slices.ContainsFunc(args, func(a string) bool { return a == "--help" || a == "-h" || a == "-help" }) {
+					fmt.Fprint(c.App.Writer, serveHelpWithoutServer(err))
+					return nil
+				}
+				return err
 			}
-			var err error
-			if cfg.maxSize, err = parseSize(c.String("max-size")); err != nil {
-				return fmt.Errorf("--max-size: %w", err)
-			}
-			if cfg.maxObject, err = parseSize(c.String("max-object")); err != nil {
-				return fmt.Errorf("--max-object: %w", err)
-			}
-			return serveCache(c.Context, cfg, c.App.ErrWriter)
+			return handOver(c.Context, path, args, c.App.Writer, c.App.ErrWriter)
 		},
 	}
 }
 
-// serveConfig is what kpipe cache serve's flags say.
-type serveConfig struct {
-	dir, listen             string
-	maxSize, maxObject      int64
-	readTokens, writeTokens string // files
-	tlsCert, tlsKey         string
-	timeout                 time.Duration
+// findServer finds kpipe-cache-server next to the running kpipe (as the
+// release archives and the container image place it; next to the link's
+// target too, when kpipe is a symbolic link), then on PATH.
+func findServer() (string, error) {
+	exe := serverName
+	if runtime.GOOS == "windows" {
+		exe += ".exe"
+	}
+	var dirs []string
+	if self, err := os.Executable(); err == nil {
+		dirs = append(dirs, filepath.Dir(self))
+		if real, err := filepath.EvalSymlinks(self); err == nil && filepath.Dir(real) != dirs[0] {
+			dirs = append(dirs, filepath.Dir(real))
+		}
+	}
+	for _, d := range dirs {
+		p := filepath.Join(d, exe)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			return p, nil
+		}
+	}
+	if p, err := exec.LookPath(serverName); err == nil {
+		return p, nil
+	}
+	where := "on PATH"
+	if len(dirs) > 0 {
+		where = "next to kpipe (in " + dirs[0] + ") or on PATH"
+	}
+	return "", fmt.Errorf("kpipe cache serve runs the cache server, %s, a binary of its own, and there is none %s: install it with `%s` (the release archives and the container image carry it beside kpipe)", serverName, where, serverInstall)
 }
 
-// serveCache runs the cache server until ctx is done or a stop signal
-// comes, then drains the requests in flight and closes the store. It
-// logs to log: one line saying where it listens and who may connect,
-// and what goes wrong.
-func serveCache(ctx context.Context, cfg serveConfig, log io.Writer) error {
-	o := server.Options{Dir: cfg.dir, MaxSize: cfg.maxSize, MaxObject: cfg.maxObject, BodyTimeout: cfg.timeout,
-		Log: func(msg string) { fmt.Fprintln(log, "kpipe cache serve: "+msg) }}
-	var err error
-	if cfg.readTokens != "" {
-		if o.ReadTokens, err = server.ReadTokenFile(cfg.readTokens); err != nil {
-			return err
-		}
+// serveHelpWithoutServer is `kpipe cache serve --help` when the server is
+// missing: what the command does and how to get it.
+func serveHelpWithoutServer(missing error) string {
+	return `NAME:
+   kpipe cache serve - serve a shared cache to a CI fleet
+
+USAGE:
+   kpipe cache serve --dir DIR [--listen ADDR] [--max-size SIZE] [--read-token-file F]
+       [--write-token-file F] [--tls-cert F --tls-key F]
+
+   The cache server speaks the protocol of kpipe build --remote-cache http://...
+   and keeps its objects in a Badger database. It is a binary of its own,
+   ` + serverName + `, which kpipe cache serve runs with the same arguments;
+   its flags are in ` + serverName + ` --help and docs/cache-server.md.
+
+   ` + missing.Error() + `
+`
+}
+
+// handOver runs the server with args in kpipe's place. When kpipe writes
+// to its own stdout and stderr (the command line), the server takes over
+// the process (replaceProcess: on unix the same process, so signals, exit
+// status and pid are the server's). Otherwise (kpipe run in-process with
+// other writers, as tests do) it runs as a child writing to them, stopped
+// when ctx is done, and kpipe exits with its status.
+func handOver(ctx context.Context, path string, args []string, stdout, stderr io.Writer) error {
+	if stdout == os.Stdout && stderr == os.Stderr {
+		return replaceProcess(path, args)
 	}
-	if cfg.writeTokens != "" {
-		if o.WriteTokens, err = server.ReadTokenFile(cfg.writeTokens); err != nil {
-			return err
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.Cancel = func() error {
+		if err := cmd.Process.Signal(os.Interrupt); err != nil {
+			return cmd.Process.Kill() // (Windows)
 		}
+		return nil
 	}
-	var tlsConf *tls.Config
+	return childStatus(path, cmd.Run())
+}
+
+// childStatus turns the server's end into kpipe's: its exit status, with
+// nothing more printed (it said why), or the error of a server that did
+// not start.
+func childStatus(path string, err error) error {
+	var ee *exec.ExitError
 	switch {
-	case (cfg.tlsCert == "") != (cfg.tlsKey == ""):
-		return errors.New("--tls-cert and --tls-key go together")
-	case cfg.tlsCert != "":
-		cert, err := tls.LoadX509KeyPair(cfg.tlsCert, cfg.tlsKey)
-		if err != nil {
-			return fmt.Errorf("--tls-cert %s, --tls-key %s: %v", cfg.tlsCert, cfg.tlsKey, err)
+	case err == nil:
+		return nil
+	case errors.As(err, &ee):
+		code := ee.ExitCode()
+		if code < 0 {
+			code = 1 // killed by a signal
 		}
-		tlsConf = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		return &exitError{code: code}
 	}
-	tokens := len(o.ReadTokens)+len(o.WriteTokens) > 0
-	listen := cfg.listen
-	if listen == "" {
-		listen = "127.0.0.1:" + defaultServePort
-		if tlsConf != nil && tokens {
-			listen = ":" + defaultServePort
-		}
-	}
-	srv, err := server.Open(o)
-	if err != nil {
-		return err
-	}
-	l, err := net.Listen("tcp", listen)
-	if err != nil {
-		srv.Close()
-		return fmt.Errorf("--listen %s: %v", listen, unwrapOp(err))
-	}
-	fmt.Fprintln(log, "kpipe cache serve: "+exposure(l.Addr(), cfg.dir, tlsConf != nil, o)+" (store: "+srv.Store()+")")
-	ctx, stop := signal.NotifyContext(ctx, stopSignals()...)
-	defer stop()
-	if err := srv.Serve(ctx, l, tlsConf); err != nil {
-		return err
-	}
-	fmt.Fprintln(log, "kpipe cache serve: stopped; the store is closed")
-	return nil
-}
-
-// exposure is the start-up line: where the server listens, and who can
-// reach and use it.
-func exposure(addr net.Addr, dir string, tlsOn bool, o server.Options) string {
-	scheme := "http"
-	if tlsOn {
-		scheme = "https"
-	}
-	loopback := false
-	if ta, ok := addr.(*net.TCPAddr); ok {
-		loopback = ta.IP.IsLoopback()
-	}
-	var who string
-	switch tokens := len(o.ReadTokens)+len(o.WriteTokens) > 0; {
-	case tokens && tlsOn:
-		who = fmt.Sprintf("tokens needed (%d read, %d write), over TLS", len(o.ReadTokens), len(o.WriteTokens))
-	case tokens && loopback:
-		who = fmt.Sprintf("tokens needed (%d read, %d write); only this machine can connect (no TLS: --listen and --tls-cert to serve others)", len(o.ReadTokens), len(o.WriteTokens))
-	case tokens:
-		who = fmt.Sprintf("tokens needed (%d read, %d write), but WITHOUT TLS: tokens and objects cross the network in clear text (--tls-cert, --tls-key)", len(o.ReadTokens), len(o.WriteTokens))
-	case loopback:
-		who = "no tokens: only this machine can connect, and it may read and write (--listen with tokens and TLS to serve others)"
-	default:
-		who = "NO TOKENS: anyone who can reach this address may read and write (--read-token-file, --write-token-file)"
-	}
-	return fmt.Sprintf("serving %s on %s://%s; %s", dir, scheme, addr, who)
-}
-
-// unwrapOp drops the *net.OpError's operation and address (the message
-// names the address already).
-func unwrapOp(err error) error {
-	var oe *net.OpError
-	if errors.As(err, &oe) {
-		return oe.Err
-	}
-	return err
+	return fmt.Errorf("starting the cache server %s: %w", path, err)
 }

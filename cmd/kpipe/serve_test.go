@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -43,17 +45,58 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 }
 func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
+// serveBinaries builds kpipe and kpipe-cache-server into one directory,
+// as the release archives place them, once per test run, and returns
+// kpipe's path. A test of `kpipe cache serve` runs this kpipe, which
+// hands over to the server beside it.
+var serveBinaries = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "kpipe-serve-bin-")
+	if err != nil {
+		return "", err
+	}
+	serveBinDir.Store(dir)
+	exe := ""
+	if runtime.GOOS == "windows" {
+		exe = ".exe"
+	}
+	for _, b := range []struct{ out, pkg string }{{"kpipe", "."}, {"kpipe-cache-server", "../kpipe-cache-server"}} {
+		cmd := exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-o", filepath.Join(dir, b.out+exe), b.pkg)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return "", fmt.Errorf("go build %s: %v\n%s", b.pkg, err, out)
+		}
+	}
+	return filepath.Join(dir, "kpipe"+exe), nil
+})
+
+// serveBinDir is serveBinaries' directory, once made; TestMain removes it.
+var serveBinDir atomic.Value
+
+// kpipeWithServer returns the kpipe binary that has kpipe-cache-server
+// beside it (serveBinaries); it skips the test without a go command.
+func kpipeWithServer(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("needs the go command to build kpipe and kpipe-cache-server (https://go.dev/dl)")
+	}
+	bin, err := serveBinaries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
 // startServe runs `kpipe cache serve --dir dir --listen 127.0.0.1:0` and
-// the extra flags as a process of its own (the test binary as kpipe),
-// waits for its start-up line and stops it (SIGTERM) when the test ends.
+// the extra flags with a kpipe binary that has the server beside it,
+// waits for the server's start-up line and stops it (SIGTERM) when the
+// test ends.
 func startServe(t *testing.T, dir string, extra ...string) *served {
 	t.Helper()
 	if runtime.GOOS == "windows" {
 		t.Skip("stops the server with SIGTERM")
 	}
-	args := append([]string{"--", "cache", "serve", "--dir", dir, "--listen", "127.0.0.1:0"}, extra...)
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), "KPIPE_TEST_AS_KPIPE=1")
+	args := append([]string{"cache", "serve", "--dir", dir, "--listen", "127.0.0.1:0"}, extra...)
+	cmd := exec.Command(kpipeWithServer(t), args...)
 	s := &served{dir: dir, cmd: cmd, log: &syncBuffer{}, done: make(chan struct{})}
 	pr, pw := io.Pipe()
 	cmd.Stderr = io.MultiWriter(s.log, pw)
@@ -290,12 +333,24 @@ func TestCacheServeSaysWhoCanConnect(t *testing.T) {
 	if l := srv.log.String(); !strings.Contains(l, "no tokens: only this machine can connect") || strings.Count(l, "\n") != 1 {
 		t.Errorf("start-up: %q", l)
 	}
-	code, _, stderr := kpipe(t, "cache", "serve", "--dir", t.TempDir(), "--tls-cert", "x.pem")
-	if code == 0 || !strings.Contains(stderr, "--tls-cert and --tls-key go together") {
-		t.Errorf("--tls-cert alone: exit %d, %s", code, stderr)
+	// The arguments reach the server untouched, and its exit status is
+	// kpipe's: a usage error is 2.
+	bin := kpipeWithServer(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--dir", t.TempDir(), "--tls-cert", "x.pem"}, "--tls-cert and --tls-key go together"},
+		{[]string{"--tls-cert", "x.pem"}, "--dir is required"},
+		{[]string{"--dir", t.TempDir(), "--no-such-flag"}, "unknown flag: --no-such-flag"},
+	} {
+		out, err := exec.Command(bin, append([]string{"cache", "serve"}, tc.args...)...).CombinedOutput()
+		if code := exitCode(err); code != 2 || !strings.Contains(string(out), tc.want) {
+			t.Errorf("kpipe cache serve %q: exit %d, %s", tc.args, code, out)
+		}
 	}
-	code, _, stderr = kpipe(t, "cache", "serve", "--dir", t.TempDir(), "--read-token-file", writeTokens(t, "short"))
-	if code == 0 || !strings.Contains(stderr, "at least 16 characters") || strings.Contains(stderr, "short\n") {
-		t.Errorf("a short token: exit %d, %s", code, stderr)
+	out, err := exec.Command(bin, "cache", "serve", "--dir", t.TempDir(), "--read-token-file", writeTokens(t, "short")).CombinedOutput()
+	if code := exitCode(err); code != 1 || !strings.Contains(string(out), "at least 16 characters") || strings.Contains(string(out), "short\n") {
+		t.Errorf("a short token: exit %d, %s", code, out)
 	}
 }
