@@ -3,10 +3,11 @@
 // digests without reading files (FileIndex), and the root index that lets
 // a build skip an up-to-date root without loading it (RootIndex).
 //
-// It imports nothing of kpipe but its subpackages remote and
-// internal/badgerdb and the internal package fsread; the engine, package
-// batch, the CLI, the public kpipe package and the cache server
-// (cache/server) use it.
+// It imports nothing of kpipe but its subpackage remote and the internal
+// package fsread, and no Badger (see "Badger outside the CLI's binary"
+// below); the engine, package batch, the CLI, the public kpipe package,
+// the Badger backend (cache/badger) and the cache server (cache/server)
+// use it.
 //
 // Stability: kpipe's stable API is the packages kpipe and pluginapi. This
 // package is an importable building block with no compatibility promise
@@ -17,17 +18,21 @@
 // A Store keeps its objects (entry lines, content, stat and root
 // records; each self-checking, each verified by the Store when read)
 // through one seam, the objects interface (objects.go), with two
-// backends, chosen by Options.Backend. One suite of store tests
-// (runStoreTests in suite_test.go) runs against both.
+// backends: the file store, or a key-value store when Options.KV is set
+// (the KV interface, kv.go; package cache/badger's OpenKV is Badger's).
+// One suite of store tests (runStoreTests in suite_test.go) runs against
+// files, packed files and Badger.
 //
-//   - BackendFiles, the CLI's: a file per entry, in the shape below. Every
-//     `kpipe build` opens the cache, thousands of times a day, often many
-//     processes at once: Open reads nothing, there is no lock, and each
-//     process pays only for what it reads and writes.
-//   - BackendBadger: a Badger v4 database under <dir>/badger (package
-//     internal/badgerdb), for a process that owns the store for a long
-//     life: `kpipe cache serve` (package server) and an embedder that
-//     opens its cache with kpipe.BadgerStore. No file or inode per
+//   - The file store (no Options.KV), the CLI's: a file per entry, in
+//     the shape below. Every `kpipe build` opens the cache, thousands of
+//     times a day, often many processes at once: Open reads nothing,
+//     there is no lock, and each process pays only for what it reads and
+//     writes.
+//   - Options.KV = badger.OpenKV: a Badger v4 database under
+//     <dir>/badger (package cache/badger), for a process that owns the
+//     store for a long life: the cache server (package server, command
+//     kpipe-cache-server) and an embedder that opens its cache with
+//     kpipe.BadgerStore. No file or inode per
 //     entry; writes are batched; the size bound is kept as it writes, by
 //     evicting the least recently used entries (access times are kept in
 //     the database, so a start loads nothing whatever the store holds).
@@ -36,7 +41,7 @@
 //
 // The properties that made Badger wrong for the CLI (see "Why not
 // BadgerDB for the CLI" below) are those of a store meant for one
-// long-lived owner; internal/badgerdb opens it defensively for that
+// long-lived owner; cache/badger opens it defensively for that
 // owner: it checks MANIFEST and every table's index before Badger opens
 // them (Badger panics in goroutines of its own on a cut-short table,
 // where recover cannot reach), verifies blocks and values on every read,
@@ -45,6 +50,20 @@
 // and caches for a cache (16 MiB memtables, a 32-64 MiB block cache,
 // values over 64 KiB in the value log, which is garbage-collected in the
 // background).
+//
+// # Badger outside the CLI's binary
+//
+// This package does not import Badger: the KV seam lets the process that
+// wants it bring it (cache/badger), and the kpipe command does not (its
+// test TestKpipeDoesNotLinkBadger fails if anything links it again).
+// Linking Badger is not free for a process that never opens it: the
+// package initialisation of Badger and its dependencies (protobuf,
+// ristretto, the OpenTelemetry API, klauspost/compress, ...) cost every
+// kpipe process about 6.5 ms of CPU (`kpipe version`) and 5 ms of a warm
+// `kpipe build` of 35-40 ms, and 7 MB of binary (17.6 -> 24.9 MB),
+// measured with the binaries alternating (benchmarks/RESULTS.md, "Badger
+// out of the kpipe binary"). So the cache server is a binary of its own,
+// kpipe-cache-server, which `kpipe cache serve` hands over to.
 //
 // # Shape of the file store
 //

@@ -265,7 +265,7 @@ func TestCacheServePoisonedEntryIsRebuilt(t *testing.T) {
 		t.Fatalf("kpipe cache serve exited %d after SIGTERM:\n%s", code, srv.log)
 	}
 	// Change every stored object that renders app001, in Badger itself
-	// (objects are the keys "o" + kind letter + name; see badgerdb).
+	// (objects are the keys "o" + kind letter + name; see cache/badger).
 	db, err := badger.Open(badger.DefaultOptions(filepath.Join(dir, "badger")).WithLogger(nil))
 	if err != nil {
 		t.Fatal(err)
