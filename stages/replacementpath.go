@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/kpipe/kpipe/internal/resource"
 )
 
 // This file follows replacement field paths through YAML nodes, as
@@ -191,7 +193,7 @@ func (p pathMatcher) selector(n *yaml.Node, path []string, mayCreate bool) ([]*y
 		} else if v, _ = mapField(e, field); e.Kind != yaml.MappingNode || v == nil {
 			continue
 		}
-		text, err := encodeNode(v)
+		text, err := resource.EncodeNode(v)
 		if err != nil {
 			return nil, err
 		}
@@ -337,7 +339,7 @@ func setInStructuredData(root, value *yaml.Node, fieldPath string, create yaml.K
 func serializeStructured(doc *yaml.Node, original string) (string, error) {
 	trimmed := strings.TrimSpace(original)
 	if trimmed != "" && (trimmed[0] == '{' || trimmed[0] == '[') {
-		text, err := encodeNode(doc)
+		text, err := resource.EncodeNode(doc)
 		if err != nil {
 			return "", fmt.Errorf("failed to serialize structured data: %w", err)
 		}
@@ -355,7 +357,7 @@ func serializeStructured(doc *yaml.Node, original string) (string, error) {
 		}
 		return "", errors.New("failed to marshal JSON data")
 	}
-	text, err := encodeNode(doc)
+	text, err := resource.EncodeNode(doc)
 	if err != nil {
 		return "", fmt.Errorf("failed to serialize YAML data: %w", err)
 	}

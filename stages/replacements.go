@@ -262,7 +262,7 @@ func replacementValue(rs *resource.List, r *Replacement) (*yaml.Node, error) {
 	if o.Index >= len(parts) || o.Index < 0 {
 		return nil, fmt.Errorf("options.index %d is out of bounds for value %s", o.Index, nodeValue(n))
 	}
-	n = copyNode(n)
+	n = resource.CopyNode(n)
 	n.Value = parts[o.Index]
 	return n, nil
 }
@@ -436,7 +436,7 @@ func fieldRetrievalError(fieldPath string, create bool) string {
 // by a copy of value. With a delimiter, only one part of the field's text
 // is replaced.
 func setFieldValue(o *ReplacementOptions, f, value *yaml.Node) error {
-	value = copyNode(value)
+	value = resource.CopyNode(value)
 	if o != nil && o.Delimiter != "" {
 		if f.Kind != yaml.ScalarNode {
 			return errors.New("delimiter option can only be used with scalar nodes")

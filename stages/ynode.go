@@ -1,7 +1,6 @@
 package stages
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -217,21 +216,6 @@ func decodeScalar(n *yaml.Node) (any, error) {
 	return v, nil
 }
 
-// copyNode deep-copies a node.
-func copyNode(n *yaml.Node) *yaml.Node {
-	if n == nil {
-		return nil
-	}
-	c := *n
-	if n.Content != nil {
-		c.Content = make([]*yaml.Node, len(n.Content))
-		for i, e := range n.Content {
-			c.Content[i] = copyNode(e)
-		}
-	}
-	return &c
-}
-
 // unwrapDocument returns the content of a document node, or n itself.
 func unwrapDocument(n *yaml.Node) *yaml.Node {
 	if n != nil && n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
@@ -265,37 +249,6 @@ func nodeValue(n *yaml.Node) string {
 	return n.Value
 }
 
-// encodeNode writes a node as kustomize's YAML encoder does: two-space
-// indents, lists at their parent's indentation.
-func encodeNode(n *yaml.Node) (string, error) {
-	var b bytes.Buffer
-	e := yaml.NewEncoder(&b)
-	e.SetIndent(2)
-	e.CompactSeqIndent()
-	err := e.Encode(n)
-	if cerr := e.Close(); err == nil {
-		err = cerr
-	}
-	return b.String(), err
-}
-
-// nodeKindName names a node kind as kyaml does.
-func nodeKindName(k yaml.Kind) string {
-	switch k {
-	case yaml.SequenceNode:
-		return "SequenceNode"
-	case yaml.MappingNode:
-		return "MappingNode"
-	case yaml.ScalarNode:
-		return "ScalarNode"
-	case yaml.DocumentNode:
-		return "DocumentNode"
-	case yaml.AliasNode:
-		return "AliasNode"
-	}
-	return ""
-}
-
 // checkKind returns kyaml's error for a node that is not of the expected
 // kind; absent and null nodes pass.
 func checkKind(n *yaml.Node, want yaml.Kind) error {
@@ -303,8 +256,8 @@ func checkKind(n *yaml.Node, want yaml.Kind) error {
 		return nil
 	}
 	if n.Kind != want {
-		msg := fmt.Sprintf("wrong node kind: expected %s but got %s", nodeKindName(want), nodeKindName(n.Kind))
-		if s, err := encodeNode(n); err == nil {
+		msg := fmt.Sprintf("wrong node kind: expected %s but got %s", resource.NodeKindName(want), resource.NodeKindName(n.Kind))
+		if s, err := resource.EncodeNode(n); err == nil {
 			msg += ": node contents:\n" + s
 		}
 		return errors.New(msg)

@@ -5,6 +5,8 @@ import (
 	"sort"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/kpipe/kpipe/internal/resource"
 )
 
 // After a function, kustomize gives each object it returned that it was
@@ -24,7 +26,7 @@ import (
 // scalars), and a field that is a map in one and not in the other is an
 // error, as in kyaml.
 func copyComments(from, to *yaml.Node) error {
-	fromCopy := copyNode(from)
+	fromCopy := resource.CopyNode(from)
 	copyFieldComments(fromCopy, to)
 	return walkComments([]*yaml.Node{fromCopy, to})
 }
@@ -168,7 +170,7 @@ func walkMapComments(sources []*yaml.Node) error {
 // place (keys from lacks go last) and then moves a list item's first key's
 // head comment to the item, as kyaml's SyncOrder does.
 func syncOrder(from, to *yaml.Node) error {
-	if err := syncOrderWalk(copyNode(from), to); err != nil {
+	if err := syncOrderWalk(resource.CopyNode(from), to); err != nil {
 		return fmt.Errorf("failed to sync field order: %q", err.Error())
 	}
 	rearrangeHeadComments(content(to))

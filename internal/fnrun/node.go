@@ -9,10 +9,10 @@ package fnrun
 // that the encoder prints the same bytes.
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 
+	"github.com/kpipe/kpipe/internal/resource"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -61,21 +61,6 @@ func value(n *yaml.Node) string {
 	return content(n).Value
 }
 
-// copyNode is a deep copy of n.
-func copyNode(n *yaml.Node) *yaml.Node {
-	if n == nil {
-		return nil
-	}
-	c := *n
-	if len(n.Content) > 0 {
-		c.Content = make([]*yaml.Node, len(n.Content))
-		for i, item := range n.Content {
-			c.Content[i] = copyNode(item)
-		}
-	}
-	return &c
-}
-
 // field is the first entry named name of mapping n (nil when n is not a
 // mapping or has no such key).
 func field(n *yaml.Node, name string) (key, val *yaml.Node) {
@@ -104,23 +89,6 @@ func fieldNames(n *yaml.Node) ([]string, error) {
 	return names, nil
 }
 
-// kindName is how kyaml names a node kind in messages.
-func kindName(k yaml.Kind) string {
-	switch k {
-	case yaml.SequenceNode:
-		return "SequenceNode"
-	case yaml.MappingNode:
-		return "MappingNode"
-	case yaml.ScalarNode:
-		return "ScalarNode"
-	case yaml.DocumentNode:
-		return "DocumentNode"
-	case yaml.AliasNode:
-		return "AliasNode"
-	}
-	return "Unknown"
-}
-
 // checkKind fails, as kyaml's ErrorIfInvalid does, when n is neither
 // missing nor null and not of kind k.
 func checkKind(n *yaml.Node, k yaml.Kind) error {
@@ -129,33 +97,13 @@ func checkKind(n *yaml.Node, k yaml.Kind) error {
 	}
 	c := content(n)
 	if c.Kind != k {
-		msg := fmt.Sprintf("wrong node kind: expected %s but got %s", kindName(k), kindName(c.Kind))
-		if s, err := encodeString(c); err == nil {
+		msg := fmt.Sprintf("wrong node kind: expected %s but got %s", resource.NodeKindName(k), resource.NodeKindName(c.Kind))
+		if s, err := resource.EncodeNode(c); err == nil {
 			msg += ": node contents:\n" + s
 		}
 		return errors.New(msg)
 	}
 	return nil
-}
-
-// encodeString renders n as kyaml's RNode.String does.
-func encodeString(n *yaml.Node) (string, error) {
-	var b bytes.Buffer
-	e := newEncoder(&b)
-	err := e.Encode(n)
-	if cerr := e.Close(); err == nil {
-		err = cerr
-	}
-	return b.String(), err
-}
-
-// newEncoder is kyaml's encoder: two-space indent, lists not indented
-// under their key.
-func newEncoder(w *bytes.Buffer) *yaml.Encoder {
-	e := yaml.NewEncoder(w)
-	e.SetIndent(2)
-	e.CompactSeqIndent()
-	return e
 }
 
 // lookup follows the mapping keys of path from n; nil when one is

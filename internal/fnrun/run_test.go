@@ -11,6 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/kpipe/kpipe/internal/resource"
 	"github.com/kpipe/kpipe/plugins"
 )
 
@@ -66,7 +67,7 @@ func parse(t *testing.T, s string) *yaml.Node {
 
 func render(t *testing.T, n *yaml.Node) string {
 	t.Helper()
-	s, err := encodeString(n)
+	s, err := resource.EncodeNode(n)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/kpipe/kpipe/internal/resource"
 )
 
 // The annotations kustomize's function runner keeps an object's file,
@@ -160,7 +162,7 @@ type writer struct {
 func (w writer) write(out io.Writer, in []*yaml.Node) error {
 	nodes := make([]*yaml.Node, len(in))
 	for i, n := range in {
-		nodes[i] = copyNode(n)
+		nodes[i] = resource.CopyNode(n)
 	}
 	asJSON := false
 	if !w.wrap && len(nodes) == 1 {
@@ -201,7 +203,7 @@ func (w writer) write(out io.Writer, in []*yaml.Node) error {
 		return enc.Encode(json.RawMessage(b))
 	}
 	var buf bytes.Buffer
-	e := newEncoder(&buf)
+	e := resource.NewNodeEncoder(&buf)
 	if !w.wrap {
 		for i, n := range nodes {
 			if seqIndents[i] == "wide" {
@@ -251,7 +253,7 @@ func nodeJSON(n *yaml.Node) ([]byte, error) {
 	if content(n) == nil {
 		return []byte("null"), nil
 	}
-	s, err := encodeString(n)
+	s, err := resource.EncodeNode(n)
 	if err != nil {
 		return nil, err
 	}

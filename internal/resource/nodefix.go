@@ -253,9 +253,7 @@ func reencode(n *yaml.Node) (string, error) {
 	scalar := &yaml.Node{Kind: yaml.ScalarNode, Tag: n.Tag, Style: n.Style, Value: n.Value}
 	doc := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Tag: "!!str", Value: "k"}, scalar}}
 	var b bytes.Buffer
-	e := yaml.NewEncoder(&b)
-	e.SetIndent(2)
-	e.CompactSeqIndent()
+	e := NewNodeEncoder(&b)
 	if err := e.Encode(doc); err != nil {
 		return "", err
 	}
