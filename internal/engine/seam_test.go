@@ -12,7 +12,6 @@ import (
 	"testing/fstest"
 
 	"github.com/kpipe/kpipe/cache"
-	"github.com/kpipe/kpipe/internal/gitfs"
 	"github.com/kpipe/kpipe/loaders"
 )
 
@@ -52,28 +51,10 @@ func seamTrees(t *testing.T, files map[string]string) []tree {
 		}
 		mem[p] = &fstest.MapFile{Data: []byte(c), Mode: mode}
 	}
-	gitDir := t.TempDir()
-	for _, args := range [][]string{{"init", "-q", gitDir}, {"add", "-A"}, {"commit", "-q", "-m", "tree"}} {
-		cmd := exec.Command("git", append([]string{"--git-dir=" + gitDir, "--work-tree=" + dir}, args...)...)
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t",
-			"GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	repo, err := gitfs.Open(context.Background(), gitDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { repo.Close() })
-	_, root, err := repo.Commit("HEAD")
-	if err != nil {
-		t.Fatal(err)
-	}
 	virtual := t.TempDir()
 	return []tree{
 		{"disk", dir, loaders.Disk},
-		{"git", filepath.Join(virtual, "repo@commit"), loaders.NewFS(repo.Tree(root), filepath.Join(virtual, "repo@commit"))},
+		{"git", filepath.Join(virtual, "repo@commit"), loaders.NewFS(gitTree(t, dir), filepath.Join(virtual, "repo@commit"))},
 		{"memory", filepath.Join(virtual, "mem"), loaders.NewFS(mem, filepath.Join(virtual, "mem"))},
 	}
 }
