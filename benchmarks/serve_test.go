@@ -29,6 +29,7 @@ import (
 	"github.com/kpipe/kpipe/cache"
 	"github.com/kpipe/kpipe/cache/badger"
 	"github.com/kpipe/kpipe/cache/remote/remotetest"
+	"github.com/kpipe/kpipe/cache/server/servertest"
 	"github.com/kpipe/kpipe/internal/genrepo"
 	"github.com/kpipe/kpipe/internal/procstat"
 )
@@ -122,22 +123,8 @@ func (p *serveProc) stop() {
 }
 
 func (p *serveProc) metric(t *testing.T, name string) float64 {
-	return scrapeMetric(t, p.url, name)
-}
-
-func scrapeMetric(t *testing.T, url, name string) float64 {
-	t.Helper()
-	resp, err := http.Get(url + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, name+" "); ok {
-			f, _ := strconv.ParseFloat(v, 64)
-			return f
-		}
+	if v, ok := servertest.Metric(t, p.url, name); ok {
+		return v
 	}
 	return -1
 }

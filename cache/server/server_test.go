@@ -32,6 +32,7 @@ import (
 	"github.com/kpipe/kpipe/cache"
 	"github.com/kpipe/kpipe/cache/badger"
 	"github.com/kpipe/kpipe/cache/remote"
+	"github.com/kpipe/kpipe/cache/server/servertest"
 )
 
 // TestMain doubles as the server process the crash tests start and kill:
@@ -581,27 +582,8 @@ func TestTermDrainsUploads(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")
 	c := startChild(t, dir)
 	body := bytes.Repeat([]byte("x"), 1<<20)
-	name := hexSum(body)
-	pr, pw := io.Pipe()
-	req, _ := http.NewRequest("PUT", c.url+"/cas/"+name, pr)
-	req.ContentLength = int64(len(body))
-	res := make(chan int, 1)
-	go func() {
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			res <- -1
-			return
-		}
-		resp.Body.Close()
-		res <- resp.StatusCode
-	}()
-	pw.Write(body[:len(body)/2])
-	time.Sleep(200 * time.Millisecond) // the request is in the handler
-	c.cmd.Process.Signal(syscall.SIGTERM)
-	time.Sleep(200 * time.Millisecond)
-	pw.Write(body[len(body)/2:])
-	pw.Close()
-	if code := <-res; code != 200 {
+	code, name := servertest.UploadAcrossSignal(c.url, body, func() { c.cmd.Process.Signal(syscall.SIGTERM) })
+	if code != 200 {
 		t.Fatalf("the upload in flight at SIGTERM: %d", code)
 	}
 	select {

@@ -6,9 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/kpipe/kpipe/cache/server/servertest"
 )
 
 // Mistakes in the arguments are usage errors (exit 2) that name the
@@ -43,7 +44,7 @@ func TestArgumentErrors(t *testing.T) {
 func TestServesAndStops(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")
 	ctx, cancel := context.WithCancel(context.Background())
-	errOut := &lockedBuffer{}
+	errOut := &servertest.Buffer{}
 	done := make(chan int)
 	go func() {
 		done <- run(ctx, []string{name, "--dir", dir, "--listen", "127.0.0.1:0"}, &bytes.Buffer{}, errOut)
@@ -63,16 +64,3 @@ func TestServesAndStops(t *testing.T) {
 		t.Errorf("exit %d: %s", code, errOut)
 	}
 }
-
-// lockedBuffer is a bytes.Buffer for one writer and readers at once.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-func (l *lockedBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"io"
 	"net/http"
@@ -16,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kpipe/kpipe/cache/server/servertest"
 )
 
 // exitCode is the exit status of a command that ran (-1 when it did not).
@@ -75,28 +75,8 @@ func TestCacheServeHandsOverAndDrains(t *testing.T) {
 	}
 
 	body := bytes.Repeat([]byte("drained upload "), 1<<16)
-	sum := sha256.Sum256(body)
-	name := hex.EncodeToString(sum[:])
-	pr, pw := io.Pipe()
-	req, _ := http.NewRequest("PUT", srv.URL+"/cas/"+name, pr)
-	req.ContentLength = int64(len(body))
-	res := make(chan int, 1)
-	go func() {
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			res <- -1
-			return
-		}
-		resp.Body.Close()
-		res <- resp.StatusCode
-	}()
-	pw.Write(body[:len(body)/2])
-	time.Sleep(200 * time.Millisecond) // the request is in the handler
-	srv.cmd.Process.Signal(syscall.SIGTERM)
-	time.Sleep(200 * time.Millisecond)
-	pw.Write(body[len(body)/2:])
-	pw.Close()
-	if code := <-res; code/100 != 2 {
+	code, name := servertest.UploadAcrossSignal(srv.URL, body, func() { srv.cmd.Process.Signal(syscall.SIGTERM) })
+	if code/100 != 2 {
 		t.Fatalf("the upload in flight at SIGTERM: %d\n%s", code, srv.log)
 	}
 	select {

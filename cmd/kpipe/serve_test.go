@@ -5,12 +5,10 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,6 +18,7 @@ import (
 
 	badger "github.com/dgraph-io/badger/v4"
 
+	"github.com/kpipe/kpipe/cache/server/servertest"
 	"github.com/kpipe/kpipe/internal/genrepo"
 )
 
@@ -28,22 +27,9 @@ type served struct {
 	URL  string
 	dir  string
 	cmd  *exec.Cmd
-	log  *syncBuffer
+	log  *servertest.Buffer
 	done chan struct{}
 }
-
-// syncBuffer is a bytes.Buffer safe for a writer and readers at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // serveBinaries builds kpipe and kpipe-cache-server into one directory,
 // as the release archives place them, once per test run, and returns
@@ -97,7 +83,7 @@ func startServe(t *testing.T, dir string, extra ...string) *served {
 	}
 	args := append([]string{"cache", "serve", "--dir", dir, "--listen", "127.0.0.1:0"}, extra...)
 	cmd := exec.Command(kpipeWithServer(t), args...)
-	s := &served{dir: dir, cmd: cmd, log: &syncBuffer{}, done: make(chan struct{})}
+	s := &served{dir: dir, cmd: cmd, log: &servertest.Buffer{}, done: make(chan struct{})}
 	pr, pw := io.Pipe()
 	cmd.Stderr = io.MultiWriter(s.log, pw)
 	if err := cmd.Start(); err != nil {
@@ -146,20 +132,11 @@ func (s *served) stop() {
 // metric reads one sample from the server's /metrics.
 func (s *served) metric(t *testing.T, name string) float64 {
 	t.Helper()
-	resp, err := http.Get(s.URL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
+	v, ok := servertest.Metric(t, s.URL, name)
+	if !ok {
+		t.Fatalf("no %s in /metrics", name)
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, name+" "); ok {
-			f, _ := strconv.ParseFloat(v, 64)
-			return f
-		}
-	}
-	t.Fatalf("no %s in /metrics:\n%s", name, b)
-	return 0
+	return v
 }
 
 func writeTokens(t *testing.T, tokens ...string) string {
