@@ -24,7 +24,9 @@ func buildAllCommand() *cli.Command {
 		Usage:     "build every kustomization root under the given trees in one run",
 		ArgsUsage: "[PATH...]",
 		Description: `Finds the kustomization roots under each PATH (default: the current
-directory) and builds them all over one graph, sharing every base.
+directory) and builds them all in one process, a few hundred roots over one
+graph at a time (memory follows the graph, not the repository), so that a
+base shared by many overlays is built once.
 
 By default the roots are the kustomizations no other kustomization in the
 trees refers to; --all-kustomizations builds every kustomization (not

@@ -23,9 +23,10 @@ import (
 //
 // Five times what is live is a few megabytes for one root, but for a
 // build-all it multiplied all it held at once: the kustomizations of
-// every root are loaded before the first is built (about 30 MB at 4,000
-// roots of the synthetic monorepo, 70 MB at 10,000), and a heap five
-// times that was most of the process's memory. So the heap may grow past
+// every root were loaded before the first was built (about 30 MB at 4,000
+// roots of the synthetic monorepo, 70 MB at 10,000; now a graph holds 256
+// roots, package batch), and a heap five times that was most of the
+// process's memory. So the heap may grow past
 // what is live by at most heapHeadroom, or by half of it when that is
 // more (boundHeapGrowth): a run holding up to 4 MiB keeps GOGC 400, a
 // bigger one collects more often, for a heap that grows with what it

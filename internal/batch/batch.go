@@ -1,12 +1,13 @@
 // Package batch builds many kustomization roots in one run, as `kpipe
 // build-all` does: it finds the roots under the given trees, skips every
 // root whose recorded inputs are unchanged (the cache's root index),
-// builds the others over one graph (package engine), writes each root's
-// output under an output directory as soon as it is finished and only when
-// it changed, deletes outputs of roots that no longer exist (only files it
-// wrote itself, listed in a manifest), and reports on every root. The
-// trees are read through Options.FS (the disk, or a git revision for
-// `kpipe diff --head`); outputs are written to disk.
+// builds the others over graphs of RootsPerGraph roots (package engine),
+// writes each root's output under an output directory as soon as it is
+// finished and only when it changed, deletes outputs of roots that no
+// longer exist (only files it wrote itself, listed in a manifest), and
+// reports on every root. The trees are read through Options.FS (the
+// disk, or a git revision for `kpipe diff --head`); outputs are written
+// to disk.
 //
 // It imports engine, cache, loaders and output; the CLI (flags, progress
 // bar, exit codes) and the public kpipe package sit above it.
@@ -71,8 +72,8 @@ type Options struct {
 	// shard (see ShardOf); pruning still counts every root as live.
 	Shard Shard
 	// Progress, when set, is called once the work is known, with the
-	// number of steps (nodes and roots), and returns the function called
-	// after each step.
+	// number of roots to build, and returns the function called as each
+	// is finished.
 	Progress func(total int) (step func())
 	// Reads fills each RootReport's Reads: what the root's build depends
 	// on (package affected matches changed paths against it).
@@ -87,6 +88,42 @@ type Options struct {
 	// files under OutDir that no root renders (Report.Orphans); nothing
 	// under OutDir is written, deleted or locked. It needs OutDir.
 	Check bool
+
+	// rootsPerGraph overrides RootsPerGraph (tests: graphs of a few roots).
+	rootsPerGraph int
+}
+
+// RootsPerGraph is how many roots a run loads and builds over one graph,
+// and how many kustomizations discovery loads at once: a graph holds
+// every kustomization its roots reach, parsed, and the files they name,
+// so that a run holding one graph of every root took memory in
+// proportion to the repository (issue 40: 31 MB live of the 4,000-root
+// synthetic monorepo before the first root was built). A base shared by
+// roots of several graphs is loaded in each, and built once: the graphs
+// after the first find it in the cache (without one, each builds it; a
+// base whose build ran only cheap stages is not stored by the build that
+// made it, and the next graph that needs it builds and stores it).
+// Roots are in path order, so a graph's roots are neighbours, which
+// share the most. (Measured in benchmarks/RESULTS.md, "Memory per root":
+// peak RSS and CPU at 400 and 4,000 roots against one graph of all.)
+const RootsPerGraph = 256
+
+// perGraph is o's RootsPerGraph.
+func (o Options) perGraph() int {
+	if o.rootsPerGraph > 0 {
+		return o.rootsPerGraph
+	}
+	return RootsPerGraph
+}
+
+// loadSettings are how discovery found the roots, for the loads of the
+// graphs that build them: a fresh walk resolved every root and listed
+// the directories, so a load need not look again; roots from a record or
+// a roots file are resolved again.
+type loadSettings struct {
+	resolved bool
+	listed   map[string]string
+	since    time.Time
 }
 
 // RootReport is one root's entry in the report.
@@ -177,12 +214,14 @@ var ErrNoRoots = errors.New("no kustomization roots found")
 //
 // A run has three steps. First it finds the roots: from the root index's
 // discovery record when the trees hold the same, unchanged kustomization
-// files as last time, else by loading every kustomization. Then it checks
-// each root against the index: a root whose inputs (every file and
+// files as last time, else by loading every kustomization (RootsPerGraph
+// at a time, each graph dropped once its references are noted). Then it
+// checks each root against the index: a root whose inputs (every file and
 // directory its last build read) and output file are unchanged is up to
-// date and is neither loaded nor built. Last, it builds the other roots
-// over one graph and records their inputs. A run where nothing changed
-// thus costs a walk of the trees and a stat of each input.
+// date and is neither loaded nor built. Last, it builds the other roots,
+// RootsPerGraph over one graph at a time, and records their inputs. A run
+// where nothing changed thus costs a walk of the trees and a stat of each
+// input.
 func Run(ctx context.Context, o Options) (*Report, error) {
 	start := time.Now()
 	opts := o.Engine
@@ -192,7 +231,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	opts.Cache.Files, o.Engine.Cache.Files = files, files
 	index := store.RootIndex(engine.SettingsKey(opts, o.Restriction))
 	checker := cache.NewInputChecker(opts.Cache.Files)
-	roots, all, err := findRootsContext(ctx, o, index, checker)
+	roots, load, err := findRootsContext(ctx, o, index, checker)
 	if err != nil {
 		return nil, err
 	}
@@ -223,11 +262,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if outDir != "" {
 		// Named over every root, so that every shard refuses the same
 		// clash.
-		names, err := outputNames(cwd, live)
-		if err != nil {
+		if err := checkOutputNames(cwd, live); err != nil {
 			return nil, err
 		}
-		outputOf = func(root string) string { return filepath.Join(outDir, names[root]) }
+		outputOf = func(root string) string { return filepath.Join(outDir, OutputName(cwd, root)) }
 	}
 	if o.Check && outDir == "" {
 		return nil, errors.New("--check needs --out-dir: the directory of rendered outputs to compare with")
@@ -279,7 +317,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 
 	var st engine.Stats
 	if len(todo) > 0 {
-		st = buildRoots(ctx, o, all, roots, todo, outputOf, index, man, rep)
+		st = buildRoots(ctx, o, load, roots, todo, outputOf, index, man, rep)
 	}
 	_ = index.Save()
 	_ = files.Save("")
@@ -393,34 +431,67 @@ func outputIntact(files *cache.FileIndex, rec cache.RootRecord) bool {
 	return ok && d == rec.OutputDigest
 }
 
-// buildRoots builds roots[i] for every i in todo over one graph (taken
-// from all when discovery loaded one), writes their outputs, fills their
-// report entries and records their inputs in index.
-func buildRoots(ctx context.Context, o Options, all *engine.Graph, roots []string, todo []int, outputOf func(string) string,
+// buildRoots builds roots[i] for every i in todo, RootsPerGraph roots
+// over one graph at a time, writes their outputs, fills their report
+// entries and records their inputs in index.
+func buildRoots(ctx context.Context, o Options, load loadSettings, roots []string, todo []int, outputOf func(string) string,
 	index *cache.RootIndex, man *manifest, rep *Report) engine.Stats {
+	step := func() {}
+	if o.Progress != nil {
+		step = o.Progress(len(todo))
+	}
+	var total engine.Stats
+	warned := map[string]bool{}
+	explained := map[string]bool{}
+	for len(todo) > 0 && ctx.Err() == nil {
+		part := todo[:min(len(todo), o.perGraph())]
+		todo = todo[len(part):]
+		st := buildGraph(ctx, o, load, roots, part, outputOf, index, man, rep, step, warned, explained)
+		addStats(&total, st)
+	}
+	slices.SortFunc(rep.Explain, func(a, b engine.NodeExplain) int { return strings.Compare(a.Node, b.Node) })
+	// Roots left when the run was cancelled fail with its error.
+	for _, i := range todo {
+		rep.Roots[i] = RootReport{Path: roots[i], Status: "error", Error: ctx.Err().Error()}
+	}
+	return total
+}
+
+// addStats adds st to total.
+func addStats(total *engine.Stats, st engine.Stats) {
+	total.NodesBuilt += st.NodesBuilt
+	total.NodesCached += st.NodesCached
+	total.RootsCached += st.RootsCached
+	for k, v := range st.Stages {
+		if total.Stages == nil {
+			total.Stages = map[string]engine.StageStats{}
+		}
+		t := total.Stages[k]
+		t.Ran, t.Cached, t.Time = t.Ran+v.Ran, t.Cached+v.Cached, t.Time+v.Time
+		total.Stages[k] = t
+	}
+}
+
+// buildGraph loads the graph of roots[i] for every i in todo and builds
+// it: buildRoots for one graph. The warnings of earlier graphs' loads
+// (warned, engine.LoadOptions.Warned), and the explanations of nodes in
+// explained (a shared base, explained by the graph that built it first),
+// are not given again.
+func buildGraph(ctx context.Context, o Options, load loadSettings, roots []string, todo []int, outputOf func(string) string,
+	index *cache.RootIndex, man *manifest, rep *Report, step func(), warned, explained map[string]bool) engine.Stats {
 	opts := o.Engine
 	dirs := make([]string, len(todo))
 	for j, i := range todo {
 		dirs[j] = roots[i]
 	}
-	var g *engine.Graph
-	var loadErrs []error
-	if all != nil {
-		g, loadErrs = all.WithRoots(dirs)
-	} else {
-		g, loadErrs = engine.LoadContext(ctx, dirs, engine.LoadOptions{FS: o.FS, Restriction: o.Restriction, Remote: o.Remote})
-	}
+	g, loadErrs := engine.LoadContext(ctx, dirs, engine.LoadOptions{FS: o.FS, Restriction: o.Restriction, Remote: o.Remote,
+		Resolved: load.resolved, Listed: load.listed, Since: load.since, Warned: warned})
 	if opts.Warn != nil {
 		for _, w := range g.Warnings {
 			opts.Warn(w)
 		}
 	}
 	store := opts.Cache.Store
-	step := func() {}
-	if o.Progress != nil {
-		step = o.Progress(len(g.Nodes) + len(dirs))
-		opts.Progress = step
-	}
 	b := engine.NewBuilder(g, opts)
 	// Each root's output is written, and its record kept, as soon as the
 	// root is finished; nothing of it is kept after that.
@@ -506,7 +577,12 @@ func buildRoots(ctx context.Context, o Options, all *engine.Graph, roots []strin
 		step()
 	})
 	if opts.Explain {
-		rep.Explain = b.Explain()
+		for _, e := range b.Explain() {
+			if !explained[e.Node] {
+				explained[e.Node] = true
+				rep.Explain = append(rep.Explain, e)
+			}
+		}
 	}
 	return b.Stats()
 }
@@ -530,24 +606,22 @@ func OutputName(cwd, root string) string {
 	return rel + ".yaml"
 }
 
-// outputNames maps every root to its output name, and fails naming both
-// roots when two roots would write one file (the current directory and a
-// directory named _root; a root inside and one outside the current
-// directory with the same path tail), so that no output is ever
+// checkOutputNames fails naming both roots when two roots would write
+// the same output name (OutputName; ignoring case: a root named
+// _root and the current directory; a root inside and one outside the
+// current directory with the same path tail), so that no output is ever
 // overwritten by another root's.
-func outputNames(cwd string, roots []string) (map[string]string, error) {
-	names := make(map[string]string, len(roots))
+func checkOutputNames(cwd string, roots []string) error {
 	owner := make(map[string]string, len(roots))
 	for _, root := range roots {
 		name := OutputName(cwd, root)
 		key := strings.ToLower(filepath.Clean(name)) // case-insensitive file systems
 		if other, ok := owner[key]; ok && other != root {
-			return nil, fmt.Errorf("roots %s and %s would both write %s: build them in separate runs or with separate --out-dir", other, root, name)
+			return fmt.Errorf("roots %s and %s would both write %s: build them in separate runs or with separate --out-dir", other, root, name)
 		}
 		owner[key] = root
-		names[root] = name
 	}
-	return names, nil
+	return nil
 }
 
 // orphans lists the .yaml files under outDir (relative, with slashes,
@@ -593,17 +667,17 @@ func writeIfChanged(path string, data []byte) (bool, error) {
 // Discovery walks the trees for kustomization files; when they are the
 // same files, unchanged, as at the last discovery of the same trees, the
 // roots are those found then, and nothing is parsed.
-func findRoots(o Options, index *cache.RootIndex, checker *cache.InputChecker) ([]string, *engine.Graph, error) {
+func findRoots(o Options, index *cache.RootIndex, checker *cache.InputChecker) ([]string, loadSettings, error) {
 	return findRootsContext(context.Background(), o, index, checker)
 }
 
 // findRootsContext is findRoots with the context remote bases are fetched
 // under (o.Remote).
-func findRootsContext(ctx context.Context, o Options, index *cache.RootIndex, checker *cache.InputChecker) ([]string, *engine.Graph, error) {
+func findRootsContext(ctx context.Context, o Options, index *cache.RootIndex, checker *cache.InputChecker) ([]string, loadSettings, error) {
 	fsys := o.fs()
 	if f := o.RootsFrom; f != "" {
 		roots, err := readRootsFile(fsys, f)
-		return roots, nil, err
+		return roots, loadSettings{}, err
 	}
 	r := o.Restriction
 	paths := o.Trees
@@ -616,7 +690,7 @@ func findRootsContext(ctx context.Context, o Options, index *cache.RootIndex, ch
 	for i, p := range paths {
 		t, err := loaders.RealDir(fsys, p)
 		if err != nil {
-			return nil, nil, err
+			return nil, loadSettings{}, err
 		}
 		trees[i] = t
 	}
@@ -631,7 +705,7 @@ func findRootsContext(ctx context.Context, o Options, index *cache.RootIndex, ch
 	// its tree's name vouches for the files below it.)
 	if rec, ok := index.Discovery(key); ok && checker.Unchanged(append(slices.Clip(rec.Dirs), rec.Files...)) {
 		// The same directories hold the same kustomization files.
-		return rec.Roots, nil, nil
+		return rec.Roots, loadSettings{}, nil
 	}
 	start := time.Now() // before the walk: see LoadOptions.Since
 	var all []string
@@ -645,7 +719,7 @@ func findRootsContext(ctx context.Context, o Options, index *cache.RootIndex, ch
 	for _, p := range paths {
 		found, walked, l, err := findKustomizations(fsys, p, o.OutDir, fileIndex)
 		if err != nil {
-			return nil, nil, err
+			return nil, loadSettings{}, err
 		}
 		maps.Copy(listed, l)
 		dirs = append(dirs, walked...)
@@ -660,29 +734,35 @@ func findRootsContext(ctx context.Context, o Options, index *cache.RootIndex, ch
 	// Components are not roots; unless --all-kustomizations, neither is a
 	// kustomization another one refers to.
 	// (The walk resolved every directory: it starts at a real one and
-	// does not follow symlinks.)
-	g, _ := engine.LoadContext(ctx, all, engine.LoadOptions{FS: o.FS, Restriction: r, Remote: o.Remote, Resolved: true, Listed: listed, Since: start})
-	referenced := map[string]bool{}
-	for _, n := range g.Nodes {
-		for _, e := range n.Children() {
-			referenced[e.Child.Dir] = true
+	// does not follow symlinks.) The kustomizations are loaded
+	// RootsPerGraph at a time, each load's graph dropped once its
+	// references are noted (a base of several is loaded with each).
+	load := loadSettings{resolved: true, listed: listed, since: start}
+	refs := map[string][]string{} // the directories each directory's entries name
+	component := map[string]bool{}
+	for part := range slices.Chunk(all, o.perGraph()) {
+		g, _ := engine.LoadContext(ctx, part, engine.LoadOptions{FS: o.FS, Restriction: r, Remote: o.Remote,
+			Resolved: load.resolved, Listed: load.listed, Since: load.since})
+		for _, n := range g.Nodes {
+			for _, e := range n.Children() {
+				if !slices.Contains(refs[n.Dir], e.Child.Dir) {
+					refs[n.Dir] = append(refs[n.Dir], e.Child.Dir)
+				}
+			}
+		}
+		for i, n := range g.Roots {
+			if n != nil && n.IsComponent() {
+				component[part[i]] = true
+			}
+		}
+		if index.Persistent() {
+			// The kustomization files were just read: their digests
+			// need no second read.
+			g.RememberKustomizations(checker.Files(), runtime.NumCPU())
 		}
 	}
-	roots := []string{}
-	for i, d := range all {
-		n := g.Roots[i]
-		if n != nil && n.IsComponent() {
-			continue
-		}
-		if !o.AllKustomizations && referenced[d] {
-			continue
-		}
-		roots = append(roots, d)
-	}
+	roots := rootsOf(all, refs, component, o.AllKustomizations)
 	if index.Persistent() {
-		// The kustomization files were just read: their digests need no
-		// second read.
-		g.RememberKustomizations(checker.Files(), runtime.NumCPU())
 		// The walk's listings and the graph's reads gave most digests
 		// (Known); the others cost a stat or a read each.
 		var eg errgroup.Group
@@ -704,7 +784,56 @@ func findRootsContext(ctx context.Context, o Options, index *cache.RootIndex, ch
 		_ = eg.Wait()
 		index.SetDiscovery(key, cache.DiscoveryRecord{Files: files, Dirs: dirs, Roots: roots})
 	}
-	return roots, g, nil
+	return roots, load, nil
+}
+
+// rootsOf returns the directories of all (in its order) that are roots,
+// given the directories each directory's entries name (refs) and which
+// are components: every one that is not a component, unless all is
+// false, and then those no other kustomization names. A kustomization
+// named only within a cycle of references (which the build refuses)
+// would then be built by no root, and its error never said: the first of
+// such a cycle, in path order, is a root too, as it was when one graph
+// held every kustomization (it was loaded first, and the entry that
+// closed the cycle failed).
+func rootsOf(dirs []string, refs map[string][]string, component map[string]bool, all bool) []string {
+	referenced := map[string]bool{}
+	for _, children := range refs {
+		for _, c := range children {
+			referenced[c] = true
+		}
+	}
+	root := map[string]bool{}
+	reached := map[string]bool{}
+	var reach func(d string)
+	reach = func(d string) {
+		if reached[d] {
+			return
+		}
+		reached[d] = true
+		for _, c := range refs[d] {
+			reach(c)
+		}
+	}
+	for _, d := range dirs {
+		if !component[d] && (all || !referenced[d]) {
+			root[d] = true
+			reach(d)
+		}
+	}
+	for _, d := range dirs {
+		if !component[d] && !reached[d] {
+			root[d] = true
+			reach(d)
+		}
+	}
+	out := []string{}
+	for _, d := range dirs {
+		if root[d] {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // findKustomizations walks a tree for directories holding a kustomization

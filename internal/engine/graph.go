@@ -248,6 +248,12 @@ type LoadOptions struct {
 	// without looking for the file names again
 	// (loaders.FindListedKustomization).
 	Listed map[string]string
+	// Warned, when set, holds the warnings given already by earlier loads
+	// of the same run (build-all loads its roots a graph at a time), by
+	// kustomization file or by text: the load does not give them again,
+	// and adds its own. A load uses it alone: loads that share it run one
+	// after another.
+	Warned map[string]bool
 	// Since, when set, is when the run that loads the graph began, before
 	// the load: build-all's discovery walk, whose listings a build's
 	// records may take (cache.FileIndex.Known). Zero is when LoadContext
@@ -276,7 +282,11 @@ func LoadContext(ctx context.Context, roots []string, o LoadOptions) (*Graph, []
 	if fsys == nil {
 		fsys = loaders.Disk
 	}
-	g := &Graph{loadStart: start, Nodes: map[string]*Node{}, DAG: dag.New(), restriction: r, fs: fsys, ctx: ctx, remote: o.Remote, warned: map[string]bool{}, kfiles: map[string]kfile{},
+	warned := o.Warned
+	if warned == nil {
+		warned = map[string]bool{}
+	}
+	g := &Graph{loadStart: start, Nodes: map[string]*Node{}, DAG: dag.New(), restriction: r, fs: fsys, ctx: ctx, remote: o.Remote, warned: warned, kfiles: map[string]kfile{},
 		files: map[[2]string]*fileRead{}, helmFree: map[string]bool{}}
 	defer func() { g.ctx = nil }() // only loading fetches remote bases
 	errs := make([]error, len(roots))
@@ -387,28 +397,6 @@ func (g *Graph) fsOf(repo *RemoteRepo) loaders.FS {
 	return g.fs
 }
 
-// WithRoots returns a graph sharing g's nodes whose roots are the nodes of
-// the given directories (absolute and symlink-free, as Load resolves them),
-// which must have been roots of g; a directory that was not is reported in
-// the returned errors.
-func (g *Graph) WithRoots(dirs []string) (*Graph, []error) {
-	c := *g
-	c.Roots = nil
-	errs := make([]error, len(dirs))
-	for i, d := range dirs {
-		n := g.Nodes[d]
-		if n == nil {
-			f := g.kfiles[d]
-			errs[i] = f.err
-			if errs[i] == nil {
-				errs[i] = fmt.Errorf("%s was not loaded", d)
-			}
-		}
-		c.Roots = append(c.Roots, n)
-	}
-	return &c, errs
-}
-
 // RememberKustomizations records in ix the digest of every kustomization
 // file g read, with the stat taken before the read (see
 // cache.FileIndex.Remember), so that a later Digest of one costs a stat,
@@ -507,7 +495,8 @@ func (g *Graph) load(dir, helmNS string, inheritedAPI *schemaSource, chain []str
 	n := &Node{Key: key, Dir: dir, File: kf, K: k, HelmNamespace: helmNS, Loader: ldr, Origin: m.origin, Repo: repo}
 	n.openapi, n.openapiErr = declaredSchema(n, inheritedAPI, g.fetchFile)
 	if n.openapi != nil && n.openapi.decl == n {
-		if w := n.openapi.scopeWarning(); w != "" {
+		if w := n.openapi.scopeWarning(); w != "" && !g.warned["openapi\x00"+key] {
+			g.warned["openapi\x00"+key] = true
 			g.Warnings = append(g.Warnings, w)
 		}
 	}
