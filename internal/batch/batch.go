@@ -462,13 +462,18 @@ func addStats(total *engine.Stats, st engine.Stats) {
 	total.NodesBuilt += st.NodesBuilt
 	total.NodesCached += st.NodesCached
 	total.RootsCached += st.RootsCached
-	for k, v := range st.Stages {
-		if total.Stages == nil {
-			total.Stages = map[string]engine.StageStats{}
+	addStages(&total.Stages, st.Stages)
+}
+
+// addStages adds the stage counts of from to *to.
+func addStages(to *map[string]engine.StageStats, from map[string]engine.StageStats) {
+	for k, v := range from {
+		if *to == nil {
+			*to = map[string]engine.StageStats{}
 		}
-		t := total.Stages[k]
+		t := (*to)[k]
 		t.Ran, t.Cached, t.Time = t.Ran+v.Ran, t.Cached+v.Cached, t.Time+v.Time
-		total.Stages[k] = t
+		(*to)[k] = t
 	}
 }
 

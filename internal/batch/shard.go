@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/kpipe/kpipe/cache"
-	"github.com/kpipe/kpipe/internal/engine"
 )
 
 // Shard selects one part of the roots, so that N runners each build one
@@ -140,16 +139,7 @@ func addSummary(out, r *Report) {
 	o.RootsCached += s.RootsCached
 	o.FilesHashed += s.FilesHashed
 	o.FilesStat += s.FilesStat
-	for k, st := range s.Stages {
-		if o.Stages == nil {
-			o.Stages = map[string]engine.StageStats{}
-		}
-		t := o.Stages[k]
-		t.Ran += st.Ran
-		t.Cached += st.Cached
-		t.Time += st.Time
-		o.Stages[k] = t
-	}
+	addStages(&o.Stages, s.Stages)
 	if rs := s.Remote; rs != nil {
 		if o.Remote == nil {
 			o.Remote = &cache.RemoteStats{URL: rs.URL}
