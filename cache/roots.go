@@ -323,7 +323,7 @@ func (ri *RootIndex) Discovery(key string) (DiscoveryRecord, bool) {
 
 // SetDiscovery stores a discovery record under key. A persistent index
 // writes it at once and keeps no copy in memory (a tree of 4,000 roots
-// has a record of 17,500 inputs), as SetRoot does.
+// has a record of 11,000 inputs), as SetRoot does.
 func (ri *RootIndex) SetDiscovery(key string, r DiscoveryRecord) {
 	if ri.d != nil {
 		ri.mu.Lock()
