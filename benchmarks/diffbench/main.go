@@ -85,17 +85,7 @@ func script(kustomize, repo string, roots []string, work string) ([]string, erro
 			}
 		}
 	}
-	out, _ := exec.Command("diff", "-rq", outs["base"], outs["head"]).Output()
-	var changed []string
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		f := strings.Fields(line)
-		if len(f) >= 4 && f[0] == "Files" {
-			rel, _ := filepath.Rel(outs["base"], f[1])
-			changed = append(changed, strings.TrimSuffix(rel, ".yaml"))
-		}
-	}
-	sort.Strings(changed)
-	return changed, nil
+	return changedOutputs(outs["base"], outs["head"]), nil
 }
 
 // kpipeDiff runs kpipe diff --name-only and returns the changed roots.
@@ -192,4 +182,21 @@ func run(kpipe, kustomize string, apps, envs int) error {
 		}
 	}
 	return nil
+}
+
+// changedOutputs returns the roots whose output files differ between the
+// directories base and head (as `diff -rq` says), sorted: the script's
+// answer, which kpipe diff's must match.
+func changedOutputs(base, head string) []string {
+	out, _ := exec.Command("diff", "-rq", base, head).Output()
+	var changed []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 4 && f[0] == "Files" {
+			rel, _ := filepath.Rel(base, f[1])
+			changed = append(changed, strings.TrimSuffix(rel, ".yaml"))
+		}
+	}
+	sort.Strings(changed)
+	return changed
 }

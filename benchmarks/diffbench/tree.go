@@ -343,17 +343,7 @@ func (b treeBench) script(repo string, roots []string, work string) ([]string, e
 			}
 		}
 	}
-	out, _ := exec.Command("diff", "-rq", outs["base"], outs["head"]).Output()
-	var changed []string
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		f := strings.Fields(line)
-		if len(f) >= 4 && f[0] == "Files" {
-			rel, _ := filepath.Rel(outs["base"], f[1])
-			changed = append(changed, strings.TrimSuffix(rel, ".yaml"))
-		}
-	}
-	sort.Strings(changed)
-	return changed, nil
+	return changedOutputs(outs["base"], outs["head"]), nil
 }
 
 // diff runs kpipe diff --all-kustomizations --base HEAD~1 --head HEAD
