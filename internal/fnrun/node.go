@@ -110,26 +110,17 @@ func checkKind(n *yaml.Node, k yaml.Kind) error {
 // missing (or n is null). A node on the way that is not a mapping is an
 // error.
 func lookup(n *yaml.Node, path ...string) (*yaml.Node, error) {
-	cur := content(n)
-	for _, p := range path {
-		if isMissingOrNull(cur) {
-			return nil, nil
-		}
-		if err := checkKind(cur, yaml.MappingNode); err != nil {
-			return nil, err
-		}
-		_, v := field(cur, p)
-		if v == nil {
-			return nil, nil
-		}
-		cur = v
-	}
-	return cur, nil
+	return follow(n, false, path)
 }
 
 // lookupCreate follows path from n, appending an empty mapping for each
 // key that is missing (kyaml's LookupCreate(MappingNode, path...)).
 func lookupCreate(n *yaml.Node, path ...string) (*yaml.Node, error) {
+	return follow(n, true, path)
+}
+
+// follow is lookup, or with create lookupCreate.
+func follow(n *yaml.Node, create bool, path []string) (*yaml.Node, error) {
 	cur := content(n)
 	for _, p := range path {
 		if isMissingOrNull(cur) {
@@ -139,6 +130,9 @@ func lookupCreate(n *yaml.Node, path ...string) (*yaml.Node, error) {
 			return nil, err
 		}
 		_, v := field(cur, p)
+		if v == nil && !create {
+			return nil, nil
+		}
 		if v == nil {
 			v = &yaml.Node{Kind: yaml.MappingNode}
 			cur.Content = append(cur.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: p}, v)
