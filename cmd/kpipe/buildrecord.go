@@ -103,10 +103,7 @@ func (br *buildRecord) record(b *engine.Builder, n *engine.Node, res engine.Resu
 	if !ok {
 		return
 	}
-	sum := res.Digest
-	if sum.IsZero() {
-		sum = cache.Digest(res.YAML)
-	}
+	sum := res.OutputDigest()
 	br.store.PutDigest(br.outKey, res.YAML, sum, res.Sensitive)
 	br.mu.Lock()
 	warnings := append([]string(nil), br.warnings...)

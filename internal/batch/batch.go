@@ -508,10 +508,7 @@ func buildGraph(ctx context.Context, o Options, load loadSettings, roots []strin
 			StageHits: res.StagesCached, StageMisses: res.StagesRan}
 		err := res.Err
 		if err == nil {
-			sum := res.Digest // computed by the build when it has a cache
-			if sum.IsZero() {
-				sum = cache.Digest(res.YAML)
-			}
+			sum := res.OutputDigest()
 			rr.Digest = hex.EncodeToString(sum[:])
 			// Changed follows the output, not the cache: with an output
 			// directory, whether the file there had to be written; else

@@ -484,10 +484,7 @@ func (r *outputRecords) record(b *engine.Builder, n *engine.Node, root string, r
 	if !ok {
 		return
 	}
-	sum := res.Digest
-	if sum.IsZero() {
-		sum = cache.Digest(res.YAML)
-	}
+	sum := res.OutputDigest()
 	r.store.PutDigest(r.key(root), res.YAML, sum, res.Sensitive)
 	r.index.SetRoot(root, &cache.RootRecord{Inputs: inputs, OutputDigest: sum})
 }

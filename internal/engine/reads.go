@@ -45,13 +45,7 @@ func (b *Builder) Reads(root *Node) ReadSet {
 			files[real] = true
 		}
 	}
-	seen := map[*Node]bool{}
-	var walk func(n *Node)
-	walk = func(n *Node) {
-		if n == nil || seen[n] {
-			return
-		}
-		seen[n] = true
+	eachNode(func(n *Node) {
 		dirs[n.Dir] = true
 		if n.File != nil {
 			addFile(n.File.Path, n.File.Real)
@@ -82,15 +76,11 @@ func (b *Builder) Reads(root *Node) ReadSet {
 		}
 		for _, list := range [][]*Entry{n.Resources, n.Components, n.PluginDirs} {
 			for _, e := range list {
-				switch {
-				case e.Child != nil:
-					walk(e.Child)
-				default:
+				if e.Child == nil { // (a node's children are visited on their own)
 					addFile(n.Loader.Abs(e.Path), e.File)
 				}
 			}
 		}
-	}
-	walk(root)
+	}, root)
 	return ReadSet{Files: slices.Sorted(maps.Keys(files)), Dirs: slices.Sorted(maps.Keys(dirs)), Trees: slices.Sorted(maps.Keys(trees))}
 }

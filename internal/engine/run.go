@@ -98,6 +98,15 @@ type Result struct {
 	NodesBuilt, NodesCached, StagesRan, StagesCached int
 }
 
+// OutputDigest is YAML's digest: Digest, or computed now when the build
+// did not (it had no cache).
+func (r Result) OutputDigest() cache.Key {
+	if r.Digest.IsZero() {
+		return cache.Digest(r.YAML)
+	}
+	return r.Digest
+}
+
 // Builder builds the nodes of a Graph, each once.
 type Builder struct {
 	g    *Graph
@@ -241,14 +250,14 @@ func (b *Builder) RunEach(ctx context.Context, loadErrs []error, emit func(i int
 func (b *Builder) reachCounts(roots []string) map[*Node]int {
 	counts := map[*Node]int{}
 	for _, k := range roots {
-		b.walkSubgraph(b.g.Nodes[k], func(n *Node) { counts[n]++ })
+		eachNode(func(n *Node) { counts[n]++ }, b.g.Nodes[k])
 	}
 	return counts
 }
 
-// walkSubgraph calls fn once for each node reachable from root, root
-// included.
-func (b *Builder) walkSubgraph(root *Node, fn func(n *Node)) {
+// eachNode calls fn once for each node reachable from roots, roots
+// included, each before the nodes it includes.
+func eachNode(fn func(n *Node), roots ...*Node) {
 	seen := map[*Node]bool{}
 	var walk func(n *Node)
 	walk = func(n *Node) {
@@ -261,7 +270,9 @@ func (b *Builder) walkSubgraph(root *Node, fn func(n *Node)) {
 			walk(e.Child)
 		}
 	}
-	walk(root)
+	for _, r := range roots {
+		walk(r)
+	}
 }
 
 // forget drops every trace of n once no root left to finish reaches it:
@@ -339,12 +350,12 @@ func (b *Builder) runEach(ctx context.Context, loadErrs []error, emit func(i int
 	forgetRoot := func(n *Node) {
 		var gone []*Node
 		mu.Lock()
-		b.walkSubgraph(n, func(x *Node) {
+		eachNode(func(x *Node) {
 			if reach[x]--; reach[x] == 0 {
 				delete(reach, x)
 				gone = append(gone, x)
 			}
-		})
+		}, n)
 		mu.Unlock()
 		b.mu.Lock()
 		for _, i := range rootIdx[n.Key] {
@@ -415,21 +426,15 @@ func (b *Builder) storesAccumulation(n *Node) bool {
 // of other reachable nodes that include it.
 func (b *Builder) parentCounts(roots []string) map[*Node]int {
 	counts := map[*Node]int{}
-	seen := map[*Node]bool{}
-	var walk func(n *Node)
-	walk = func(n *Node) {
-		if n == nil || seen[n] {
-			return
-		}
-		seen[n] = true
+	nodes := make([]*Node, len(roots))
+	for i, k := range roots {
+		nodes[i] = b.g.Nodes[k]
+	}
+	eachNode(func(n *Node) {
 		for _, e := range n.Children() {
 			counts[e.Child]++
-			walk(e.Child)
 		}
-	}
-	for _, k := range roots {
-		walk(b.g.Nodes[k])
-	}
+	}, nodes...)
 	return counts
 }
 
@@ -491,28 +496,20 @@ func (b *Builder) drop(n *Node, pending map[*Node]int) {
 // countSubgraph adds up the node and stage counts of the nodes reachable
 // from root.
 func (b *Builder) countSubgraph(root *Node, res *Result) {
-	seen := map[*Node]bool{}
-	var walk func(n *Node)
-	walk = func(n *Node) {
-		if n == nil || seen[n] {
+	eachNode(func(n *Node) {
+		r := b.result(n)
+		if r == nil {
 			return
 		}
-		seen[n] = true
-		if r := b.result(n); r != nil {
-			switch {
-			case r.fromCache:
-				res.NodesCached++
-			case !n.IsComponent() || n == root:
-				res.NodesBuilt++
-			}
-			res.StagesRan += r.stagesRan
-			res.StagesCached += r.stagesCached
+		switch {
+		case r.fromCache:
+			res.NodesCached++
+		case !n.IsComponent() || n == root:
+			res.NodesBuilt++
 		}
-		for _, e := range n.Children() {
-			walk(e.Child)
-		}
-	}
-	walk(root)
+		res.StagesRan += r.stagesRan
+		res.StagesCached += r.stagesCached
+	}, root)
 }
 
 // isRoot reports whether n is one of the graph's build roots.
