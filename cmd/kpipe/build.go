@@ -96,8 +96,8 @@ func runBuild(c *cli.Context) error {
 	opts.Warn = fast.recordWarnings(opts.Warn)
 	fetcher, doneFetching := newFetcher(c, store)
 	defer doneFetching()
-	g, loadErrs := engine.LoadContext(ctx, []string{dir}, engine.LoadOptions{Restriction: restriction, Remote: fetcher})
-	if heapObjects() >= bigBuildHeap {
+	g, loadErrs, big := loadRoot(ctx, dir, engine.LoadOptions{Restriction: restriction, Remote: fetcher})
+	if big {
 		hugeHeapToLimit()
 	}
 	for _, w := range g.Warnings {

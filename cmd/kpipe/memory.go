@@ -5,10 +5,13 @@
 package main
 
 import (
+	"context"
 	"os"
 	"runtime"
 	"runtime/debug"
 	"sync/atomic"
+
+	"github.com/kpipe/kpipe/internal/engine"
 )
 
 // defaultMemoryLimit is the soft memory limit of build and build-all
@@ -41,24 +44,40 @@ const (
 	minGCPercent       = 50
 )
 
-// bigBuildHeap is the heap, once its kustomizations are loaded, from which
-// a `kpipe build` is worth hugeHeap's 3-5 ms: building allocates many
-// times what loading did. Measured on a 2-core VM, CPU of `kpipe build
-// --no-cache` without and with huge pages: kubeflow/manifests' kserve
-// (3.9 MB after loading) 250-280 and 115-130 ms, istio-crds (1.0 MB)
-// 154-188 and 99-100 ms, a synthetic root of 1,500 resources (1.6 MB)
-// about 260 and 160-175 ms; knative-serving (0.66 MB) 73-91 and 71-89 ms;
-// a small root (0.15 MB) 41-46 and 45 ms. Most roots hold under 0.2 MB.
-const bigBuildHeap = 512 << 10
+// bigBuildLoad is what loading a root's kustomizations allocates from
+// which a `kpipe build` is worth hugeHeap's 3-5 ms: building allocates
+// many times what loading did. Measured on a 2-core VM, CPU of `kpipe
+// build --no-cache` without and with huge pages: kubeflow/manifests'
+// kserve (its load allocates 3.8 MB) 250-280 and 115-130 ms, istio-crds
+// (0.96 MB) 154-188 and 99-100 ms, a synthetic root of 1,500 resources
+// about 260 and 160-175 ms, pipeline's plain-multi-user (0.57 MB) 86-90
+// and 67-78 ms; knative-serving (0.56 MB) 73-91 and 71-89 ms; a small
+// root (0.18 MB) 41-46 and 45 ms. Most roots load under 0.2 MB, a
+// ConfigMap and a namePrefix 30 KB.
+//
+// It is the load's own allocation, not the heap's size: the heap also
+// holds what the process's package initialisers allocated (some 0.4 MB
+// in a binary built without urfave/cli's urfave_cli_no_docs tag), which
+// once put every new one-ConfigMap root over the bar, a 6-7 ms
+// reservation and collection for a build of 5.
+const bigBuildLoad = 512 << 10
 
-// heapObjects is the memory the heap's objects occupy now, live or not
-// yet collected. (runtime.ReadMemStats stops the world for some
-// microseconds; runtime/metrics, which does not, costs every kpipe
-// process its package's initialisation, about 0.3 ms.)
-func heapObjects() uint64 {
+// loadRoot loads the kustomizations reachable from dir (engine.LoadContext)
+// and says whether the load allocated at least bigBuildLoad.
+func loadRoot(ctx context.Context, dir string, o engine.LoadOptions) (*engine.Graph, []error, bool) {
+	before := heapAllocated()
+	g, errs := engine.LoadContext(ctx, []string{dir}, o)
+	return g, errs, heapAllocated()-before >= bigBuildLoad
+}
+
+// heapAllocated is the memory allocated on the heap so far, freed or not.
+// (runtime.ReadMemStats stops the world for some microseconds;
+// runtime/metrics, which does not, costs every kpipe process its
+// package's initialisation, about 0.3 ms.)
+func heapAllocated() uint64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
+	return m.TotalAlloc
 }
 
 // softMemoryLimit sets defaultMemoryLimit and defaultGCPercent where the
