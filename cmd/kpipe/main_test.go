@@ -249,10 +249,10 @@ func TestRootHoldsTheCommandRun(t *testing.T) {
 	}
 }
 
-// A build reserves huge pages for what its own load allocated, not for
-// what the process holds already: a small root stays under bigBuildLoad
-// with 2 MiB allocated before (as package initialisers do), and a root of
-// some 2 MB of resources goes over it.
+// A build reserves huge pages for what its own load read, not for what
+// the process holds already: a small root stays under bigBuildLoad with 2
+// MiB allocated before (as package initialisers do), and a root of some 2
+// MB of resources goes over it.
 func TestLoadRootBigByItsOwnLoad(t *testing.T) {
 	held := make([]byte, 2<<20)
 	_, errs, big := loadRoot(context.Background(), "../../testdata/examples/prod", engine.LoadOptions{})
