@@ -298,15 +298,16 @@ func usageError(c *cli.Context, err error, _ bool) error {
 }
 
 // flagDash finds a flag's name in the messages of Go's flag package, which
-// writes every flag with one dash.
-var flagDash = regexp.MustCompile(`(^|[ ])-([A-Za-z][A-Za-z0-9-]+)`)
+// writes every flag with one dash. (Compiled on first use: only a run
+// with a usage error needs it.)
+var flagDash = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|[ ])-([A-Za-z][A-Za-z0-9-]+)`) })
 
 // flagMessage words a flag parsing error of Go's flag package as a user
 // typed the flag: a long flag with two dashes (--output, not -output),
 // and kustomize's "unknown flag" for one kpipe does not have.
 func flagMessage(msg string) string {
 	msg = strings.Replace(msg, "flag provided but not defined: ", "unknown flag: ", 1)
-	return flagDash.ReplaceAllString(msg, "$1--$2")
+	return flagDash().ReplaceAllString(msg, "$1--$2")
 }
 
 // usage is a usage error of c's command: exit status 2, the message, and
