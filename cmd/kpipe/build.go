@@ -53,6 +53,7 @@ func runBuild(c *cli.Context) error {
 		dir = c.Args().First()
 	}
 	defer softMemoryLimit()()
+	ph := startPhases(ctx)
 	restriction, opts, err := buildOptions(c)
 	if err != nil {
 		return err
@@ -62,10 +63,16 @@ func runBuild(c *cli.Context) error {
 		return err
 	}
 	prepareCache(&opts, store)
-	defer closeCache(store, &opts)
+	defer func() {
+		closeCache(store, &opts)
+		ph.done("close cache")
+	}()
 	remoteJobs(c, &opts, store)
+	ph.done("open cache")
 	fast := newBuildRecord(c, store, opts, restriction, dir)
-	if out, warnings, ok := fast.lookup(); ok {
+	out, warnings, ok := fast.lookup()
+	ph.done("lookup")
+	if ok {
 		// Every input the last build read is unchanged: print its
 		// warnings and output.
 		defer out.Close()
@@ -75,6 +82,7 @@ func runBuild(c *cli.Context) error {
 		if c.Bool("explain") {
 			fmt.Fprintf(c.App.ErrWriter, "explain: %s: up to date: every input its last build read is unchanged; output from the cache\n", dir)
 		}
+		defer ph.done("output")
 		if c.String("output") == "" {
 			_, err := out.WriteTo(c.App.Writer)
 			return err
@@ -97,6 +105,7 @@ func runBuild(c *cli.Context) error {
 	fetcher, doneFetching := newFetcher(c, store)
 	defer doneFetching()
 	g, loadErrs, big := loadRoot(ctx, dir, engine.LoadOptions{Restriction: restriction, Remote: fetcher})
+	ph.done("load")
 	if big {
 		hugeHeapToLimit()
 	}
@@ -106,6 +115,7 @@ func runBuild(c *cli.Context) error {
 	opts.Cache.Store = store
 	b := engine.NewBuilder(g, opts)
 	res := b.Run(ctx, loadErrs)[0]
+	ph.done("build")
 	if opts.Explain {
 		printExplain(c.App.ErrWriter, b.Explain())
 	}
@@ -115,7 +125,9 @@ func runBuild(c *cli.Context) error {
 	if err := writeOutput(c, res); err != nil {
 		return err
 	}
+	ph.done("output")
 	fast.record(b, g.Roots[0], res)
+	ph.done("record")
 	return nil
 }
 
