@@ -106,9 +106,10 @@ func TestProfileFlags(t *testing.T) {
 
 // TestBuildTracePhases: `kpipe build --trace` shows the command's own
 // steps on lane 0, one after the other, around the nodes: a first build
-// opens the cache, misses its lookup, loads, builds, writes the output,
-// records the root and closes the cache; the same build again opens,
-// finds the root unchanged, writes the stored output and closes.
+// opens the cache, misses its lookup, listens for stop signals (--trace
+// writes a file), loads, builds, writes the output, records the root and
+// closes the cache; the same build again opens, finds the root unchanged,
+// writes the stored output and closes.
 func TestBuildTracePhases(t *testing.T) {
 	tmp := t.TempDir()
 	cacheDir, tr := filepath.Join(tmp, "cache"), filepath.Join(tmp, "trace.json")
@@ -132,7 +133,7 @@ func TestBuildTracePhases(t *testing.T) {
 		}
 		return names
 	}
-	if got, want := strings.Join(phases(), ","), "open cache,lookup,load,build,output,record,close cache"; got != want {
+	if got, want := strings.Join(phases(), ","), "open cache,lookup,listen for signals,load,build,output,record,close cache"; got != want {
 		t.Errorf("first build's phases: %s, want %s", got, want)
 	}
 	if got, want := strings.Join(phases(), ","), "open cache,lookup,output,close cache"; got != want {
