@@ -63,6 +63,16 @@ func Defaults() (*Config, error) {
 	return defaultConfig.clone(), nil
 }
 
+// PlainDefaults returns the defaults merged into an empty configuration,
+// (&Config{}).Merge(Defaults()): duplicates removed, sorted; what a
+// kustomization without `configurations` builds with. It is worked out
+// when kpipe is written (plainDefaultConfig, checked by
+// TestDefaultConfigTable): merging took about 75 us of a first build of a
+// small root.
+func PlainDefaults() *Config {
+	return plainDefaultConfig.clone()
+}
+
 // Make returns the configuration a kustomization builds with, as kustomize's
 // MakeTransformerConfig does: with no configuration files, the defaults;
 // otherwise the files are parsed and merged in order into an empty
