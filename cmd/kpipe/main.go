@@ -279,13 +279,31 @@ type plainFlag interface {
 func (f *namedFlag) Names() []string { return f.names }
 
 // nameOnce returns f as a namedFlag where f is a bool, string, int or
-// duration flag, else f.
+// duration flag, else f. The names are the flag's name and aliases, as
+// urfave/cli's Names gives them for names without a comma or a space
+// (which it cuts at), without its regular expression.
 func nameOnce(f cli.Flag) cli.Flag {
-	switch f.(type) {
-	case *cli.BoolFlag, *cli.StringFlag, *cli.IntFlag, *cli.DurationFlag:
-		return &namedFlag{f.(plainFlag), f.Names()}
+	var name string
+	var aliases []string
+	switch f := f.(type) {
+	case *cli.BoolFlag:
+		name, aliases = f.Name, f.Aliases
+	case *cli.StringFlag:
+		name, aliases = f.Name, f.Aliases
+	case *cli.IntFlag:
+		name, aliases = f.Name, f.Aliases
+	case *cli.DurationFlag:
+		name, aliases = f.Name, f.Aliases
+	default:
+		return f
 	}
-	return f
+	names := append([]string{name}, aliases...)
+	for _, n := range names {
+		if strings.ContainsAny(n, ", \t\n\r\f\v") {
+			return &namedFlag{f.(plainFlag), f.Names()}
+		}
+	}
+	return &namedFlag{f.(plainFlag), names}
 }
 
 // usageError answers a command's usage error (a flag it does not have or
