@@ -44,6 +44,7 @@ import (
 	"bytes"
 	"debug/elf"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -399,6 +400,11 @@ func (b *bench) breakdown(n int) error {
 		return per, before, nil
 	}
 	coldPh, coldBefore, err := phases()
+	if errors.Is(err, errNoPhases) {
+		// An earlier kpipe, measured for comparison.
+		fmt.Fprintf(&b.out, "(This kpipe's --trace has no phases: no split in the process.)\n\n")
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -423,6 +429,10 @@ func (b *bench) breakdown(n int) error {
 	return nil
 }
 
+// errNoPhases is readPhases's error for a trace without a start time: a
+// kpipe from before --trace had phases.
+var errNoPhases = errors.New("the trace has no start time (a kpipe whose --trace has no phases)")
+
 // readPhases reads a --trace file: its time 0 and the duration of each
 // phase.
 func readPhases(path string) (time.Time, map[string]time.Duration, error) {
@@ -443,9 +453,12 @@ func readPhases(path string) (time.Time, map[string]time.Duration, error) {
 	if err := json.Unmarshal(data, &tf); err != nil {
 		return time.Time{}, nil, err
 	}
+	if tf.OtherData.Start == "" {
+		return time.Time{}, nil, errNoPhases
+	}
 	t0, err := time.Parse(time.RFC3339Nano, tf.OtherData.Start)
 	if err != nil {
-		return time.Time{}, nil, fmt.Errorf("no start time: %w", err)
+		return time.Time{}, nil, err
 	}
 	out := map[string]time.Duration{}
 	for _, e := range tf.TraceEvents {
