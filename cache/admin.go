@@ -372,8 +372,15 @@ func (s *Store) trimIfNeeded() {
 			at, est = now.UnixNano(), size
 		}
 	}
-	_ = f.Truncate(0)
-	_, _ = f.WriteAt([]byte(fmt.Sprintf("%d %d\n", at, est)), 0)
+	// Written over the old line, then cut to the new one's length: a
+	// truncate to nothing first freed the file's block and the write
+	// allocated another, 0.3 ms of ext4's journal in a new root's build.
+	// A run that stops in between leaves a line that parses as the new
+	// one, or does not parse (the next run measures the cache again).
+	line := []byte(fmt.Sprintf("%d %d\n", at, est))
+	if _, err := f.WriteAt(line, 0); err == nil {
+		_ = f.Truncate(int64(len(line)))
+	}
 }
 
 // writeEstimate records a measured size in trim.txt.

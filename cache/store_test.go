@@ -831,3 +831,41 @@ func TestLastRunInTheWayKeepsEntries(t *testing.T) {
 		t.Errorf("what was in lastrun.json's place is gone: %v", err)
 	}
 }
+
+// A run that wrote adds to trim.txt's estimate in place, and a shorter
+// line written over a longer one leaves no tail behind it.
+func TestTrimEstimateOverwritten(t *testing.T) {
+	dir := t.TempDir()
+	var warns []string
+	s := mustOpen(t, dir, &warns)
+	s.Put(key("0"), []byte("0"))
+	s.Close()
+	path := filepath.Join(dir, "v2", "trim.txt")
+	old := fmt.Sprintf("%d %d\n", time.Now().UnixNano(), int64(1)<<40) // fresh, 1 TiB: nothing to measure
+	if err := os.WriteFile(path, []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s = open(t, dir, &warns)
+	s.opts.MaxSize = 1 << 50
+	s.Put(key("1"), []byte("1"))
+	s.Close()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at, est, ok := parseEstimate(b)
+	if !ok || strings.Count(string(b), "\n") != 1 || est <= int64(1)<<40 || at == 0 {
+		t.Errorf("trim.txt = %q after a run that wrote, want one line with more than 1 TiB", b)
+	}
+	// Shorter: the estimate measured anew when the old line is stale.
+	if err := os.WriteFile(path, []byte(fmt.Sprintf("%d %d\n", time.Now().Add(-48*time.Hour).UnixNano(), int64(1)<<40)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s = open(t, dir, &warns)
+	s.Put(key("2"), []byte("2"))
+	s.Close()
+	b, _ = os.ReadFile(path)
+	if _, est, ok := parseEstimate(b); !ok || strings.Count(string(b), "\n") != 1 || est >= int64(1)<<40 {
+		t.Errorf("trim.txt = %q after a measured run, want one line with the cache's size", b)
+	}
+}

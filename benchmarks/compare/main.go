@@ -67,7 +67,7 @@ func run(apps, envs, extra, large int, work, results, kpipe string) error {
 	}
 	if kpipe == "" {
 		kpipe = filepath.Join(work, "kpipe")
-		cmd := exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-o", kpipe, "./cmd/kpipe")
+		cmd := exec.Command("go", "build", "-o", kpipe, "./cmd/kpipe")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // static, as README builds it
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("building kpipe: %v\n%s", err, out)

@@ -3,12 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/urfave/cli/v2"
 
 	"github.com/kpipe/kpipe/internal/engine"
 )
@@ -248,16 +252,96 @@ func TestRootHoldsTheCommandRun(t *testing.T) {
 	}
 }
 
-// heapObjects, which decides whether a build reserves huge pages, counts
-// what the heap holds.
-func TestHeapObjectsCountsAnAllocation(t *testing.T) {
-	// A collection between the two reads (other tests run in parallel)
-	// may free some garbage: collect first, and allow 2 MiB of it.
-	runtime.GC()
-	before := heapObjects()
-	b := make([]byte, 8<<20)
-	if after := heapObjects(); after < before+6<<20 {
-		t.Errorf("heap objects went from %d to %d bytes over an 8 MiB allocation", before, after)
+// A build reserves huge pages for what its own load read, not for what
+// the process holds already: a small root stays under bigBuildLoad with 2
+// MiB allocated before (as package initialisers do), and a root of some 2
+// MB of resources goes over it.
+func TestLoadRootBigByItsOwnLoad(t *testing.T) {
+	held := make([]byte, 2<<20)
+	_, errs, big := loadRoot(context.Background(), "../../testdata/examples/prod", engine.LoadOptions{})
+	if errs[0] != nil {
+		t.Fatal(errs[0])
 	}
-	runtime.KeepAlive(b)
+	if big {
+		t.Errorf("testdata/examples/prod: a big load, with 2 MiB held before it")
+	}
+	runtime.KeepAlive(held)
+
+	dir := t.TempDir()
+	var res strings.Builder
+	for i := range 2000 {
+		fmt.Fprintf(&res, "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm%d\ndata:\n  value: %q\n", i, strings.Repeat("x", 900))
+	}
+	writeFiles(t, dir, map[string]string{
+		"cms.yaml":           res.String(),
+		"kustomization.yaml": "resources:\n- cms.yaml\n",
+	})
+	_, errs, big = loadRoot(context.Background(), dir, engine.LoadOptions{})
+	if errs[0] != nil {
+		t.Fatal(errs[0])
+	}
+	if !big {
+		t.Errorf("a root of 2,000 ConfigMaps (%d bytes): not a big load", res.Len())
+	}
+}
+
+// Every flag of every command answers urfave/cli as it did before
+// prepare worked out its names once (namedFlag): the same names, help
+// line, usage, default and visibility; and every bool, string, int and
+// duration flag is so wrapped.
+func TestNamedFlagsAnswerAsTheirFlags(t *testing.T) {
+	raw := map[string]cli.Flag{} // "command path/flag name" -> the flag as made
+	var walkRaw func(path string, cs []*cli.Command)
+	walkRaw = func(path string, cs []*cli.Command) {
+		for _, c := range cs {
+			for _, f := range c.Flags {
+				raw[path+c.Name+"/"+f.Names()[0]] = f
+			}
+			walkRaw(path+c.Name+" ", c.Subcommands)
+		}
+	}
+	walkRaw("", []*cli.Command{buildCommand(), buildAllCommand(), diffCommand(), affectedCommand(),
+		cacheCommand(), reportCommand(), fnCommand(), editCommand(), versionCommand()})
+	wrapped := 0
+	var walk func(path string, cs []*cli.Command)
+	walk = func(path string, cs []*cli.Command) {
+		for _, c := range cs {
+			for _, f := range c.Flags {
+				key := path + c.Name + "/" + f.Names()[0]
+				r, ok := raw[key]
+				if !ok {
+					t.Errorf("%s: no such flag as made", key)
+					continue
+				}
+				delete(raw, key)
+				if _, ok := f.(*namedFlag); ok {
+					wrapped++
+				} else {
+					switch r.(type) {
+					case *cli.BoolFlag, *cli.StringFlag, *cli.IntFlag, *cli.DurationFlag:
+						t.Errorf("%s: a %T not wrapped", key, r)
+					}
+				}
+				if !reflect.DeepEqual(f.Names(), r.Names()) || f.String() != r.String() {
+					t.Errorf("%s: names %v, help %q; as made: %v, %q", key, f.Names(), f.String(), r.Names(), r.String())
+				}
+				fd, rd := f.(cli.DocGenerationFlag), r.(cli.DocGenerationFlag)
+				if fd.TakesValue() != rd.TakesValue() || fd.GetUsage() != rd.GetUsage() || fd.GetValue() != rd.GetValue() || fd.GetDefaultText() != rd.GetDefaultText() {
+					t.Errorf("%s: answers urfave/cli's documentation otherwise than as made", key)
+				}
+				fv, rv := f.(cli.CategorizableFlag), r.(cli.CategorizableFlag)
+				if fv.IsVisible() != rv.IsVisible() || fv.GetCategory() != rv.GetCategory() {
+					t.Errorf("%s: visibility or category differs from as made", key)
+				}
+			}
+			walk(path+c.Name+" ", c.Subcommands)
+		}
+	}
+	walk("", newRoot(io.Discard, io.Discard, []string{"kpipe"}).Commands)
+	for key := range raw {
+		t.Errorf("%s: missing from the prepared commands", key)
+	}
+	if wrapped < 60 {
+		t.Errorf("%d flags wrapped, want kpipe's bool, string, int and duration flags (over 60)", wrapped)
+	}
 }

@@ -5,10 +5,13 @@
 package main
 
 import (
+	"context"
 	"os"
 	"runtime"
 	"runtime/debug"
 	"sync/atomic"
+
+	"github.com/kpipe/kpipe/internal/engine"
 )
 
 // defaultMemoryLimit is the soft memory limit of build and build-all
@@ -41,24 +44,30 @@ const (
 	minGCPercent       = 50
 )
 
-// bigBuildHeap is the heap, once its kustomizations are loaded, from which
-// a `kpipe build` is worth hugeHeap's 3-5 ms: building allocates many
-// times what loading did. Measured on a 2-core VM, CPU of `kpipe build
-// --no-cache` without and with huge pages: kubeflow/manifests' kserve
-// (3.9 MB after loading) 250-280 and 115-130 ms, istio-crds (1.0 MB)
-// 154-188 and 99-100 ms, a synthetic root of 1,500 resources (1.6 MB)
-// about 260 and 160-175 ms; knative-serving (0.66 MB) 73-91 and 71-89 ms;
-// a small root (0.15 MB) 41-46 and 45 ms. Most roots hold under 0.2 MB.
-const bigBuildHeap = 512 << 10
+// bigBuildLoad is how many bytes of kustomization and resource files a
+// root's load reads from which a `kpipe build` is worth hugeHeap's 3-5 ms:
+// building allocates many times what loading read. Measured on a 2-core
+// VM, CPU of `kpipe build --no-cache` without and with huge pages:
+// kubeflow/manifests' kserve (its load reads 3.8 MB) 250-280 and 115-130
+// ms, istio-crds (0.88 MB) 154-188 and 99-100 ms, a synthetic root of
+// 1,500 resources about 260 and 160-175 ms; knative-serving (0.51 MB)
+// 73-91 and 71-89 ms; admission-webhook (87 KB) 41-46 and 45 ms. Most
+// roots read under 0.1 MB, a ConfigMap and a namePrefix 105 bytes.
+//
+// It is what the load read (engine.Graph.ReadBytes), not the heap's
+// size: the heap also holds what the process's package initialisers
+// allocated (some 0.4 MB in a binary built without urfave/cli's
+// urfave_cli_no_docs tag), which put every new one-ConfigMap root over
+// the bar, a 6-7 ms reservation and collection for a build of 5; and
+// reading the heap's statistics (runtime.ReadMemStats stops the world)
+// cost 0.3 ms of such a build.
+const bigBuildLoad = 512 << 10
 
-// heapObjects is the memory the heap's objects occupy now, live or not
-// yet collected. (runtime.ReadMemStats stops the world for some
-// microseconds; runtime/metrics, which does not, costs every kpipe
-// process its package's initialisation, about 0.3 ms.)
-func heapObjects() uint64 {
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
+// loadRoot loads the kustomizations reachable from dir (engine.LoadContext)
+// and says whether the load read at least bigBuildLoad.
+func loadRoot(ctx context.Context, dir string, o engine.LoadOptions) (*engine.Graph, []error, bool) {
+	g, errs := engine.LoadContext(ctx, []string{dir}, o)
+	return g, errs, g.ReadBytes() >= bigBuildLoad
 }
 
 // softMemoryLimit sets defaultMemoryLimit and defaultGCPercent where the

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -36,6 +37,35 @@ func withProfile(action cli.ActionFunc) cli.ActionFunc {
 		c.Context = context.WithValue(c.Context, profileKey{}, s)
 		return action(c)
 	}
+}
+
+// phases times the steps of a command around its build (opening the
+// cache, the lookup of a root's record, the load, the build, the output,
+// closing the cache) as engine.Phase events for --trace, each from the
+// end of the one before; without --trace it does nothing, not even read
+// the clock.
+type phases struct {
+	emit func(engine.Event)
+	at   time.Time
+}
+
+// startPhases starts timing the first phase, when ctx's profile traces.
+func startPhases(ctx context.Context) *phases {
+	p := &phases{emit: profileEvents(ctx)}
+	if p.emit != nil {
+		p.at = time.Now()
+	}
+	return p
+}
+
+// done ends the phase under way, naming it, and starts the next.
+func (p *phases) done(name string) {
+	if p.emit == nil {
+		return
+	}
+	now := time.Now()
+	p.emit(engine.Event{Kind: engine.Phase, Stage: name, Start: p.at, Dur: now.Sub(p.at)})
+	p.at = now
 }
 
 // profileEvents returns the engine event hook of the run's profile in ctx,

@@ -103,3 +103,40 @@ func TestProfileFlags(t *testing.T) {
 		t.Errorf("warm run after one overlay changed: no node taken from the cache in the trace")
 	}
 }
+
+// TestBuildTracePhases: `kpipe build --trace` shows the command's own
+// steps on lane 0, one after the other, around the nodes: a first build
+// opens the cache, misses its lookup, listens for stop signals (--trace
+// writes a file), loads, builds, writes the output, records the root and
+// closes the cache; the same build again opens, finds the root unchanged,
+// writes the stored output and closes.
+func TestBuildTracePhases(t *testing.T) {
+	tmp := t.TempDir()
+	cacheDir, tr := filepath.Join(tmp, "cache"), filepath.Join(tmp, "trace.json")
+	phases := func() []string {
+		t.Helper()
+		code, out, stderr := kpipe(t, "build", "../../testdata/examples/prod", "--cache-dir", cacheDir, "--trace", tr)
+		if code != 0 || out == "" {
+			t.Fatalf("exit %d, %d bytes out: %s", code, len(out), stderr)
+		}
+		var names []string
+		end := 0.0
+		for _, e := range readTrace(t, tr).TraceEvents {
+			if e.Cat != "phase" {
+				continue
+			}
+			if e.TID != 0 || e.TS < end-0.001 {
+				t.Errorf("phase %s on lane %d at %.0f us, before the last one ended (%.0f)", e.Name, e.TID, e.TS, end)
+			}
+			end = e.TS + e.Dur
+			names = append(names, e.Name)
+		}
+		return names
+	}
+	if got, want := strings.Join(phases(), ","), "open cache,lookup,listen for signals,load,build,output,record,close cache"; got != want {
+		t.Errorf("first build's phases: %s, want %s", got, want)
+	}
+	if got, want := strings.Join(phases(), ","), "open cache,lookup,output,close cache"; got != want {
+		t.Errorf("the build again: %s, want %s", got, want)
+	}
+}

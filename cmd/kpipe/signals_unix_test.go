@@ -44,7 +44,9 @@ func until(cond func() bool) bool {
 // signal; the plugin and the child it waits for are killed with their
 // process group, the temporary files (kust-plugin-config-*, kpipe-helm-*)
 // are removed, no -o file is written, and kpipe exits 128+signal after
-// cleaning up.
+// cleaning up. So too a build that no flag lets run anything, fetching a
+// remote base with a slow git stand-in: it listens from its first fetch
+// on (newFetcher), and its fetch directory (kpipe-remote-*) is removed.
 func TestStopSignalsCleanUp(t *testing.T) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -57,7 +59,7 @@ echo $! > "$PIDDIR/child.pid"
 wait
 `
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT} {
-		for _, what := range []string{"plugin", "helm"} {
+		for _, what := range []string{"plugin", "helm", "remote"} {
 			t.Run(sig.String()+"/"+what, func(t *testing.T) {
 				dir := t.TempDir()
 				tmp := filepath.Join(dir, "tmp")
@@ -70,15 +72,23 @@ wait
 					"h/charts/c/values.yaml":                        "",
 					"h/charts/c/templates/cm.yaml":                  "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n",
 					"bin/slowhelm":                                  "#!/bin/sh\nif [ \"$1\" = version ]; then echo v3.10.2; exit 0; fi\n" + strings.TrimPrefix(slow, "#!/bin/sh\n"),
+					"r/kustomization.yaml":                          "resources:\n- https://github.com/example/repo//base?ref=v1\n",
+					"git/git":                                       "#!/bin/sh\necho $$ > \"$PIDDIR/parent.pid\"\necho $$ > \"$PIDDIR/child.pid\"\nexec sleep 300\n",
 					"tmp/.keep":                                     "",
 				})
 				out := filepath.Join(dir, "out.yaml")
 				args := []string{"--", "build", filepath.Join(dir, "k"), "--enable-alpha-plugins", "--no-cache", "-o", out}
-				if what == "helm" {
+				env := append(os.Environ(), "KPIPE_TEST_AS_KPIPE=1", "TMPDIR="+tmp, "PIDDIR="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "xdg"))
+				switch what {
+				case "helm":
 					args = []string{"--", "build", filepath.Join(dir, "h"), "--enable-helm", "--helm-command", filepath.Join(dir, "bin", "slowhelm"), "--no-cache", "-o", out}
+				case "remote":
+					// No flag that runs anything, no -o: stdout.
+					args = []string{"--", "build", filepath.Join(dir, "r"), "--no-cache"}
+					env = append(env, "PATH="+filepath.Join(dir, "git")+string(os.PathListSeparator)+os.Getenv("PATH"))
 				}
 				cmd := exec.Command(exe, args...)
-				cmd.Env = append(os.Environ(), "KPIPE_TEST_AS_KPIPE=1", "TMPDIR="+tmp, "PIDDIR="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "xdg"))
+				cmd.Env = env
 				var stderr bytes.Buffer
 				cmd.Stderr = &stderr
 				if err := cmd.Start(); err != nil {

@@ -150,18 +150,12 @@ func (b *Builder) mergeConfig(acc *Accumulation, cfg *fieldspec.Config, plain bo
 	return nil
 }
 
-// plainConfig is the defaults merged into an empty configuration, computed
-// once per builder. It is shared and must not be modified.
+// plainConfig is the defaults merged into an empty configuration
+// (fieldspec.PlainDefaults), made once per builder. It is shared and must
+// not be modified.
 func (b *Builder) plainConfig() (*fieldspec.Config, error) {
-	b.plainOnce.Do(func() {
-		d, err := fieldspec.Defaults()
-		if err != nil {
-			b.plainErr = err
-			return
-		}
-		b.plain, b.plainErr = (&fieldspec.Config{}).Merge(d)
-	})
-	return b.plain, b.plainErr
+	b.plainOnce.Do(func() { b.plain = fieldspec.PlainDefaults() })
+	return b.plain, nil
 }
 
 // transformerConfig is kustomize's default field specs merged with the

@@ -12,6 +12,10 @@ const (
 	// StageDone reports one stage of a node run, or taken from the cache
 	// (Cached).
 	StageDone
+	// Phase reports a step of a command around its build, named by Stage
+	// (the command's own: opening the cache, loading, writing the
+	// output); Node is empty.
+	Phase
 )
 
 // Event is one span of a build, given to Options.Events as it ends: a

@@ -795,3 +795,18 @@ func Rel(dir, p string) string {
 	}
 	return p
 }
+
+// ReadBytes is how many bytes of kustomization and resource files the load
+// read: a measure of the build to come (the CLI's memory settings use it).
+func (g *Graph) ReadBytes() int64 {
+	var n int64
+	for _, k := range g.kfiles {
+		if k.kf != nil {
+			n += k.kf.Size
+		}
+	}
+	for _, f := range g.files {
+		n += int64(len(f.data))
+	}
+	return n
+}

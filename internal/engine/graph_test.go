@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 
@@ -45,5 +46,31 @@ func TestHelmFreeBaseIsShared(t *testing.T) {
 		if err := g.DAG.Validate(); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// ReadBytes counts the kustomization and resource files a load read, each
+// once: a base two roots share counts once.
+func TestReadBytes(t *testing.T) {
+	files := map[string]string{
+		"a/kustomization.yaml":    "resources:\n- ../base\n",
+		"b/kustomization.yaml":    "resources:\n- ../base\n- cm.yaml\n",
+		"b/cm.yaml":               "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n",
+		"base/kustomization.yaml": "resources:\n- cm.yaml\n",
+		"base/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: base\n",
+	}
+	dir := writeTree(t, files)
+	g, errs := LoadContext(context.Background(), []string{filepath.Join(dir, "a"), filepath.Join(dir, "b")}, LoadOptions{})
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := 0
+	for _, c := range files {
+		want += len(c)
+	}
+	if got := g.ReadBytes(); got != int64(want) {
+		t.Errorf("ReadBytes = %d, want %d (every file once)", got, want)
 	}
 }

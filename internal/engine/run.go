@@ -131,7 +131,6 @@ type Builder struct {
 
 	plainOnce sync.Once
 	plain     *fieldspec.Config
-	plainErr  error
 
 	helmOnce sync.Once
 	helm     stages.HelmSettings

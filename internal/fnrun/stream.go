@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -33,7 +34,8 @@ const (
 )
 
 // separator is a line starting a new YAML document, as kyaml splits them.
-var separator = regexp.MustCompile(`\n---.*\n`)
+// (Compiled on first use: only kpipe fn runs read function output.)
+var separator = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\n---.*\n`) })
 
 // splitDocuments splits a stream at its `---` lines; a separator line
 // with anything but a comment after the dashes is an error.
@@ -43,7 +45,7 @@ func splitDocuments(s string) ([]string, error) {
 		return docs, nil
 	}
 	prev := 0
-	for _, loc := range separator.FindAllStringIndex(s, -1) {
+	for _, loc := range separator().FindAllStringIndex(s, -1) {
 		sep := s[loc[0]:loc[1]]
 		if rest := strings.TrimSpace(sep[4:]); len(rest) > 0 && rest[0] != '#' {
 			return nil, fmt.Errorf("invalid document separator: %s", strings.TrimSpace(sep))

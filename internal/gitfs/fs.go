@@ -348,8 +348,19 @@ func (f *FS) ReadFile(name string) ([]byte, error) {
 
 var (
 	errIsDir    = errors.New("is a directory")
-	errTooLarge = fmt.Errorf("%w of %d MiB on one file", fsread.ErrTooLarge, fsread.MaxFileSize>>20)
+	errTooLarge = tooLarge{}
 )
+
+// tooLarge is fsread.ErrTooLarge with the limit, "file is larger than the
+// limit of 256 MiB on one file" (without fmt.Errorf in every process's
+// package initialisation).
+type tooLarge struct{}
+
+func (tooLarge) Error() string {
+	return fsread.ErrTooLarge.Error() + " of " + strconv.FormatInt(fsread.MaxFileSize>>20, 10) + " MiB on one file"
+}
+
+func (tooLarge) Unwrap() error { return fsread.ErrTooLarge }
 
 // ReadDir lists the directory name, sorted by name.
 func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) {

@@ -2,6 +2,7 @@ package gitfs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"math/rand"
@@ -13,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/kpipe/kpipe/internal/fsread"
 )
 
 // git runs git in dir and returns its output; a test without git skips.
@@ -277,5 +280,16 @@ func TestDiffReadsOnlyWhatChanged(t *testing.T) {
 	// Two trees at each of the four levels.
 	if n := r.Reads() - before; n != 8 {
 		t.Errorf("%d objects read, want 8", n)
+	}
+}
+
+// A file over fsread's limit is refused with fsread.ErrTooLarge, the
+// limit named.
+func TestTooLargeError(t *testing.T) {
+	if !errors.Is(errTooLarge, fsread.ErrTooLarge) {
+		t.Error("errTooLarge is not fsread.ErrTooLarge")
+	}
+	if got, want := errTooLarge.Error(), "file is larger than the limit of 256 MiB on one file"; got != want {
+		t.Errorf("errTooLarge = %q, want %q", got, want)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	yaml2 "go.yaml.in/yaml/v2"
 	yaml "go.yaml.in/yaml/v3"
@@ -434,7 +435,8 @@ func parseGroupVersion(av string) (string, string) {
 }
 
 // documentSeparator is kyaml's: a line starting with ---.
-var documentSeparator = regexp.MustCompile(`\n---.*\n`)
+// (Compiled on first use.)
+var documentSeparator = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\n---.*\n`) })
 
 // readObjects splits a file into its objects as kyaml's ByteReader does
 // (no reader annotations): documents split at separator lines, empty and
@@ -445,7 +447,7 @@ func readObjects(data []byte) ([]*yaml.Node, error) {
 	var docs []string
 	if len(s) > 0 {
 		prev := 0
-		for _, loc := range documentSeparator.FindAllStringIndex(s, -1) {
+		for _, loc := range documentSeparator().FindAllStringIndex(s, -1) {
 			after := strings.TrimSpace(s[loc[0]+4 : loc[1]])
 			if after != "" && after[0] != '#' {
 				return nil, fmt.Errorf("invalid document separator: %s", strings.TrimSpace(s[loc[0]:loc[1]]))

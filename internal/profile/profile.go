@@ -148,7 +148,8 @@ type traceEvent struct {
 // WriteTrace writes evs as a Chrome trace event JSON object, times in
 // microseconds since start. Nodes are laid out on lanes (threads) so that
 // spans on one lane never overlap; a node's stages sit on its lane,
-// nested in its span. Stages outside any node get lanes of their own.
+// nested in its span. Stages outside any node get lanes of their own; the
+// command's phases (engine.Phase) lane 0.
 func WriteTrace(w io.Writer, start time.Time, evs []engine.Event) error {
 	evs = append([]engine.Event(nil), evs...)
 	sort.SliceStable(evs, func(i, j int) bool {
@@ -167,6 +168,13 @@ func WriteTrace(w io.Writer, start time.Time, evs []engine.Event) error {
 	}
 	out := []traceEvent{{Name: "process_name", Ph: "M", PID: 1, Args: map[string]any{"name": "kpipe build"}}}
 	for _, ev := range evs {
+		if ev.Kind == engine.Phase {
+			// The command's own steps, on a lane of their own above the
+			// nodes'.
+			out = append(out, traceEvent{Name: ev.Stage, Cat: "phase", Ph: "X", PID: 1, TID: 0,
+				TS: us(ev.Start), Dur: float64(ev.Dur.Nanoseconds()) / 1e3})
+			continue
+		}
 		te := traceEvent{Ph: "X", PID: 1, TS: us(ev.Start), Dur: float64(ev.Dur.Nanoseconds()) / 1e3,
 			Args: map[string]any{"cached": ev.Cached}}
 		if ev.Node != "" {
@@ -192,5 +200,9 @@ func WriteTrace(w io.Writer, start time.Time, evs []engine.Event) error {
 	return enc.Encode(struct {
 		TraceEvents     []traceEvent `json:"traceEvents"`
 		DisplayTimeUnit string       `json:"displayTimeUnit"`
-	}{out, "ms"})
+		// OtherData holds the wall-clock time of ts 0 ("start", RFC
+		// 3339 with nanoseconds), for a tool that started the process
+		// and wants the time before it (benchmarks/startcost).
+		OtherData map[string]string `json:"otherData"`
+	}{out, "ms", map[string]string{"start": start.Format(time.RFC3339Nano)}})
 }

@@ -48,3 +48,39 @@ func TestWriteTraceLanes(t *testing.T) {
 		t.Errorf("cached node: %+v", tid["/b"])
 	}
 }
+
+// A command's phases go on lane 0 as "phase" spans, and the trace says
+// when its time 0 was.
+func TestWriteTracePhases(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 600, time.UTC)
+	evs := []engine.Event{
+		{Kind: engine.Phase, Stage: "load", Start: t0.Add(time.Millisecond), Dur: time.Millisecond},
+		{Kind: engine.NodeDone, Node: "/a", Start: t0.Add(2 * time.Millisecond), Dur: time.Millisecond},
+	}
+	var buf bytes.Buffer
+	if err := WriteTrace(&buf, t0, evs); err != nil {
+		t.Fatal(err)
+	}
+	var tf struct {
+		TraceEvents []traceEvent      `json:"traceEvents"`
+		OtherData   map[string]string `json:"otherData"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &tf); err != nil {
+		t.Fatal(err)
+	}
+	var phase, node traceEvent
+	for _, e := range tf.TraceEvents {
+		switch e.Name {
+		case "load":
+			phase = e
+		case "/a":
+			node = e
+		}
+	}
+	if phase.Cat != "phase" || phase.TID != 0 || phase.TS != 1000 || phase.Dur != 1000 || node.TID == 0 {
+		t.Errorf("phase %+v, node %+v: want the phase on lane 0 at 1000us for 1000us, the node elsewhere", phase, node)
+	}
+	if got, err := time.Parse(time.RFC3339Nano, tf.OtherData["start"]); err != nil || !got.Equal(t0) {
+		t.Errorf("otherData.start = %q, want %s", tf.OtherData["start"], t0.Format(time.RFC3339Nano))
+	}
+}

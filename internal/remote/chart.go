@@ -58,6 +58,7 @@ func IsExactChartVersion(v string) bool { return exactVersion().MatchString(v) }
 // files changed is pulled again); a version range, or none, is pulled on
 // every run (once per run), and --offline uses the last one kept.
 func (f *Fetcher) Chart(ctx context.Context, r ChartRequest) (string, error) {
+	f.beforeFetch()
 	key := strings.Join([]string{r.Repo, r.Name, r.Version, fmt.Sprint(r.Devel)}, "\x00")
 	f.mu.Lock()
 	if f.charts == nil {

@@ -30,6 +30,11 @@ type Options struct {
 	Git string
 	// Client makes the HTTP requests; nil means http.DefaultClient.
 	Client *http.Client
+	// BeforeFetch, when set, is called before every fetch (Repo, File,
+	// Chart), which may start a process or make temporary files: kpipe's
+	// CLI starts listening for stop signals there, so that it stops them
+	// and removes the files.
+	BeforeFetch func()
 }
 
 // A Fetcher fetches git repositories and HTTP files into its directory.
@@ -67,6 +72,13 @@ func New(o Options) *Fetcher {
 // Offline reports whether the Fetcher may not use the network.
 func (f *Fetcher) Offline() bool { return f.o.Offline }
 
+// beforeFetch calls Options.BeforeFetch, if set.
+func (f *Fetcher) beforeFetch() {
+	if f.o.BeforeFetch != nil {
+		f.o.BeforeFetch()
+	}
+}
+
 // Checkout is a repository checked out at one commit.
 type Checkout struct {
 	// Dir is the checkout's root: an absolute, symlink-free directory
@@ -95,6 +107,7 @@ type Checkout struct {
 // answers that it has no such ref or repository fails the build, as in
 // kustomize.
 func (f *Fetcher) Repo(ctx context.Context, spec *GitSpec) (*Checkout, error) {
+	f.beforeFetch()
 	key := spec.CloneURL() + "\x00" + spec.Ref + fmt.Sprintf("\x00%v", spec.Submodules)
 	f.mu.Lock()
 	o := f.repos[key]
@@ -438,6 +451,7 @@ func (e *StatusError) Error() string {
 // Unlike a commit, a URL can change at any time: online, it is fetched
 // once per run; the body is kept for --offline, which reads it instead.
 func (f *Fetcher) File(ctx context.Context, url string) ([]byte, error) {
+	f.beforeFetch()
 	f.mu.Lock()
 	o := f.files[url]
 	if o == nil {

@@ -1,6 +1,9 @@
 package resource
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // GVK is a Kubernetes group, version and kind. The empty group is the core
 // API group.
@@ -61,18 +64,19 @@ func (g GVK) Selects(sel GVK) bool {
 // namespaced, according to the built-in Kubernetes schema. Unknown kinds
 // (custom resources) are treated as namespaced, as kustomize does.
 func (g GVK) IsClusterScoped() bool {
-	return clusterScoped[[2]string{g.APIVersion(), g.Kind}]
+	return clusterScoped()[[2]string{g.APIVersion(), g.Kind}]
 }
 
 // clusterScoped lists the built-in kinds that are cluster scoped, from the
-// Kubernetes v1.21 OpenAPI schema that kustomize v5 embeds.
-var clusterScoped = func() map[[2]string]bool {
+// Kubernetes v1.21 OpenAPI schema that kustomize v5 embeds; made on first
+// use (a warm build or kpipe version never asks).
+var clusterScoped = sync.OnceValue(func() map[[2]string]bool {
 	m := make(map[[2]string]bool, len(clusterScopedKinds))
 	for _, k := range clusterScopedKinds {
 		m[k] = true
 	}
 	return m
-}()
+})
 
 var clusterScopedKinds = [][2]string{
 	{"admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration"},
