@@ -24,6 +24,10 @@ const (
 	RootAdded   = "added"   // a root only on the new side
 	RootRemoved = "removed" // a root only on the old side
 	RootError   = "error"   // fails to render on one side, or fails differently on both
+	// RootFailing is a root that fails to render on both sides with the
+	// same error: nothing changed, but the change reaches a root that does
+	// not build, and a reviewer must see it.
+	RootFailing = "failing"
 )
 
 // RootDiff is one root that differs between the two sides.
@@ -51,7 +55,8 @@ type Result struct {
 	// roots, for a git review); Unchanged those of them equal on both sides.
 	Compared  int `json:"compared"`
 	Unchanged int `json:"unchanged"`
-	// Roots are the roots that differ, by path.
+	// Roots are the roots that differ, and those that fail on both sides
+	// (RootFailing), by path.
 	Roots []RootDiff `json:"roots"`
 	// ObjectsRead is the number of git objects a git review read (trees
 	// and files of the revisions it compared): what the roots compared
@@ -63,8 +68,20 @@ type Result struct {
 	NewBuilt int `json:"newNodesBuilt"`
 }
 
-// Changed reports whether anything differs.
+// Changed reports whether anything differs, or a compared root fails to
+// build on both sides (either asks for a reviewer's attention).
 func (r *Result) Changed() bool { return len(r.Roots) > 0 }
+
+// Failing counts the roots that fail on both sides (RootFailing).
+func (r *Result) Failing() int {
+	n := 0
+	for _, rd := range r.Roots {
+		if rd.Status == RootFailing {
+			n++
+		}
+	}
+	return n
+}
 
 // GitOptions are the settings of a review of two git revisions.
 type GitOptions struct {
@@ -520,8 +537,8 @@ func compareSides(res *Result, olds, news map[string]rendered, oldTree, newTree 
 			oe := strings.ReplaceAll(old.err, oldTree+string(filepath.Separator), "")
 			ne := strings.ReplaceAll(nw.err, newTree+string(filepath.Separator), "")
 			if oe == ne {
-				res.Unchanged++
-				continue
+				rd.Status, rd.NewError = RootFailing, ne
+				break
 			}
 			rd.Status, rd.OldError, rd.NewError = RootError, oe, ne
 		default:
