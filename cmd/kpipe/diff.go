@@ -89,6 +89,7 @@ func runDiff(c *cli.Context) error {
 	if err != nil {
 		return &exitError{code: 2, err: notARepoHint(err)}
 	}
+	printWarnings(c, res.Warnings)
 	w := c.App.Writer
 	switch f := c.String("format"); {
 	case c.Bool("name-only"):
@@ -295,6 +296,7 @@ func affectedRun(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
+		printWarnings(c, res.Warnings)
 		for _, rd := range res.Roots {
 			roots = append(roots, affectedRoot{Path: relToCwd(cwd, filepath.Join(repo.Top, filepath.FromSlash(rd.Path))), Status: rd.Status,
 				Error: firstNonEmpty(rd.NewError, rd.OldError)})

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -62,6 +63,11 @@ type Result struct {
 	// and files of the revisions it compared): what the roots compared
 	// read, whatever the size of the repository.
 	ObjectsRead int `json:"objectsRead,omitempty"`
+	// Warnings are those of the kustomization files that the compared
+	// roots include on the new side, where this review loaded them (a
+	// root taken from the record of an earlier review is not loaded), each
+	// file's once; files are relative to the tree, as Roots' paths.
+	Warnings []batch.Warning `json:"warnings,omitempty"`
 	// OldBuilt and NewBuilt count the kustomizations built on each side
 	// (the others came from the cache, or were up to date).
 	OldBuilt int `json:"oldNodesBuilt"`
@@ -360,6 +366,9 @@ func loadOptions(bo batch.Options, fsys loaders.FS) engine.LoadOptions {
 type rendered struct {
 	yaml []byte
 	err  string
+	// warnings are those of the kustomization files the root includes,
+	// when it was loaded (files relative to the tree).
+	warnings []batch.Warning
 }
 
 // renderRoots builds the roots rels of tree through the cache, and says
@@ -428,11 +437,17 @@ func renderRoots(ctx context.Context, eo engine.Options, lo engine.LoadOptions, 
 		if !keep[i] {
 			continue
 		}
+		var ws []batch.Warning
+		for _, w := range g.WarningsOf(g.Roots[i]) {
+			w := batch.WarningOf(w)
+			w.File = relPath(tree, w.File)
+			ws = append(ws, w)
+		}
 		if res.Err != nil {
-			out[todo[i]] = rendered{err: res.Err.Error()}
+			out[todo[i]] = rendered{err: res.Err.Error(), warnings: ws}
 			continue
 		}
-		out[todo[i]] = rendered{yaml: res.YAML}
+		out[todo[i]] = rendered{yaml: res.YAML, warnings: ws}
 		if records != nil && reals[i] != "" && !maybe[todo[i]] {
 			records.record(b, g.Roots[i], reals[i], res)
 		}
@@ -515,7 +530,13 @@ func compareSides(res *Result, olds, news map[string]rendered, oldTree, newTree 
 	for p := range news {
 		paths[p] = true
 	}
-	for p := range paths {
+	sorted := slices.Sorted(maps.Keys(paths))
+	var warned batch.Report // the new side's warnings, by root, in path order
+	for _, p := range sorted {
+		warned.Roots = append(warned.Roots, batch.RootReport{Warnings: news[p].warnings})
+	}
+	res.Warnings = warned.Warnings()
+	for _, p := range sorted {
 		old, inOld := olds[p]
 		nw, inNew := news[p]
 		rd := RootDiff{Path: filepath.ToSlash(p)}
