@@ -186,7 +186,6 @@ func commonBuildFlags() []cli.Flag {
 	), cacheFlags()...)
 }
 
-
 // buildOptions reads the common build flags.
 func buildOptions(c *cli.Context) (loaders.Restriction, engine.Options, error) {
 	restriction, err := loaders.ParseRestriction(c.String("load-restrictor"))
