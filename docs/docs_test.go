@@ -432,3 +432,22 @@ func TestLayoutTable(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmeGoVersion: the README asks for the Go version go.mod needs.
+func TestReadmeGoVersion(t *testing.T) {
+	mod, err := os.ReadFile("../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^go ([0-9.]+)$`).FindSubmatch(mod)
+	if m == nil {
+		t.Fatal("go.mod has no go line")
+	}
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "Go (" + string(m[1]) + " or later)"; !strings.Contains(string(readme), want) {
+		t.Errorf("README.md does not say %q (go.mod: go %s)", want, m[1])
+	}
+}
