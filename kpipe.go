@@ -68,9 +68,12 @@
 // # Stability
 //
 // This package is kpipe's public API: its exported names follow semantic
-// versioning. Every other package of the module is under internal/ (which
-// Go forbids importing from outside the module), except pluginapi, the
-// interface Go plugins are built against.
+// versioning, as do those of pluginapi, the interface Go plugins are built
+// against. The building blocks at the module root (dag, loaders, stages,
+// plugins, cache and their subpackages) can be imported too, with no
+// compatibility promise before v1 (docs/architecture.md, "What is
+// public"); the engine and the rest of the machinery are under internal/,
+// which Go forbids importing from outside the module.
 package kpipe
 
 import (

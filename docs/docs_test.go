@@ -8,8 +8,11 @@
 //
 //	<!-- doc-test -->            the next fenced block runs (bash -e), in the
 //	                             page's sandbox: a copy of testdata/ with kpipe
-//	                             on PATH, its own cache and HOME; the blocks of
-//	                             one page run in order, in one sandbox
+//	                             on PATH, its own cache, HOME and TMPDIR; the
+//	                             blocks of one page run in order, in one
+//	                             sandbox, each in the directory the one before
+//	                             ended in (as typed at one prompt: a `cd` into
+//	                             a `mktemp -d` directory holds for the page)
 //	<!-- doc-test: repo -->      the next block runs in the repository itself
 //	                             (read-only commands: go run, go vet)
 //	<!-- doc-test: output -->    the next block is what the runnable block before
@@ -163,12 +166,32 @@ func sandbox(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range []string{"home", "cache"} {
+	for _, d := range []string{"home", "cache", "tmp"} {
 		if err := os.MkdirAll(filepath.Join(dir, ".doc-test", d), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
 	return dir
+}
+
+// commitSandbox makes the sandbox a git repository with everything in it
+// committed, as a fresh clone is (the test's own files excluded).
+func commitSandbox(t *testing.T, box string) {
+	t.Helper()
+	for _, args := range [][]string{
+		{"init", "-q", "-b", "main"},
+		{"add", "-A", "--", ".", ":!.doc-test"},
+		{"-c", "user.name=doc", "-c", "user.email=doc@example.com", "commit", "-q", "-m", "clone"},
+	} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = box
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(box, ".git", "info", "exclude"), []byte(".doc-test/\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 var timing = regexp.MustCompile(`\b[0-9]+(\.[0-9]+)?(s|ms)\b`)
@@ -218,21 +241,28 @@ func TestExamplesRun(t *testing.T) {
 	for _, page := range pages(t) {
 		bs := blocks(t, page)
 		t.Run(filepath.Base(page), func(t *testing.T) {
-			box := ""
+			box, cwd := "", ""
+			readme := filepath.Base(page) == "README.md"
 			var last *block
 			var lastOut string
 			for i := range bs {
 				b := &bs[i]
 				switch b.mark {
 				case "run", "repo":
-					dir := ".."
+					dir, text := "..", b.text
 					if b.mark == "run" {
 						if box == "" {
 							box = sandbox(t)
+							cwd = box
+							if readme {
+								commitSandbox(t, box)
+							}
 						}
-						dir = box
+						// The directory the block ends in is where the next
+						// one starts.
+						dir, text = cwd, b.text+"\npwd >\"$DOC_TEST_CWD\"\n"
 					}
-					cmd := exec.Command("bash", "-e", "-o", "pipefail", "-c", b.text)
+					cmd := exec.Command("bash", "-e", "-o", "pipefail", "-c", text)
 					cmd.Dir = dir
 					cmd.Env = append(os.Environ(),
 						"PATH="+kpipeDir+string(os.PathListSeparator)+os.Getenv("PATH"),
@@ -240,9 +270,16 @@ func TestExamplesRun(t *testing.T) {
 						"GIT_COMMITTER_NAME=doc", "GIT_COMMITTER_EMAIL=doc@example.com")
 					if b.mark == "run" {
 						cmd.Env = append(cmd.Env, "HOME="+filepath.Join(box, ".doc-test", "home"),
-							"XDG_CACHE_HOME="+filepath.Join(box, ".doc-test", "cache"))
+							"XDG_CACHE_HOME="+filepath.Join(box, ".doc-test", "cache"),
+							"TMPDIR="+filepath.Join(box, ".doc-test", "tmp"),
+							"DOC_TEST_CWD="+filepath.Join(box, ".doc-test", "cwd"))
 					}
 					out, err := cmd.CombinedOutput()
+					if b.mark == "run" {
+						if data, err := os.ReadFile(filepath.Join(box, ".doc-test", "cwd")); err == nil {
+							cwd = strings.TrimSpace(string(data))
+						}
+					}
 					if err != nil {
 						t.Errorf("%s:%d: the example fails: %v\n%s\n--- it printed:\n%s", page, b.line, err, b.text, out)
 					}
@@ -263,6 +300,15 @@ func TestExamplesRun(t *testing.T) {
 						t.Errorf("%s:%d: the example at line %d prints\n%s\n--- the page shows\n%s", page, b.line, last.line, lastOut, b.text)
 					}
 					last = nil
+				}
+			}
+			// The README's examples are followed in a fresh clone: they
+			// change nothing there (they work in a scratch directory).
+			if readme && box != "" {
+				st := exec.Command("git", "status", "--porcelain", "--untracked-files=all")
+				st.Dir = box
+				if out, err := st.Output(); err != nil || len(out) > 0 {
+					t.Errorf("README.md's examples change the clone they run in (git status: %v):\n%s", err, out)
 				}
 			}
 		})
@@ -384,5 +430,24 @@ func TestLayoutTable(t *testing.T) {
 		if !listed[pkg] && pkg != "docs" {
 			t.Errorf("the layout table does not list %s", pkg)
 		}
+	}
+}
+
+// TestReadmeGoVersion: the README asks for the Go version go.mod needs.
+func TestReadmeGoVersion(t *testing.T) {
+	mod, err := os.ReadFile("../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^go ([0-9.]+)$`).FindSubmatch(mod)
+	if m == nil {
+		t.Fatal("go.mod has no go line")
+	}
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "Go (" + string(m[1]) + " or later)"; !strings.Contains(string(readme), want) {
+		t.Errorf("README.md does not say %q (go.mod: go %s)", want, m[1])
 	}
 }

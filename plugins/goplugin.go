@@ -33,6 +33,11 @@ func (p *plugin) configureGo(c Config, o Options, so string) error {
 	return nil
 }
 
+// GoPluginBuild is how to build a kpipe that loads Go plugins: with cgo
+// (the release archives and images are built without it, and cannot),
+// without -tags nogoplugin.
+const GoPluginBuild = "CGO_ENABLED=1 go install ./cmd/kpipe"
+
 // goConstructor opens the plugin and returns its constructor.
 func (p *plugin) goConstructor() (func() any, error) {
 	lookup, err := openGoPlugin(p.path)
@@ -41,7 +46,7 @@ func (p *plugin) goConstructor() (func() any, error) {
 		hint := ""
 		switch {
 		case strings.Contains(msg, "not implemented"):
-			hint = " (this kpipe was built without cgo, which loading Go plugins needs)"
+			hint = " (this kpipe was built without cgo, which loading Go plugins needs; release archives, images and the README's install are: build one that can with `" + GoPluginBuild + "`, and the plugin with the same Go and flags)"
 		case strings.Contains(msg, "different version"):
 			hint = " (a Go plugin must be built with the same Go version, build flags and package versions as kpipe: rebuild it; see package pluginapi)"
 		}

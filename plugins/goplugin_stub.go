@@ -9,5 +9,5 @@ const goPluginSupport = false
 
 // openGoPlugin fails: this kpipe was built without Go plugin support.
 func openGoPlugin(path string) (func(string) (any, error), error) {
-	return nil, errors.New("this kpipe was built with -tags nogoplugin and cannot load Go plugins")
+	return nil, errors.New("this kpipe was built with -tags nogoplugin and cannot load Go plugins: build one that can with `" + GoPluginBuild + "` (from a clone of kpipe)")
 }

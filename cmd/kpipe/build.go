@@ -76,8 +76,10 @@ func runBuild(c *cli.Context) error {
 		// Every input the last build read is unchanged: print its
 		// warnings and output.
 		defer out.Close()
-		for _, w := range warnings {
-			opts.Warn(w)
+		if !c.Bool("quiet") {
+			for _, w := range warnings {
+				opts.Warn(w)
+			}
 		}
 		if c.Bool("explain") {
 			fmt.Fprintf(c.App.ErrWriter, "explain: %s: up to date: every input its last build read is unchanged; output from the cache\n", dir)
@@ -110,6 +112,10 @@ func runBuild(c *cli.Context) error {
 		fmt.Fprintln(c.App.ErrWriter, "explain: no cache (--no-cache, or it cannot be used): every node is built")
 	}
 	opts.Warn = fast.recordWarnings(opts.Warn)
+	warnLoad := opts.Warn
+	if c.Bool("quiet") {
+		warnLoad = fast.recordWarnings(func(string) {}) // kept for the next build, not printed
+	}
 	fetcher, doneFetching := newFetcher(c, store)
 	defer doneFetching()
 	g, loadErrs, big := loadRoot(ctx, dir, engine.LoadOptions{Restriction: restriction, Remote: fetcher})
@@ -118,7 +124,7 @@ func runBuild(c *cli.Context) error {
 		hugeHeapToLimit()
 	}
 	for _, w := range g.Warnings {
-		opts.Warn(w)
+		warnLoad(w)
 	}
 	opts.Cache.Store = store
 	b := engine.NewBuilder(g, opts)
@@ -223,6 +229,7 @@ func commonBuildFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "plugin-timeout", Value: plugins.DefaultTimeout, Usage: "kill a plugin that runs longer than this"},
 		&cli.BoolFlag{Name: "no-cache-plugins", Usage: "never cache the output of plugins (for plugins that are not pure functions of their input)"},
 		&cli.BoolFlag{Name: "verify-cache", Usage: "re-run cached stages (and plugins twice) and fail when an output differs"},
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "do not print the kustomization files' warnings (deprecated fields)"},
 	), cacheFlags()...)
 }
 

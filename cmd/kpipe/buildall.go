@@ -171,7 +171,11 @@ func runBuildAll(c *cli.Context) error {
 			rr.Output = relToCwd(cwd, rr.Output)
 		}
 		rr.Hint = relHint(rr.Hint)
+		for j := range rr.Warnings {
+			rr.Warnings[j].File = relToCwd(cwd, rr.Warnings[j].File)
+		}
 	}
+	printWarnings(c, rep.Warnings())
 	var errs *multierror.Error
 	if err != nil {
 		errs = multierror.Append(errs, err)
@@ -305,5 +309,16 @@ func printStats(c *cli.Context, rep *batch.Report) {
 		}
 		fmt.Fprintf(w, "remote cache %s: %d hits, %d misses, %d refused, %d uploads; %.1f KiB down, %.1f KiB up; %.3fs in requests%s\n",
 			r.URL, r.Hits, r.Misses, r.Refused, r.Uploads, float64(r.BytesDown)/1024, float64(r.BytesUp)/1024, r.Seconds, failed)
+	}
+}
+
+// printWarnings prints the warnings of kustomization files a run of many
+// roots gives, one line each, naming the file, unless --quiet.
+func printWarnings(c *cli.Context, ws []batch.Warning) {
+	if c.Bool("quiet") {
+		return
+	}
+	for _, w := range ws {
+		fmt.Fprintf(c.App.ErrWriter, "Warning: %s: %s\n", w.File, w.Message)
 	}
 }

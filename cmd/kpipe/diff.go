@@ -56,9 +56,13 @@ With --no-index (or outside a git repository), DIR_A and DIR_B are two
 trees of kustomizations (every root rendered, matched by relative path) or
 two directories of rendered output (.yaml files matched by path).
 
+A compared root that fails to build on both sides with the same error is
+listed too ("failing", with its error): the change reaches a root that
+does not build.
+
 Exit status, as git diff --exit-code: 0 no difference, 1 differences
-(a root failing on one side is one), 2 a usage error or trouble (not a
-git repository, an unknown revision).`,
+(a root failing on one side or on both is one), 2 a usage error or
+trouble (not a git repository, an unknown revision).`,
 		Flags: append(commonBuildFlags(),
 			&cli.StringFlag{Name: "base", Usage: "the old revision (default: merge base of HEAD with the default branch)"},
 			&cli.StringFlag{Name: "head", Usage: "the new revision (default: the working tree)"},
@@ -85,6 +89,7 @@ func runDiff(c *cli.Context) error {
 	if err != nil {
 		return &exitError{code: 2, err: notARepoHint(err)}
 	}
+	printWarnings(c, res.Warnings)
 	w := c.App.Writer
 	switch f := c.String("format"); {
 	case c.Bool("name-only"):
@@ -169,7 +174,8 @@ func affectedCommand() *cli.Command {
 roots under PATHs (default: the current directory) whose rendered output
 differs between --since REV and the working tree (or --head REV), so that
 CI renders, diffs or deploys only those. A root added, removed, or failing
-on one side is listed.
+on one side is listed, and so is a root that fails on both (its error
+goes to standard error).
 
 The candidates are the roots that read a changed path (git's list of
 changed paths, untracked files that git does not ignore included): a file
@@ -182,7 +188,7 @@ revisions through the cache and listed when their output bytes differ.
 the old revision; a superset: a renamed file with the same content, say).
 
 --format json also says, for each root, its status (changed, added,
-removed, error), or, with --inputs-only, which changed paths reach it.
+removed, error, failing) and error, or, with --inputs-only, which changed paths reach it.
 
 Exit status: 0 when it listed the roots (none or some), 1 when a listed
 root fails to build, 2 a usage error or trouble (not a git repository,
@@ -290,6 +296,7 @@ func affectedRun(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
+		printWarnings(c, res.Warnings)
 		for _, rd := range res.Roots {
 			roots = append(roots, affectedRoot{Path: relToCwd(cwd, filepath.Join(repo.Top, filepath.FromSlash(rd.Path))), Status: rd.Status,
 				Error: firstNonEmpty(rd.NewError, rd.OldError)})
@@ -310,6 +317,9 @@ func affectedRun(c *cli.Context) error {
 	case "lines":
 		for _, r := range roots {
 			fmt.Fprintln(c.App.Writer, r.Path)
+			if r.Error != "" {
+				fmt.Fprintf(c.App.ErrWriter, "kpipe affected: %s does not build: %s\n", r.Path, r.Error)
+			}
 		}
 	default:
 		return usage(c, "--format %q: want lines or json", c.String("format"))

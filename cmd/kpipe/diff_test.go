@@ -124,3 +124,53 @@ func TestDiffNoIndex(t *testing.T) {
 		t.Fatalf("reordered only, --order: exit %d, want 1:\n%s", code, out)
 	}
 }
+
+// TestDiffNamesRootsFailingOnBothSides: a change to a shared base reaches
+// a root that fails to build at both revisions (a missing resource). It
+// did not change, but a reviewer must see it: diff and affected name it,
+// with its error, and exit 1.
+func TestDiffNamesRootsFailingOnBothSides(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not found (apt-get install git)")
+	}
+	dir := t.TempDir()
+	write := func(rel, s string) {
+		t.Helper()
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("base/kustomization.yaml", "resources:\n- cm.yaml\n")
+	write("base/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  k: v1\n")
+	write("good/kustomization.yaml", "resources:\n- ../base\nnamePrefix: good-\n")
+	write("bad/kustomization.yaml", "resources:\n- ../base\n- missing.yaml\n")
+	if err := genrepo.InitGit(dir); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	write("base/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  k: v2\n")
+	cacheDir := t.TempDir()
+
+	code, out, errOut := kpipe(t, "diff", "--cache-dir", cacheDir, "--base", "HEAD", "--color", "never")
+	if code != 1 {
+		t.Fatalf("diff: exit %d, want 1\n%s%s", code, out, errOut)
+	}
+	for _, want := range []string{"changed good (", "failing bad (", "fails on both sides: ", "missing.yaml",
+		"1 of 2 compared roots differ, 1 fail on both sides"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("diff output lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, _ = kpipe(t, "diff", "--cache-dir", cacheDir, "--base", "HEAD", "--format", "json")
+	if code != 1 || !strings.Contains(out, `"status": "failing"`) || !strings.Contains(out, "missing.yaml") {
+		t.Errorf("diff --format json: exit %d:\n%s", code, out)
+	}
+	code, out, errOut = kpipe(t, "affected", "--since", "HEAD", "--cache-dir", cacheDir)
+	if code != 1 || out != "bad\ngood\n" || !strings.Contains(errOut, "bad does not build: ") || !strings.Contains(errOut, "missing.yaml") {
+		t.Errorf("affected: exit %d, want 1, both roots listed and bad's error on stderr:\n%s%s", code, out, errOut)
+	}
+}

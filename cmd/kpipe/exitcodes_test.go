@@ -116,3 +116,18 @@ func TestBuildAllErrorsLikeBuild(t *testing.T) {
 		t.Errorf("report roots: %q", got)
 	}
 }
+
+// TestStackTraceFlagAccepted: kustomize's global --stack-trace is accepted
+// before or after the command, as scripts written for kustomize pass it.
+func TestStackTraceFlagAccepted(t *testing.T) {
+	want, _ := os.ReadFile("../../testdata/examples/prod.expected.yaml")
+	for _, args := range [][]string{
+		{"build", "--stack-trace", "../../testdata/examples/prod"},
+		{"--stack-trace", "build", "../../testdata/examples/prod"},
+		{"build", "../../testdata/examples/prod", "--stack-trace"},
+	} {
+		if code, out, errOut := kpipe(t, args...); code != 0 || out != string(want) {
+			t.Errorf("kpipe %v: exit %d\n%s", args, code, errOut)
+		}
+	}
+}

@@ -119,6 +119,7 @@ func TestCacheServeWithoutServer(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if code := exitCode(err); code != 1 ||
 		!strings.Contains(string(out), "go install github.com/kpipe/kpipe/cmd/kpipe-cache-server@latest") ||
+		!strings.Contains(string(out), "go install ./cmd/kpipe ./cmd/kpipe-cache-server") ||
 		!strings.Contains(string(out), "release archives") || !strings.Contains(string(out), filepath.Dir(alone)) {
 		t.Errorf("without the server: exit %d\n%s", code, out)
 	}
@@ -133,5 +134,26 @@ func TestCacheServeWithoutServer(t *testing.T) {
 	out, err = exec.Command(bin, "cache", "serve", "--help").CombinedOutput()
 	if code := exitCode(err); code != 0 || !strings.Contains(string(out), "--max-size") || !strings.Contains(string(out), "--write-token-file") {
 		t.Errorf("--help with the server: exit %d\n%s", code, out)
+	}
+}
+
+// TestInstallLinesAgree: every place that says how to install kpipe and
+// its cache server (the error above, README.md, docs/install.md,
+// docs/cache-server.md) gives the same lines, from the module proxy and
+// from a clone.
+func TestInstallLinesAgree(t *testing.T) {
+	for _, page := range []string{"../../README.md", "../../docs/install.md", "../../docs/cache-server.md"} {
+		data, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range []string{"github.com/kpipe/kpipe/cmd/kpipe-cache-server@latest", cloneInstall} {
+			if !strings.Contains(string(data), line) {
+				t.Errorf("%s does not say %q", page, line)
+			}
+		}
+	}
+	if !strings.HasSuffix(serverInstall, "github.com/kpipe/kpipe/cmd/kpipe-cache-server@latest") {
+		t.Errorf("the error's install line %q is not the pages'", serverInstall)
 	}
 }

@@ -227,14 +227,18 @@ func newRoot(stdout, stderr io.Writer, args []string) *cli.App {
 		ExitErrHandler: func(*cli.Context, error) {}, // run prints errors once; cli.Exit does not exit
 		OnUsageError:   usageError,
 		Commands:       commands,
+		Flags:          []cli.Flag{stackTraceFlag()},
 	}
 }
 
 // prepare gives c and every command below it usageError, a help
-// subcommand of its own (see helpCommand), and flags that work out their
-// names once (see namedFlag).
+// subcommand of its own (see helpCommand), kustomize's global --stack-trace
+// flag, and flags that work out their names once (see namedFlag).
 func prepare(c *cli.Command) {
 	c.OnUsageError = usageError
+	if !c.SkipFlagParsing {
+		c.Flags = append(c.Flags, stackTraceFlag())
+	}
 	for i, f := range c.Flags {
 		c.Flags[i] = nameOnce(f)
 	}
@@ -245,6 +249,14 @@ func prepare(c *cli.Command) {
 		prepare(s)
 	}
 	c.Subcommands = append(c.Subcommands, helpCommand())
+}
+
+// stackTraceFlag is kustomize's global --stack-trace ("print a stack-trace
+// on error"), accepted wherever kustomize takes it, so that a script that
+// passes it works with kpipe: kpipe's errors say where they come from (the
+// file and line) instead of Go's stack, so it changes nothing.
+func stackTraceFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "stack-trace", Hidden: true, Usage: "accepted for kustomize's scripts; kpipe's errors name the file instead"}
 }
 
 // namedFlag is a flag whose names were worked out once.

@@ -308,6 +308,9 @@ func TestNamedFlagsAnswerAsTheirFlags(t *testing.T) {
 		for _, c := range cs {
 			for _, f := range c.Flags {
 				key := path + c.Name + "/" + f.Names()[0]
+				if f.Names()[0] == "stack-trace" {
+					continue // prepare adds it (kustomize's global flag)
+				}
 				r, ok := raw[key]
 				if !ok {
 					t.Errorf("%s: no such flag as made", key)

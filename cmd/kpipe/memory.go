@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"sync"
 	"sync/atomic"
 
 	"github.com/kpipe/kpipe/internal/engine"
@@ -125,7 +126,13 @@ func boundHeapGrowth(headroom uint64) (stop func()) {
 }
 
 // hugeHeapToLimit backs the heap up to the soft memory limit (at most
-// defaultMemoryLimit) with huge pages, where hugeHeap can.
+// defaultMemoryLimit) with huge pages, where hugeHeap can, once a process:
+// the pages it maps stay the heap's, and doing it again would only clear
+// them (a program that runs many commands, as the tests do, paid a clear
+// of the whole reservation for every build).
 func hugeHeapToLimit() {
-	hugeHeap(min(int(debug.SetMemoryLimit(-1)), defaultMemoryLimit))
+	hugeHeapOnce.Do(func() { hugeHeap(min(int(debug.SetMemoryLimit(-1)), defaultMemoryLimit)) })
 }
+
+// hugeHeapOnce makes hugeHeapToLimit's reservation once a process.
+var hugeHeapOnce sync.Once

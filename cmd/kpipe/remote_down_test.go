@@ -4,6 +4,8 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -82,9 +84,11 @@ func (h *switchableGitHost) answer(status int) {
 // 503), the next build uses the kept checkout of the commit the tag
 // resolved to, with one warning naming the URL, the ref, the commit and
 // when it was resolved, and prints the same bytes. A ref pinned to a full
-// commit needs no network at all. A host that answers that the ref or the
-// repository is gone fails the build, as kustomize does; so does a URL
-// whose checkout was never kept.
+// commit needs no network at all. A host that answers that the repository
+// is not there (404) is a repository that cannot be read: the kept
+// checkout again, with a warning that says so. A host that answers that
+// the ref is gone fails the build, as kustomize does; so does a URL whose
+// checkout was never kept.
 func TestRemoteHostDown(t *testing.T) {
 	f := newRemoteFixture(t)
 	host := newSwitchableGitHost(t, f.served)
@@ -132,11 +136,12 @@ func TestRemoteHostDown(t *testing.T) {
 	host.answer(http.StatusServiceUnavailable)
 	check("host answering 503")
 
-	// An answer is not a network error: a 404 (the repository is gone)
-	// fails, naming the URL.
+	// A 404 (the repository moved or is gone): git cannot read it, which
+	// says nothing of the ref: the kept checkout, with one warning.
 	host.answer(http.StatusNotFound)
-	if code, out, errOut := kpipe(t, "build", tagged, "--cache-dir", cache); code == 0 || out != "" || !strings.Contains(errOut, repoURL) {
-		t.Errorf("repository gone: exit %d, stdout %q, stderr %s", code, out, errOut)
+	if code, out, errOut := kpipe(t, "build", tagged, "--cache-dir", cache); code != 0 || out != want ||
+		strings.Count(errOut, "cannot be read") != 1 || !strings.Contains(errOut, repoURL) || !strings.Contains(errOut, "commit "+f.v1) {
+		t.Errorf("repository gone: exit %d, output differs: %v, stderr %s", code, out != want, errOut)
 	}
 	// The tag deleted at the host: kustomize fails, and so does kpipe,
 	// although the tag's old checkout is kept.
@@ -146,8 +151,8 @@ func TestRemoteHostDown(t *testing.T) {
 	if code == 0 || out != "" || !strings.Contains(errOut, "v1") {
 		t.Errorf("tag gone: exit %d, stdout %q, stderr %s", code, out, errOut)
 	}
-	if strings.Contains(errOut, "cannot be reached") {
-		t.Errorf("tag gone: warned of an unreachable host:\n%s", errOut)
+	if strings.Contains(errOut, "cannot be reached") || strings.Contains(errOut, "cannot be read") {
+		t.Errorf("tag gone: warned of an unreadable repository instead of failing:\n%s", errOut)
 	}
 
 	// Nothing kept for a URL: an unreachable host fails, naming it.
@@ -155,5 +160,27 @@ func TestRemoteHostDown(t *testing.T) {
 	other := overlay(t, "resources:\n- "+repoURL+"//base?ref=main\n")
 	if code, out, errOut := kpipe(t, "build", other, "--cache-dir", t.TempDir()); code == 0 || out != "" || !strings.Contains(errOut, repoURL) {
 		t.Errorf("never kept, host down: exit %d, stdout %q, stderr %s", code, out, errOut)
+	}
+}
+
+// TestRemoteRepositoryMoved: a remote base at a tag of a file:// repository
+// builds once; the repository then moves (git: "does not appear to be a
+// git repository"), and the next build uses the kept checkout of the
+// commit the tag resolved to, with one warning, and prints the same bytes.
+func TestRemoteRepositoryMoved(t *testing.T) {
+	f := newRemoteFixture(t)
+	cache := t.TempDir()
+	url := "file://" + filepath.ToSlash(f.bare)
+	tagged := overlay(t, "resources:\n- "+url+"//base?ref=v1\n")
+	want := mustBuild(t, tagged, "--cache-dir", cache)
+	if err := os.Rename(f.bare, f.bare+".moved"); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := kpipe(t, "build", tagged, "--cache-dir", cache)
+	if code != 0 || out != want {
+		t.Fatalf("moved repository: exit %d, output differs: %v\n%s", code, out != want, errOut)
+	}
+	if n := strings.Count(errOut, "cannot be read"); n != 1 || !strings.Contains(errOut, "ref v1") || !strings.Contains(errOut, "commit "+f.v1) {
+		t.Errorf("moved repository: %d warnings, want one naming the ref and the commit:\n%s", n, errOut)
 	}
 }

@@ -20,8 +20,13 @@ import (
 // not link Badger (cache/doc.go; TestKpipeDoesNotLinkBadger).
 const serverName = "kpipe-cache-server"
 
-// serverInstall is how to install the server when it is missing.
-const serverInstall = "go install github.com/kpipe/kpipe/cmd/kpipe-cache-server@latest"
+// serverInstall and cloneInstall are how to install the server when it
+// is missing: the lines README.md, docs/install.md and
+// docs/cache-server.md give too (TestInstallLinesAgree).
+const (
+	serverInstall = "go install github.com/kpipe/kpipe/cmd/kpipe-cache-server@latest"
+	cloneInstall  = "go install ./cmd/kpipe ./cmd/kpipe-cache-server"
+)
 
 func cacheServeCommand() *cli.Command {
 	return &cli.Command{
@@ -74,7 +79,7 @@ func findServer() (string, error) {
 	if len(dirs) > 0 {
 		where = "next to kpipe (in " + dirs[0] + ") or on PATH"
 	}
-	return "", fmt.Errorf("kpipe cache serve runs the cache server, %s, a binary of its own, and there is none %s: install it with `%s` (the release archives and the container image carry it beside kpipe)", serverName, where, serverInstall)
+	return "", fmt.Errorf("kpipe cache serve runs the cache server, %s, a binary of its own, and there is none %s: install it with `%s` (from a clone of kpipe: `%s`; the release archives and the container image carry it beside kpipe)", serverName, where, serverInstall, cloneInstall)
 }
 
 // serveHelpWithoutServer is `kpipe cache serve --help` when the server is

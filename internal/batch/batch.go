@@ -153,6 +153,43 @@ type RootReport struct {
 	OutOfDate bool `json:"outOfDate,omitempty"`
 	// Reads is what the root's output depends on (Options.Reads).
 	Reads *engine.ReadSet `json:"-"`
+	// Warnings are the warnings of the kustomization files the root
+	// includes (deprecated fields), when this run loaded it (a root up to
+	// date is not loaded, and has none).
+	Warnings []Warning `json:"warnings,omitempty"`
+}
+
+// Warning is one warning of a kustomization file.
+type Warning struct {
+	// File is the kustomization file (absolute in a Report that Run
+	// returns; the CLI writes it relative to the current directory).
+	File string `json:"file"`
+	// Message is the warning, in kustomize's words without its "#
+	// Warning: " lead.
+	Message string `json:"message"`
+}
+
+// WarningOf is w as a report carries it.
+func WarningOf(w engine.Warning) Warning {
+	return Warning{File: w.File, Message: strings.TrimPrefix(w.Text, "# Warning: ")}
+}
+
+// Warnings returns the warnings of rep's roots, each file's once, in the
+// order of the roots (the report's order, which is path order).
+func (rep *Report) Warnings() []Warning {
+	var out []Warning
+	seen := map[string]bool{}
+	for _, rr := range rep.Roots {
+		given := map[string]bool{} // files of this root
+		for _, w := range rr.Warnings {
+			if seen[w.File] && !given[w.File] {
+				continue
+			}
+			seen[w.File], given[w.File] = true, true
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // Report is the outcome of a run (the --report file).
@@ -491,8 +528,10 @@ func buildGraph(ctx context.Context, o Options, load loadSettings, roots []strin
 	}
 	g, loadErrs := engine.LoadContext(ctx, dirs, engine.LoadOptions{FS: o.FS, Restriction: o.Restriction, Remote: o.Remote,
 		Resolved: load.resolved, Listed: load.listed, Since: load.since, Warned: warned})
+	// The warnings of the run are given now; those of kustomization files
+	// go with the roots that include them (RootReport.Warnings).
 	if opts.Warn != nil {
-		for _, w := range g.Warnings {
+		for _, w := range g.RunWarnings() {
 			opts.Warn(w)
 		}
 	}
@@ -506,6 +545,9 @@ func buildGraph(ctx context.Context, o Options, load loadSettings, roots []strin
 		root := roots[i]
 		rr := RootReport{Path: root, Output: outputOf(root), Cached: res.Cached, NodesBuilt: res.NodesBuilt, NodesCached: res.NodesCached,
 			StageHits: res.StagesCached, StageMisses: res.StagesRan}
+		for _, w := range g.WarningsOf(g.Roots[j]) {
+			rr.Warnings = append(rr.Warnings, WarningOf(w))
+		}
 		err := res.Err
 		if err == nil {
 			sum := res.OutputDigest()

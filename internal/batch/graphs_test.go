@@ -64,6 +64,9 @@ func runGraphs(t *testing.T, tree string, perGraph int) graphsRun {
 	if err != nil {
 		t.Fatalf("Run with %d roots a graph: %v", perGraph, err)
 	}
+	for _, w := range rep.Warnings() {
+		r.warnings = append(r.warnings, w.File+": "+w.Message)
+	}
 	r.rep, r.outputs = rep, map[string]string{}
 	for i := range rep.Roots {
 		rr := &rep.Roots[i]

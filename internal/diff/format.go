@@ -82,7 +82,10 @@ func WriteText(w io.Writer, r *Result, color bool) error {
 		if rd.OldError != "" {
 			fmt.Fprintf(&b, "  old side failed: %s\n", rd.OldError)
 		}
-		if rd.NewError != "" {
+		switch {
+		case rd.Status == RootFailing:
+			fmt.Fprintf(&b, "  fails on both sides: %s\n", rd.NewError)
+		case rd.NewError != "":
 			fmt.Fprintf(&b, "  new side failed: %s\n", rd.NewError)
 		}
 		if rd.Reordered {
@@ -127,8 +130,12 @@ func summary(r *Result) string {
 		x, y, z := Counts(rd.Changes)
 		a, rm, ch = a+x, rm+y, ch+z
 	}
-	return fmt.Sprintf("%d of %d compared roots differ (%s..%s): %d resources added, %d removed, %d changed",
-		len(r.Roots), r.Compared, r.Base, r.Head, a, rm, ch)
+	failing := r.Failing()
+	s := fmt.Sprintf("%d of %d compared roots differ", len(r.Roots)-failing, r.Compared)
+	if failing > 0 {
+		s += fmt.Sprintf(", %d fail on both sides", failing)
+	}
+	return s + fmt.Sprintf(" (%s..%s): %d resources added, %d removed, %d changed", r.Base, r.Head, a, rm, ch)
 }
 
 // WriteMarkdown writes the pull-request comment form: a summary table of
@@ -157,7 +164,10 @@ func WriteMarkdown(w io.Writer, r *Result, limit int) error {
 		if rd.OldError != "" {
 			fmt.Fprintf(&s, "Old side failed:\n\n%s\n", fence("text", rd.OldError))
 		}
-		if rd.NewError != "" {
+		switch {
+		case rd.Status == RootFailing:
+			fmt.Fprintf(&s, "Fails on both sides:\n\n%s\n", fence("text", rd.NewError))
+		case rd.NewError != "":
 			fmt.Fprintf(&s, "New side failed:\n\n%s\n", fence("text", rd.NewError))
 		}
 		for _, c := range rd.Changes {

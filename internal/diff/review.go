@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -24,6 +25,10 @@ const (
 	RootAdded   = "added"   // a root only on the new side
 	RootRemoved = "removed" // a root only on the old side
 	RootError   = "error"   // fails to render on one side, or fails differently on both
+	// RootFailing is a root that fails to render on both sides with the
+	// same error: nothing changed, but the change reaches a root that does
+	// not build, and a reviewer must see it.
+	RootFailing = "failing"
 )
 
 // RootDiff is one root that differs between the two sides.
@@ -51,20 +56,38 @@ type Result struct {
 	// roots, for a git review); Unchanged those of them equal on both sides.
 	Compared  int `json:"compared"`
 	Unchanged int `json:"unchanged"`
-	// Roots are the roots that differ, by path.
+	// Roots are the roots that differ, and those that fail on both sides
+	// (RootFailing), by path.
 	Roots []RootDiff `json:"roots"`
 	// ObjectsRead is the number of git objects a git review read (trees
 	// and files of the revisions it compared): what the roots compared
 	// read, whatever the size of the repository.
 	ObjectsRead int `json:"objectsRead,omitempty"`
+	// Warnings are those of the kustomization files that the compared
+	// roots include on the new side, where this review loaded them (a
+	// root taken from the record of an earlier review is not loaded), each
+	// file's once; files are relative to the tree, as Roots' paths.
+	Warnings []batch.Warning `json:"warnings,omitempty"`
 	// OldBuilt and NewBuilt count the kustomizations built on each side
 	// (the others came from the cache, or were up to date).
 	OldBuilt int `json:"oldNodesBuilt"`
 	NewBuilt int `json:"newNodesBuilt"`
 }
 
-// Changed reports whether anything differs.
+// Changed reports whether anything differs, or a compared root fails to
+// build on both sides (either asks for a reviewer's attention).
 func (r *Result) Changed() bool { return len(r.Roots) > 0 }
+
+// Failing counts the roots that fail on both sides (RootFailing).
+func (r *Result) Failing() int {
+	n := 0
+	for _, rd := range r.Roots {
+		if rd.Status == RootFailing {
+			n++
+		}
+	}
+	return n
+}
 
 // GitOptions are the settings of a review of two git revisions.
 type GitOptions struct {
@@ -343,6 +366,9 @@ func loadOptions(bo batch.Options, fsys loaders.FS) engine.LoadOptions {
 type rendered struct {
 	yaml []byte
 	err  string
+	// warnings are those of the kustomization files the root includes,
+	// when it was loaded (files relative to the tree).
+	warnings []batch.Warning
 }
 
 // renderRoots builds the roots rels of tree through the cache, and says
@@ -411,11 +437,17 @@ func renderRoots(ctx context.Context, eo engine.Options, lo engine.LoadOptions, 
 		if !keep[i] {
 			continue
 		}
+		var ws []batch.Warning
+		for _, w := range g.WarningsOf(g.Roots[i]) {
+			w := batch.WarningOf(w)
+			w.File = relPath(tree, w.File)
+			ws = append(ws, w)
+		}
 		if res.Err != nil {
-			out[todo[i]] = rendered{err: res.Err.Error()}
+			out[todo[i]] = rendered{err: res.Err.Error(), warnings: ws}
 			continue
 		}
-		out[todo[i]] = rendered{yaml: res.YAML}
+		out[todo[i]] = rendered{yaml: res.YAML, warnings: ws}
 		if records != nil && reals[i] != "" && !maybe[todo[i]] {
 			records.record(b, g.Roots[i], reals[i], res)
 		}
@@ -498,7 +530,13 @@ func compareSides(res *Result, olds, news map[string]rendered, oldTree, newTree 
 	for p := range news {
 		paths[p] = true
 	}
-	for p := range paths {
+	sorted := slices.Sorted(maps.Keys(paths))
+	var warned batch.Report // the new side's warnings, by root, in path order
+	for _, p := range sorted {
+		warned.Roots = append(warned.Roots, batch.RootReport{Warnings: news[p].warnings})
+	}
+	res.Warnings = warned.Warnings()
+	for _, p := range sorted {
 		old, inOld := olds[p]
 		nw, inNew := news[p]
 		rd := RootDiff{Path: filepath.ToSlash(p)}
@@ -520,8 +558,8 @@ func compareSides(res *Result, olds, news map[string]rendered, oldTree, newTree 
 			oe := strings.ReplaceAll(old.err, oldTree+string(filepath.Separator), "")
 			ne := strings.ReplaceAll(nw.err, newTree+string(filepath.Separator), "")
 			if oe == ne {
-				res.Unchanged++
-				continue
+				rd.Status, rd.NewError = RootFailing, ne
+				break
 			}
 			rd.Status, rd.OldError, rd.NewError = RootError, oe, ne
 		default:

@@ -189,8 +189,13 @@ type Graph struct {
 	// DAG has an edge from every node to the nodes its entries name.
 	DAG *dag.Graph
 	// Warnings are messages kustomize prints while loading (deprecations),
-	// in load order, without duplicates per file.
+	// in load order, without duplicates per file, in kustomize's words
+	// (what `kpipe build` prints). WarningsOf tells which kustomization
+	// file gave each, for a run of many roots.
 	Warnings []string
+	// runWarnings are the Warnings that concern the run rather than one
+	// kustomization file (a remote checkout used stale, a forced git URL).
+	runWarnings []string
 
 	restriction loaders.Restriction
 	// fs is where local kustomizations are read (remote bases are
@@ -495,10 +500,7 @@ func (g *Graph) load(dir, helmNS string, inheritedAPI *schemaSource, chain []str
 	n := &Node{Key: key, Dir: dir, File: kf, K: k, HelmNamespace: helmNS, Loader: ldr, Origin: m.origin, Repo: repo}
 	n.openapi, n.openapiErr = declaredSchema(n, inheritedAPI, g.fetchFile)
 	if n.openapi != nil && n.openapi.decl == n {
-		if w := n.openapi.scopeWarning(); w != "" && !g.warned["openapi\x00"+key] {
-			g.warned["openapi\x00"+key] = true
-			g.Warnings = append(g.Warnings, w)
-		}
+		g.runWarn(n.openapi.scopeWarning()) // (it names its file)
 	}
 	g.Nodes[key] = n
 	chain = append(chain[:len(chain):len(chain)], dir)
@@ -601,6 +603,62 @@ func (g *Graph) loadPluginDirs(n *Node, chain []string) {
 			n.PluginDirs = append(n.PluginDirs, g.loadResource(n, p, chain))
 		}
 	}
+}
+
+// Warning is a warning a kustomization file gives when it is loaded (a
+// deprecated field), with the file it concerns.
+type Warning struct {
+	// File is the kustomization file's path (absolute, as loaded).
+	File string
+	// Text is the warning in kustomize's words.
+	Text string
+}
+
+// WarningsOf returns the warnings of the kustomization files that root
+// includes (itself, its bases and components, in load order, each file
+// once), whatever earlier loads of the run gave already: what a run of
+// many roots reports per root. The warnings that concern the run rather
+// than a file are RunWarnings.
+func (g *Graph) WarningsOf(root *Node) []Warning {
+	var out []Warning
+	seen := map[*Node]bool{}
+	var walk func(n *Node)
+	walk = func(n *Node) {
+		if n == nil || seen[n] {
+			return
+		}
+		seen[n] = true
+		for _, w := range n.File.Warnings {
+			out = append(out, Warning{File: n.File.Path, Text: w})
+		}
+		for _, e := range n.Children() {
+			walk(e.Child)
+		}
+	}
+	walk(root)
+	// A file loaded as two nodes (two contexts) gives its warnings once.
+	seenText := map[Warning]bool{}
+	return slices.DeleteFunc(out, func(w Warning) bool {
+		dup := seenText[w]
+		seenText[w] = true
+		return dup
+	})
+}
+
+// RunWarnings returns the warnings of the load that concern no single
+// kustomization file (a remote base's checkout used stale because its
+// host is down, a forced git URL, a custom schema's scopes), each once a
+// run (LoadOptions.Warned).
+func (g *Graph) RunWarnings() []string { return g.runWarnings }
+
+// runWarn adds a warning of the run, once (LoadOptions.Warned).
+func (g *Graph) runWarn(w string) {
+	if w == "" || g.warned[w] {
+		return
+	}
+	g.warned[w] = true
+	g.Warnings = append(g.Warnings, w)
+	g.runWarnings = append(g.runWarnings, w)
 }
 
 func (g *Graph) warn(kf *loaders.KustomizationFile) {

@@ -86,9 +86,8 @@ func (g *Graph) loadRemote(n *Node, p string, spec *remote.GitSpec, chain []stri
 	if g.remote == nil {
 		return nil, fmt.Errorf("%s: %w", p, errNoFetcher)
 	}
-	if remote.HasGitPrefix(p) && !g.warned[remote.ForcedGitWarning] {
-		g.warned[remote.ForcedGitWarning] = true
-		g.Warnings = append(g.Warnings, remote.ForcedGitWarning)
+	if remote.HasGitPrefix(p) {
+		g.runWarn(remote.ForcedGitWarning)
 	}
 	co, err := g.remote.Repo(g.ctx, spec)
 	if err != nil {
@@ -112,10 +111,7 @@ func (g *Graph) loadRemote(n *Node, p string, spec *remote.GitSpec, chain []stri
 // warnStale adds, once, the warning of a checkout used because its remote
 // could not be reached.
 func (g *Graph) warnStale(co *remote.Checkout) {
-	if co.Stale != "" && !g.warned[co.Stale] {
-		g.warned[co.Stale] = true
-		g.Warnings = append(g.Warnings, co.Stale)
-	}
+	g.runWarn(co.Stale)
 }
 
 // fetchFile fetches an http(s) file a kustomization names (an `openapi:`

@@ -197,7 +197,7 @@ func (f *Fetcher) repo(ctx context.Context, spec *GitSpec) (*Checkout, error) {
 	default:
 		c, err := f.lsRemote(ctx, spec)
 		if err != nil {
-			if co := f.keptWhenUnreachable(err, spec, refFile, kept); co != nil {
+			if co := f.keptWhenUnreachable(ctx, err, spec, refFile, kept); co != nil {
 				return co, nil
 			}
 			return nil, err
@@ -240,11 +240,14 @@ func (f *Fetcher) repo(ctx context.Context, spec *GitSpec) (*Checkout, error) {
 
 // keptWhenUnreachable returns the kept checkout of the commit spec.Ref
 // last resolved to (its record is refFile) when err, the failure to
-// resolve the ref again, says that the remote could not be reached; nil
-// otherwise.
-func (f *Fetcher) keptWhenUnreachable(err error, spec *GitSpec, refFile string, kept func(string) (*Checkout, bool)) *Checkout {
+// resolve the ref again, says that git could not read the repository: its
+// host could not be reached, or the repository is not where the URL says
+// any more (moved, deleted, refused). Only an answer from the repository
+// that the ref is gone fails the build (lsRemote then succeeds, finding
+// no ref); so does a run that was cancelled. Nil otherwise.
+func (f *Fetcher) keptWhenUnreachable(ctx context.Context, err error, spec *GitSpec, refFile string, kept func(string) (*Checkout, bool)) *Checkout {
 	var ge *gitError
-	if !errors.As(err, &ge) || !ge.unreachable() {
+	if !errors.As(err, &ge) || ctx.Err() != nil {
 		return nil
 	}
 	data, rerr := os.ReadFile(refFile)
@@ -257,8 +260,12 @@ func (f *Fetcher) keptWhenUnreachable(err error, spec *GitSpec, refFile string, 
 	if !ok {
 		return nil
 	}
-	co.Stale = fmt.Sprintf("%s cannot be reached (%s): building ref %s from kpipe's kept checkout of commit %s, which the ref resolved to at %s",
-		spec.CloneURL(), ge.reason(), refName(spec.Ref), commit, st.ModTime().UTC().Format(time.RFC3339))
+	what := "cannot be reached"
+	if !ge.unreachable() {
+		what = "cannot be read"
+	}
+	co.Stale = fmt.Sprintf("%s %s (%s): building ref %s from kpipe's kept checkout of commit %s, which the ref resolved to at %s",
+		spec.CloneURL(), what, ge.reason(), refName(spec.Ref), commit, st.ModTime().UTC().Format(time.RFC3339))
 	return co
 }
 
