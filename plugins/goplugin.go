@@ -38,19 +38,23 @@ func (p *plugin) configureGo(c Config, o Options, so string) error {
 // without -tags nogoplugin.
 const GoPluginBuild = "CGO_ENABLED=1 go install ./cmd/kpipe"
 
+// openHint is what to add to the error of a Go plugin that would not load
+// (msg): what to do about it, where kpipe can tell.
+func openHint(msg string) string {
+	switch {
+	case strings.Contains(msg, "not implemented"): // package plugin without cgo
+		return " (this kpipe was built without cgo, which loading Go plugins needs; release archives, images and the README's install are: build one that can with `" + GoPluginBuild + "`, and the plugin with the same Go and flags)"
+	case strings.Contains(msg, "different version"):
+		return " (a Go plugin must be built with the same Go version, build flags and package versions as kpipe: rebuild it; see package pluginapi)"
+	}
+	return ""
+}
+
 // goConstructor opens the plugin and returns its constructor.
 func (p *plugin) goConstructor() (func() any, error) {
 	lookup, err := openGoPlugin(p.path)
 	if err != nil {
-		msg := err.Error()
-		hint := ""
-		switch {
-		case strings.Contains(msg, "not implemented"):
-			hint = " (this kpipe was built without cgo, which loading Go plugins needs; release archives, images and the README's install are: build one that can with `" + GoPluginBuild + "`, and the plugin with the same Go and flags)"
-		case strings.Contains(msg, "different version"):
-			hint = " (a Go plugin must be built with the same Go version, build flags and package versions as kpipe: rebuild it; see package pluginapi)"
-		}
-		return nil, p.fail("cannot load the Go plugin: %v%s", err, hint)
+		return nil, p.fail("cannot load the Go plugin: %v%s", err, openHint(err.Error()))
 	}
 	sym, err := lookup(pluginapi.Symbol)
 	if err != nil {

@@ -108,3 +108,16 @@ func TestGoPlugin(t *testing.T) {
 		t.Errorf("panicking plugin: error = %v", err)
 	}
 }
+
+// A kpipe built without cgo (the release archives, the README's install)
+// cannot load a Go plugin: the error says so and gives the build line that
+// can (package plugin's answer without cgo is "plugin: not implemented").
+func TestGoPluginWithoutCgoNamesTheBuild(t *testing.T) {
+	hint := openHint("plugin: not implemented")
+	if !strings.Contains(hint, "without cgo") || !strings.Contains(hint, "`CGO_ENABLED=1 go install ./cmd/kpipe`") {
+		t.Errorf("hint for a kpipe without cgo: %q", hint)
+	}
+	if openHint("plugin.Open(x): realpath failed") != "" {
+		t.Error("a hint for an error it does not know")
+	}
+}
