@@ -133,6 +133,27 @@ func BenchmarkLargeRootNoCache(b *testing.B) {
 	}
 }
 
+// BenchmarkBigRootNoCache builds genrepo's big root (objects referring
+// to each other by name, an overlay with patches by target and
+// replacements) of 1,000 and 4,000 resources without a cache: its time per
+// resource must stay flat (issue 49). benchmarks/scaling measures it
+// against kustomize up to 8,000.
+func BenchmarkBigRootNoCache(b *testing.B) {
+	for _, n := range []int{1000, 4000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			dir := b.TempDir()
+			if err := genrepo.WriteBigRoot(dir, n); err != nil {
+				b.Fatal(err)
+			}
+			root := filepath.Join(dir, genrepo.BigRoot)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				buildOnce(b, []string{root}, nil)
+			}
+		})
+	}
+}
+
 // BenchmarkRootNoCache builds the root named by KPIPE_BENCH_ROOT (a real
 // tree, such as a kubeflow/manifests checkout's
 // applications/training-operator/upstream/base, 3.5 MB of CRDs) without a
