@@ -67,6 +67,7 @@ func (b *Builder) finish(ctx context.Context, n *Node, acc *Accumulation) ([]*re
 	if err := stages.NewNameRef(acc.Config.NameReference).Run(ctx, rs); err != nil {
 		return nil, err
 	}
+	rs.Settle()
 	// With names final, legacy vars take their values and replace $(NAME).
 	if acc.Vars.Len() > 0 {
 		resolver := stages.NewVarResolver(stages.VarResolverConfig{Vars: acc.Vars.Sorted(), FieldSpecs: acc.Config.VarReference})

@@ -115,6 +115,14 @@ func (a *Appender) AppendAll(o *List) error {
 	return nil
 }
 
+// Settle settles every resource (see Resource.Settle): call it when
+// nobody holds a tree of the list for writing, as between stages.
+func (l *List) Settle() {
+	for _, r := range l.items {
+		r.Settle()
+	}
+}
+
 // Freeze freezes every resource so the list can be shared.
 func (l *List) Freeze() {
 	for _, r := range l.items {
