@@ -182,10 +182,12 @@ func (p pathMatcher) selector(n *yaml.Node, path []string, mayCreate bool) ([]*y
 	}
 	var out []*yaml.Node
 	matched := false
+	var re *regexp.Regexp // compiled at the first element, as an error only counts then
 	for _, e := range elems {
-		re, err := regexp.Compile(value)
-		if err != nil {
-			return nil, err
+		if re == nil {
+			if re, err = regexp.Compile(value); err != nil {
+				return nil, err
+			}
 		}
 		var v *yaml.Node
 		if field == "" {
