@@ -46,21 +46,25 @@ type nameRefJob struct {
 // stage costs time in proportion to the objects and references, not to
 // their product (kubernetes-sigs/kustomize#5084).
 func (s *nameRefStage) Run(_ context.Context, rs *resource.List) error {
+	// The fields to fix depend on the original GVK only: the configuration
+	// (hundreds of field specs) is matched once a GVK, not once an object.
 	jobs := make([][]nameRefJob, rs.Len())
-	orig := make([]resource.GVK, rs.Len())
-	for i := range orig {
-		orig[i] = rs.At(i).OrigID().GVK
-	}
-	for bi := range s.backRefs {
-		br := &s.backRefs[bi]
-		for fi := range br.FieldSpecs {
-			fs := &br.FieldSpecs[fi]
-			for i := range orig {
-				if orig[i].Selects(fs.GVK()) {
-					jobs[i] = append(jobs[i], nameRefJob{field: fs, ref: br})
+	byGVK := map[resource.GVK][]nameRefJob{}
+	for i := range jobs {
+		gvk := rs.At(i).OrigID().GVK
+		js, ok := byGVK[gvk]
+		if !ok {
+			for bi := range s.backRefs {
+				br := &s.backRefs[bi]
+				for fi := range br.FieldSpecs {
+					if fs := &br.FieldSpecs[fi]; gvk.Selects(fs.GVK()) {
+						js = append(js, nameRefJob{field: fs, ref: br})
+					}
 				}
 			}
+			byGVK[gvk] = js
 		}
+		jobs[i] = js
 	}
 	var idx *referralIndex
 	for i, js := range jobs {
