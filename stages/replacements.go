@@ -383,11 +383,12 @@ func applyReplacement(rs *resource.List, value *yaml.Node, targets []*Replacemen
 			return fmt.Errorf("error creating target selector: %w", err)
 		}
 		paths := reachOf(fieldPaths)
+		texts := map[scalarText]string{}
 		for i := 0; i < rs.Len(); i++ {
 			if !ts.selects(rs.At(i)) {
 				continue
 			}
-			if err := writeTarget(rs, i, value, t, fieldPaths, paths); err != nil {
+			if err := writeTarget(rs, i, value, t, fieldPaths, paths, texts); err != nil {
 				return err
 			}
 		}
@@ -398,8 +399,8 @@ func applyReplacement(rs *resource.List, value *yaml.Node, targets []*Replacemen
 // writeTarget writes value into the fields of the i-th object. Only the
 // part of the object the field paths may reach (paths) goes through
 // nodes; the rest is put back as it was, copied when the object is
-// shared.
-func writeTarget(rs *resource.List, i int, value *yaml.Node, t *ReplacementTarget, fieldPaths []string, paths *reach) error {
+// shared. texts memoizes the text of scalars for the target's selectors.
+func writeTarget(rs *resource.List, i int, value *yaml.Node, t *ReplacementTarget, fieldPaths []string, paths *reach, texts map[scalarText]string) error {
 	var stubs []any
 	root := toNodeAlong(rs.At(i).Object(), paths, &stubs)
 	if rs.At(i).Frozen() {
@@ -415,7 +416,7 @@ func writeTarget(rs *resource.List, i int, value *yaml.Node, t *ReplacementTarge
 		if setInStructuredData(root, value, fp, create, t.Options) == nil {
 			continue
 		}
-		fields, err := pathMatcher{create: create}.filter(root, splitFieldPath(fp))
+		fields, err := pathMatcher{create: create, texts: texts}.filter(root, splitFieldPath(fp))
 		if err != nil {
 			return fmt.Errorf("%s: %w", fieldRetrievalError(fp, create != 0), err)
 		}

@@ -168,11 +168,10 @@ func fromNodeAlong(n *yaml.Node, stubs []any) (any, error) {
 		return s, nil
 	}
 	if stubs != nil && n.Tag == stubTag {
-		i, err := strconv.Atoi(n.Value)
-		if err != nil || i < 0 || i >= len(stubs) {
-			return nil, fmt.Errorf("kpipe: internal error: bad stub node %q", n.Value)
+		if n.Line < 0 || n.Line >= len(stubs) {
+			return nil, fmt.Errorf("kpipe: internal error: bad stub node %d", n.Line)
 		}
-		return stubs[i], nil
+		return stubs[n.Line], nil
 	}
 	return decodeScalar(n)
 }
@@ -434,7 +433,7 @@ func plainKey(part string) bool {
 	return err != nil
 }
 
-// stubTag marks a stub node: its value is the index of the value it
+// stubTag marks a stub node: its Line is the index of the value it
 // stands for. No path element reaches a stub (see reach), so nothing reads
 // or writes one.
 const stubTag = "!kpipe-stub"
@@ -452,18 +451,19 @@ func toNodeAlong(v any, r *reach, stubs *[]any) *yaml.Node {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	n.Content = make([]*yaml.Node, 0, 2*len(keys))
-	keyNodes := make([]yaml.Node, len(keys))
+	n.Content = make([]*yaml.Node, 2*len(keys))
+	// The keys and the stubs in one allocation.
+	nodes := make([]yaml.Node, 2*len(keys))
 	for i, k := range keys {
-		keyNodes[i] = yaml.Node{Kind: yaml.ScalarNode, Tag: tagStr, Value: k}
-		var val *yaml.Node
+		nodes[2*i] = yaml.Node{Kind: yaml.ScalarNode, Tag: tagStr, Value: k}
+		n.Content[2*i] = &nodes[2*i]
 		if sub, ok := r.keys[k]; ok {
-			val = toNodeAlong(m[k], sub, stubs)
-		} else {
-			val = scalarNode(stubTag, strconv.Itoa(len(*stubs)))
-			*stubs = append(*stubs, m[k])
+			n.Content[2*i+1] = toNodeAlong(m[k], sub, stubs)
+			continue
 		}
-		n.Content = append(n.Content, &keyNodes[i], val)
+		nodes[2*i+1] = yaml.Node{Kind: yaml.ScalarNode, Tag: stubTag, Line: len(*stubs)}
+		n.Content[2*i+1] = &nodes[2*i+1]
+		*stubs = append(*stubs, m[k])
 	}
 	return n
 }
