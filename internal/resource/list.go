@@ -105,13 +105,22 @@ func NewAppender(l *List) *Appender {
 // duplicate ID (the resources before it are appended).
 func (a *Appender) AppendAll(o *List) error {
 	for _, r := range o.items {
-		id := r.ID()
-		if a.ids[id.Key()] {
-			return fmt.Errorf("may not add resource with an already registered id: %s", id)
+		if err := a.Append(r); err != nil {
+			return err
 		}
-		a.ids[id.Key()] = true
-		a.l.items = append(a.l.items, r)
 	}
+	return nil
+}
+
+// Append appends r, failing when a resource with the same current ID
+// exists, as List.Append does.
+func (a *Appender) Append(r *Resource) error {
+	id := r.ID()
+	if a.ids[id.Key()] {
+		return fmt.Errorf("may not add resource with an already registered id: %s", id)
+	}
+	a.ids[id.Key()] = true
+	a.l.items = append(a.l.items, r)
 	return nil
 }
 
