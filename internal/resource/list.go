@@ -57,6 +57,18 @@ func (l *List) Remove(i int) {
 	l.items = append(l.items[:i:i], l.items[i+1:]...)
 }
 
+// Keep deletes the resources for which keep is false, in one pass (Remove
+// in a loop copies the list once a resource).
+func (l *List) Keep(keep func(i int, r *Resource) bool) {
+	kept := make([]*Resource, 0, len(l.items))
+	for i, r := range l.items {
+		if keep(i, r) {
+			kept = append(kept, r)
+		}
+	}
+	l.items = kept
+}
+
 // Append adds r, failing when a resource with the same current ID exists.
 func (l *List) Append(r *Resource) error {
 	id := r.ID()
