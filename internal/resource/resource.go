@@ -203,34 +203,35 @@ func (r *Resource) SetObject(obj map[string]any) {
 	r.obj = obj
 }
 
-// APIVersion returns the apiVersion field.
+// APIVersion returns the apiVersion field. It, Kind, Name and Namespace
+// read the identity the resource keeps, when it may keep one (see ID).
 func (r *Resource) APIVersion() string {
-	if r.identOK {
-		return r.ident.apiVersion
+	if r.identOK || r.settled {
+		return r.identity().apiVersion
 	}
 	return lookupScalar(r.obj, "apiVersion")
 }
 
 // Kind returns the kind field.
 func (r *Resource) Kind() string {
-	if r.identOK {
-		return r.ident.id.Kind
+	if r.identOK || r.settled {
+		return r.identity().id.Kind
 	}
 	return lookupScalar(r.obj, "kind")
 }
 
 // Name returns metadata.name.
 func (r *Resource) Name() string {
-	if r.identOK {
-		return r.ident.id.Name
+	if r.identOK || r.settled {
+		return r.identity().id.Name
 	}
 	return lookupScalar(r.obj, "metadata", "name")
 }
 
 // Namespace returns metadata.namespace.
 func (r *Resource) Namespace() string {
-	if r.identOK {
-		return r.ident.id.Namespace
+	if r.identOK || r.settled {
+		return r.identity().id.Namespace
 	}
 	return lookupScalar(r.obj, "metadata", "namespace")
 }
