@@ -37,9 +37,9 @@ func lookupPath(n *yaml.Node, path []string) (*yaml.Node, error) {
 	match := n
 	for _, part := range cleanPath(path) {
 		var err error
-		idx, aerr := strconv.Atoi(part)
+		idx, isIdx := atoi(part)
 		switch {
-		case aerr == nil:
+		case isIdx:
 			if idx < 0 {
 				return nil, fmt.Errorf("array index %d cannot be negative", idx)
 			}

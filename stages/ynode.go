@@ -429,8 +429,8 @@ func plainKey(part string) bool {
 		strings.ContainsAny(part, "[]*=") {
 		return false
 	}
-	_, err := strconv.Atoi(part)
-	return err != nil
+	_, isIdx := atoi(part)
+	return !isIdx
 }
 
 // stubTag marks a stub node: its Line is the index of the value it
