@@ -127,8 +127,8 @@ func (k createKind) empty() any {
 // Matches. It changes obj only by creating or replacing fields as above (and
 // through fn).
 func Walk(obj map[string]any, fs FieldSpec, create createKind, fn func(Field) error) error {
-	var elems [8]string // the path's elements, without allocating
-	w := walker{path: appendSplitPath(elems[:0], fs.Path), spec: fs, create: create, fn: fn}
+	var elems, keys [8]string // the path's elements and keys followed, without allocating
+	w := walker{path: appendSplitPath(elems[:0], fs.Path), keys: keys[:0], spec: fs, create: create, fn: fn}
 	if err := w.visit(obj, Field{root: obj}, 0); err != nil {
 		return fmt.Errorf("considering field '%s' of object %s: %w", fs.Path, describe(obj), err)
 	}
@@ -145,7 +145,11 @@ func describe(obj map[string]any) string {
 }
 
 type walker struct {
-	path   []string
+	path []string
+	// keys are the map keys followed to the node being visited: the Path
+	// of the Field given to fn, copied then (a walk mostly ends before it
+	// reaches a field, and allocates nothing).
+	keys   []string
 	spec   FieldSpec
 	create createKind
 	fn     func(Field) error
@@ -154,6 +158,9 @@ type walker struct {
 // visit handles node, found at at, with path elements i... still to follow.
 func (w *walker) visit(node any, at Field, i int) error {
 	if i == len(w.path) {
+		if len(w.keys) > 0 {
+			at.Path = slices.Clone(w.keys)
+		}
 		return w.fn(at)
 	}
 	switch n := node.(type) {
@@ -163,7 +170,7 @@ func (w *walker) visit(node any, at Field, i int) error {
 		return w.visitMap(n, at, i)
 	case []any:
 		for j, e := range n {
-			if err := w.visit(e, Field{Path: at.Path, seq: n, idx: j}, i); err != nil {
+			if err := w.visit(e, Field{seq: n, idx: j}, i); err != nil {
 				return fmt.Errorf("visit traversal on path: %v: %w", slices.Clone(w.path[i:]), err)
 			}
 		}
@@ -208,10 +215,10 @@ func (w *walker) visitMap(m map[string]any, at Field, i int) error {
 		v = kind.empty()
 		m[key] = v
 	}
-	path := make([]string, len(at.Path)+1)
-	copy(path, at.Path)
-	path[len(at.Path)] = key
-	return w.visit(v, Field{Parent: m, Key: key, Path: path}, i+1)
+	w.keys = append(w.keys, key)
+	err := w.visit(v, Field{Parent: m, Key: key}, i+1)
+	w.keys = w.keys[:len(w.keys)-1]
+	return err
 }
 
 // checkKey rejects the elements that kyaml's lookup reads as list selectors
