@@ -1,5 +1,6 @@
 // Package benchmarks holds kpipe's Go benchmarks (go test -bench . ./benchmarks)
-// and, in compare/, the program that measures kpipe against kustomize.
+// and, in compare/ and scaling/, the programs that measure kpipe against
+// kustomize (a monorepo of roots; one root as it grows).
 package benchmarks
 
 import (

@@ -1,0 +1,310 @@
+// Command scaling measures how kpipe's time and memory grow with the size
+// of one root, side by side with kustomize in one run (issue 49), and
+// checks that kpipe's output is byte-identical to kustomize's at every
+// size:
+//
+//	go run ./benchmarks/scaling -sizes 1000,2000,4000,8000 -results benchmarks/RESULTS.md
+//
+// Each size is the root genrepo.WriteBigRoot writes: that many resources
+// referring to each other by name (ConfigMaps, Secrets, ServiceAccounts,
+// PersistentVolumeClaims, Roles) under an overlay with a name prefix, a
+// namespace, labels, images, generators, patches by target and
+// replacements: the shape of kustomize's best-known performance complaint
+// (kubernetes-sigs/kustomize#5084). kpipe, built with a plain `go build
+// ./cmd/kpipe` unless -kpipe names a binary, runs `build --no-cache`
+// -runs times a size (alternating with -baseline, another kpipe binary,
+// when given); kustomize runs once a size, up to -kustomize-max resources
+// (it is quadratic: minutes at 4,000). Times are medians, with the
+// fastest run beside; CPU is user and system time; peak RSS is the
+// process's maximum resident set.
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kpipe/kpipe/internal/benchtools"
+	"github.com/kpipe/kpipe/internal/genrepo"
+	"github.com/kpipe/kpipe/internal/procstat"
+)
+
+func main() {
+	var o options
+	sizes := flag.String("sizes", "1000,2000,4000,8000", "root sizes, in resources")
+	flag.IntVar(&o.runs, "runs", 5, "kpipe runs a size (the median is reported)")
+	flag.StringVar(&o.kpipe, "kpipe", "", "the kpipe binary (default: built with `go build ./cmd/kpipe` into the work directory)")
+	flag.StringVar(&o.baseline, "baseline", "", "another kpipe binary, run alternately with -kpipe (for example main's)")
+	flag.StringVar(&o.kustomize, "kustomize", "", "the kustomize binary (default: $HOME/.cache/kpipe-ci/kustomize-v5.8.2/kustomize, else kustomize on PATH)")
+	flag.IntVar(&o.kustomizeMax, "kustomize-max", 8000, "the largest size kustomize is run at")
+	flag.DurationVar(&o.kustomizeTimeout, "kustomize-timeout", 40*time.Minute, "how long one kustomize build may take")
+	flag.StringVar(&o.work, "work", "", "work directory (default: a new temporary directory, removed at the end)")
+	flag.StringVar(&o.profile, "cpuprofile", "", "write a CPU profile of one more kpipe run at the largest size to this file")
+	flag.StringVar(&o.results, "results", "", "append the results as Markdown to this file")
+	flag.Parse()
+	for _, f := range strings.Split(*sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "scaling: -sizes: %v\n", err)
+			os.Exit(2)
+		}
+		o.sizes = append(o.sizes, n)
+	}
+	if err := run(o); err != nil {
+		fmt.Fprintln(os.Stderr, "scaling:", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	sizes                      []int
+	runs                       int
+	kpipe, baseline, kustomize string
+	kustomizeMax               int
+	kustomizeTimeout           time.Duration
+	work, profile, results     string
+}
+
+// row is one size's measurements.
+type row struct {
+	size      int
+	kpipe     []procstat.Usage
+	baseline  []procstat.Usage
+	kustomize *procstat.Usage // nil when not run
+	same      bool            // kpipe's output is kustomize's
+	baseSame  bool            // the baseline's output is kpipe's
+}
+
+func run(o options) error {
+	if o.work == "" {
+		d, err := os.MkdirTemp("", "kpipe-scaling-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(d)
+		o.work = d
+	}
+	var err error
+	if o.kpipe == "" {
+		o.kpipe = filepath.Join(o.work, "kpipe")
+		if out, err := exec.Command("go", "build", "-o", o.kpipe, "./cmd/kpipe").CombinedOutput(); err != nil {
+			return fmt.Errorf("building kpipe: %v\n%s", err, out)
+		}
+	} else if o.kpipe, err = filepath.Abs(o.kpipe); err != nil {
+		return err
+	}
+	if o.baseline != "" {
+		if o.baseline, err = filepath.Abs(o.baseline); err != nil {
+			return err
+		}
+	}
+	if o.kustomize == "" {
+		o.kustomize = benchtools.Kustomize()
+	}
+	// --no-cache builds read and write no cache; a private one all the
+	// same, so that nothing of the user's is touched.
+	env := append(os.Environ(), "XDG_CACHE_HOME="+filepath.Join(o.work, "xdg"))
+
+	var rows []row
+	for _, n := range o.sizes {
+		dir := filepath.Join(o.work, fmt.Sprintf("root%d", n))
+		if err := genrepo.WriteBigRoot(dir, n); err != nil {
+			return err
+		}
+		root := filepath.Join(dir, genrepo.BigRoot)
+		r := row{size: n}
+		build := func(bin string) ([]byte, procstat.Usage, error) {
+			cmd := exec.Command(bin, "build", "--no-cache", root)
+			cmd.Env = env
+			return procstat.Run(cmd)
+		}
+		var out, baseOut []byte
+		for i := 0; i < o.runs; i++ {
+			got, u, err := build(o.kpipe)
+			if err != nil {
+				return err
+			}
+			r.kpipe = append(r.kpipe, u)
+			if out == nil {
+				out = got
+			} else if !bytes.Equal(out, got) {
+				return fmt.Errorf("%d resources: kpipe's output differs from one run to the next", n)
+			}
+			if o.baseline != "" {
+				got, u, err := build(o.baseline)
+				if err != nil {
+					return fmt.Errorf("baseline: %w", err)
+				}
+				r.baseline = append(r.baseline, u)
+				baseOut = got
+			}
+		}
+		r.baseSame = o.baseline == "" || bytes.Equal(out, baseOut)
+		fmt.Printf("%d resources: kpipe %v (CPU %v, peak RSS %s)", n, median(r.kpipe).Wall, median(r.kpipe).CPU, mib(maxRSS(r.kpipe)))
+		if o.baseline != "" {
+			fmt.Printf(", baseline %v (same output: %t)", median(r.baseline).Wall, r.baseSame)
+		}
+		fmt.Println()
+		if o.kustomize != "" && n <= o.kustomizeMax {
+			ctx, cancel := context.WithTimeout(context.Background(), o.kustomizeTimeout)
+			cmd := exec.CommandContext(ctx, o.kustomize, "build", root)
+			cmd.Env = env
+			kz, u, err := procstat.Run(cmd)
+			cancel()
+			switch {
+			case errors.Is(ctx.Err(), context.DeadlineExceeded):
+				fmt.Printf("%d resources: kustomize did not finish in %v\n", n, o.kustomizeTimeout)
+			case err != nil:
+				return err
+			default:
+				r.kustomize, r.same = &u, bytes.Equal(kz, out)
+				fmt.Printf("%d resources: kustomize %v (peak RSS %s), %.0fx kpipe's time, output identical: %t\n",
+					n, u.Wall, mib(u.MaxRSS), u.Wall.Seconds()/median(r.kpipe).Wall.Seconds(), r.same)
+				if !r.same {
+					_ = os.WriteFile(filepath.Join(o.work, fmt.Sprintf("kustomize-%d.yaml", n)), kz, 0o644)
+					_ = os.WriteFile(filepath.Join(o.work, fmt.Sprintf("kpipe-%d.yaml", n)), out, 0o644)
+				}
+			}
+		}
+		rows = append(rows, r)
+	}
+	if o.profile != "" && len(o.sizes) > 0 {
+		n := slices.Max(o.sizes)
+		cmd := exec.Command(o.kpipe, "build", "--no-cache", "--cpuprofile", o.profile, filepath.Join(o.work, fmt.Sprintf("root%d", n), genrepo.BigRoot))
+		cmd.Env = env
+		if _, _, err := procstat.Run(cmd); err != nil {
+			return err
+		}
+	}
+	md := report(o, rows)
+	fmt.Print("\n" + md)
+	if o.results != "" {
+		f, err := os.OpenFile(o.results, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			return err
+		}
+		_, err = f.WriteString("\n" + md)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+	}
+	for _, r := range rows {
+		if (r.kustomize != nil && !r.same) || !r.baseSame {
+			return errors.New("outputs differ (see above)")
+		}
+	}
+	return nil
+}
+
+// report formats the rows as Markdown: one line a size, then how time
+// grows from size to size.
+func report(o options, rows []row) string {
+	b := &strings.Builder{}
+	fmt.Fprintf(b, "## One root of %s resources (issue 49)\n\n", joinInts(o.sizes))
+	fmt.Fprintf(b, "- date: %s; %s, %d CPUs, %s/%s\n- kustomize: %s\n- command: `go run ./benchmarks/scaling -sizes %s -runs %d`\n\n",
+		time.Now().UTC().Format("2006-01-02 15:04 MST"), benchtools.CPUModel(), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH,
+		benchtools.KustomizeVersion(o.kustomize), joinInts(o.sizes), o.runs)
+	fmt.Fprintf(b, "`kpipe build --no-cache` of genrepo.WriteBigRoot's root, %d runs a size (median, fastest in brackets); kustomize once a size. ", o.runs)
+	b.WriteString("Time is wall time, CPU user and system time, RSS the process's peak.\n\n")
+	head := "| resources | kpipe | kpipe CPU | kpipe peak RSS |"
+	sep := "|---|---|---|---|"
+	if o.baseline != "" {
+		head += " baseline | baseline peak RSS |"
+		sep += "---|---|"
+	}
+	head += " kustomize | kustomize peak RSS | kustomize / kpipe | same bytes |"
+	sep += "---|---|---|---|"
+	b.WriteString(head + "\n" + sep + "\n")
+	for _, r := range rows {
+		m := median(r.kpipe)
+		fmt.Fprintf(b, "| %d | %s (%s) | %s | %s |", r.size, secs(m.Wall), secs(fastest(r.kpipe)), secs(m.CPU), mib(maxRSS(r.kpipe)))
+		if o.baseline != "" {
+			fmt.Fprintf(b, " %s (%s) | %s |", secs(median(r.baseline).Wall), secs(fastest(r.baseline)), mib(maxRSS(r.baseline)))
+		}
+		if r.kustomize == nil {
+			b.WriteString(" not run | | | |\n")
+			continue
+		}
+		fmt.Fprintf(b, " %s | %s | %.0fx | %s |\n", secs(r.kustomize.Wall), mib(r.kustomize.MaxRSS),
+			r.kustomize.Wall.Seconds()/m.Wall.Seconds(), yesNo(r.same))
+	}
+	b.WriteString("\nGrowth of kpipe's median time:")
+	for i := 1; i < len(rows); i++ {
+		fmt.Fprintf(b, " %d -> %d: %.2fx;", rows[i-1].size, rows[i].size, ratio(rows[i], rows[i-1]))
+	}
+	for i := range rows {
+		for j := range rows {
+			if rows[j].size == 4*rows[i].size && j != i+1 {
+				fmt.Fprintf(b, " %d -> %d: %.2fx;", rows[i].size, rows[j].size, ratio(rows[j], rows[i]))
+			}
+		}
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+func ratio(a, b row) float64 { return median(a.kpipe).Wall.Seconds() / median(b.kpipe).Wall.Seconds() }
+
+// median returns the run of median wall time (of the two middle ones, the
+// faster).
+func median(us []procstat.Usage) procstat.Usage {
+	if len(us) == 0 {
+		return procstat.Usage{}
+	}
+	s := slices.Clone(us)
+	slices.SortFunc(s, func(a, b procstat.Usage) int { return int(a.Wall - b.Wall) })
+	return s[(len(s)-1)/2]
+}
+
+func fastest(us []procstat.Usage) time.Duration {
+	best := us[0].Wall
+	for _, u := range us {
+		best = min(best, u.Wall)
+	}
+	return best
+}
+
+func maxRSS(us []procstat.Usage) int64 {
+	var m int64
+	for _, u := range us {
+		m = max(m, u.MaxRSS)
+	}
+	return m
+}
+
+func secs(d time.Duration) string {
+	if d < 10*time.Second {
+		return fmt.Sprintf("%.3f s", d.Seconds())
+	}
+	return fmt.Sprintf("%.1f s", d.Seconds())
+}
+
+func mib(b int64) string { return fmt.Sprintf("%d MiB", b>>20) }
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "**no**"
+}
+
+func joinInts(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ",")
+}
