@@ -44,7 +44,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/kpipe/kpipe/internal/benchtools"
 	"github.com/kpipe/kpipe/internal/genrepo"
 	"github.com/kpipe/kpipe/internal/procstat"
 )
@@ -102,7 +101,7 @@ func (b *bench) run(work, only string, loop, small, big int, results string) err
 	} else {
 		b.kpipe = p // the runs start in the trees' directories
 	}
-	b.kustomize = benchtools.Kustomize()
+	b.kustomize = findKustomize()
 	fmt.Fprintf(&b.table, "| scenario | kustomize | kpipe | ratio | note |\n|---|---|---|---|---|\n")
 	for _, s := range strings.Split(only, ",") {
 		var err error
@@ -134,7 +133,7 @@ func (b *bench) run(work, only string, loop, small, big int, results string) err
 			return err
 		}
 		fmt.Fprintf(f, "\n### cachebench, %s (%d cores; kustomize %s)\n\n%s", time.Now().UTC().Format("2006-01-02 15:04 UTC"),
-			runtimeCores(), benchtools.KustomizeVersion(b.kustomize), b.table.String())
+			runtimeCores(), kustomizeVersion(b.kustomize), b.table.String())
 		for _, fl := range b.failures {
 			fmt.Fprintf(f, "\nFAILED: %s\n", fl)
 		}
@@ -679,8 +678,18 @@ type procStats struct {
 func runStats(dir string, env []string, name string, args ...string) ([]byte, procStats, error) {
 	cmd := exec.Command(name, args...)
 	cmd.Dir, cmd.Env = dir, env
-	out, u, err := procstat.Run(cmd)
-	return out, procStats{wall: u.Wall, cpu: u.CPU, rss: u.MaxRSS}, err
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	start := time.Now()
+	err := cmd.Run()
+	st := procStats{wall: time.Since(start)}
+	if ps := cmd.ProcessState; ps != nil {
+		st.cpu, st.rss = ps.UserTime()+ps.SystemTime(), procstat.MaxRSS(ps)
+	}
+	if err != nil {
+		return nil, st, fmt.Errorf("%s %s: %v\n%s", name, strings.Join(args, " "), err, se.String())
+	}
+	return so.Bytes(), st, nil
 }
 
 // diffDirs returns "" when two trees hold the same files with the same
@@ -731,4 +740,28 @@ func runtimeCores() int {
 		fmt.Sscan(string(out), &n)
 	}
 	return n
+}
+
+func findKustomize() string {
+	if home, err := os.UserHomeDir(); err == nil {
+		p := filepath.Join(home, ".cache", "kpipe-ci", "kustomize-v5.8.2", "kustomize")
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	if p, err := exec.LookPath("kustomize"); err == nil {
+		return p
+	}
+	return ""
+}
+
+func kustomizeVersion(p string) string {
+	if p == "" {
+		return "not installed"
+	}
+	out, err := exec.Command(p, "version").Output()
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(out))
 }

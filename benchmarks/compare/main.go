@@ -315,8 +315,16 @@ func timed(dir, name string, args ...string) (measurement, error) {
 func capture(dir, name string, args ...string) ([]byte, measurement, error) {
 	cmd := exec.Command(name, args...)
 	cmd.Dir = dir
-	out, u, err := procstat.Run(cmd)
-	return out, measurement{wall: u.Wall, maxRSS: u.MaxRSS}, err
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	m := measurement{wall: time.Since(start)}
+	m.maxRSS = procstat.MaxRSS(cmd.ProcessState)
+	if err != nil {
+		return nil, m, fmt.Errorf("%s %s: %v\n%s", name, strings.Join(args, " "), err, stderr.String())
+	}
+	return stdout.Bytes(), m, nil
 }
 
 func findKustomize() string {
