@@ -101,7 +101,7 @@ func (b *bench) run(work, only string, loop, small, big int, results string) err
 	} else {
 		b.kpipe = p // the runs start in the trees' directories
 	}
-	b.kustomize = findKustomize()
+	b.kustomize = procstat.Kustomize()
 	fmt.Fprintf(&b.table, "| scenario | kustomize | kpipe | ratio | note |\n|---|---|---|---|---|\n")
 	for _, s := range strings.Split(only, ",") {
 		var err error
@@ -676,20 +676,8 @@ type procStats struct {
 
 // runStats runs a command and returns its stdout and what it cost.
 func runStats(dir string, env []string, name string, args ...string) ([]byte, procStats, error) {
-	cmd := exec.Command(name, args...)
-	cmd.Dir, cmd.Env = dir, env
-	var so, se bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &so, &se
-	start := time.Now()
-	err := cmd.Run()
-	st := procStats{wall: time.Since(start)}
-	if ps := cmd.ProcessState; ps != nil {
-		st.cpu, st.rss = ps.UserTime()+ps.SystemTime(), procstat.MaxRSS(ps)
-	}
-	if err != nil {
-		return nil, st, fmt.Errorf("%s %s: %v\n%s", name, strings.Join(args, " "), err, se.String())
-	}
-	return so.Bytes(), st, nil
+	out, st, err := procstat.Run(dir, env, name, args...)
+	return out, procStats{wall: st.Wall, cpu: st.CPU, rss: st.MaxRSS}, err
 }
 
 // diffDirs returns "" when two trees hold the same files with the same
@@ -740,19 +728,6 @@ func runtimeCores() int {
 		fmt.Sscan(string(out), &n)
 	}
 	return n
-}
-
-func findKustomize() string {
-	if home, err := os.UserHomeDir(); err == nil {
-		p := filepath.Join(home, ".cache", "kpipe-ci", "kustomize-v5.8.2", "kustomize")
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	if p, err := exec.LookPath("kustomize"); err == nil {
-		return p
-	}
-	return ""
 }
 
 func kustomizeVersion(p string) string {
