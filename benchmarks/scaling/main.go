@@ -14,14 +14,13 @@
 // ./cmd/kpipe` unless -kpipe names a binary, runs `build --no-cache`
 // -runs times a size (alternating with -baseline, another kpipe binary,
 // when given); kustomize runs once a size, up to -kustomize-max resources
-// (it is quadratic: minutes at 4,000). Times are medians, with the
+// (it is quadratic: minutes at 4,000, more at 8,000). Times are medians, with the
 // fastest run beside; CPU is user and system time; peak RSS is the
 // process's maximum resident set.
 package main
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -34,7 +33,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kpipe/kpipe/internal/benchtools"
 	"github.com/kpipe/kpipe/internal/genrepo"
 	"github.com/kpipe/kpipe/internal/procstat"
 )
@@ -47,7 +45,6 @@ func main() {
 	flag.StringVar(&o.baseline, "baseline", "", "another kpipe binary, run alternately with -kpipe (for example main's)")
 	flag.StringVar(&o.kustomize, "kustomize", "", "the kustomize binary (default: $HOME/.cache/kpipe-ci/kustomize-v5.8.2/kustomize, else kustomize on PATH)")
 	flag.IntVar(&o.kustomizeMax, "kustomize-max", 8000, "the largest size kustomize is run at")
-	flag.DurationVar(&o.kustomizeTimeout, "kustomize-timeout", 40*time.Minute, "how long one kustomize build may take")
 	flag.StringVar(&o.work, "work", "", "work directory (default: a new temporary directory, removed at the end)")
 	flag.StringVar(&o.profile, "cpuprofile", "", "write a CPU profile of one more kpipe run at the largest size to this file")
 	flag.StringVar(&o.results, "results", "", "append the results as Markdown to this file")
@@ -71,16 +68,15 @@ type options struct {
 	runs                       int
 	kpipe, baseline, kustomize string
 	kustomizeMax               int
-	kustomizeTimeout           time.Duration
 	work, profile, results     string
 }
 
 // row is one size's measurements.
 type row struct {
 	size      int
-	kpipe     []procstat.Usage
-	baseline  []procstat.Usage
-	kustomize *procstat.Usage // nil when not run
+	kpipe     []procstat.Stats
+	baseline  []procstat.Stats
+	kustomize *procstat.Stats // nil when not run
 	same      bool            // kpipe's output is kustomize's
 	baseSame  bool            // the baseline's output is kpipe's
 }
@@ -109,7 +105,7 @@ func run(o options) error {
 		}
 	}
 	if o.kustomize == "" {
-		o.kustomize = benchtools.Kustomize()
+		o.kustomize = procstat.Kustomize()
 	}
 	// --no-cache builds read and write no cache; a private one all the
 	// same, so that nothing of the user's is touched.
@@ -123,10 +119,8 @@ func run(o options) error {
 		}
 		root := filepath.Join(dir, genrepo.BigRoot)
 		r := row{size: n}
-		build := func(bin string) ([]byte, procstat.Usage, error) {
-			cmd := exec.Command(bin, "build", "--no-cache", root)
-			cmd.Env = env
-			return procstat.Run(cmd)
+		build := func(bin string) ([]byte, procstat.Stats, error) {
+			return procstat.Run(dir, env, bin, "build", "--no-cache", root)
 		}
 		var out, baseOut []byte
 		for i := 0; i < o.runs; i++ {
@@ -156,33 +150,23 @@ func run(o options) error {
 		}
 		fmt.Println()
 		if o.kustomize != "" && n <= o.kustomizeMax {
-			ctx, cancel := context.WithTimeout(context.Background(), o.kustomizeTimeout)
-			cmd := exec.CommandContext(ctx, o.kustomize, "build", root)
-			cmd.Env = env
-			kz, u, err := procstat.Run(cmd)
-			cancel()
-			switch {
-			case errors.Is(ctx.Err(), context.DeadlineExceeded):
-				fmt.Printf("%d resources: kustomize did not finish in %v\n", n, o.kustomizeTimeout)
-			case err != nil:
+			kz, u, err := procstat.Run(dir, env, o.kustomize, "build", root)
+			if err != nil {
 				return err
-			default:
-				r.kustomize, r.same = &u, bytes.Equal(kz, out)
-				fmt.Printf("%d resources: kustomize %v (peak RSS %s), %.0fx kpipe's time, output identical: %t\n",
-					n, u.Wall, mib(u.MaxRSS), u.Wall.Seconds()/median(r.kpipe).Wall.Seconds(), r.same)
-				if !r.same {
-					_ = os.WriteFile(filepath.Join(o.work, fmt.Sprintf("kustomize-%d.yaml", n)), kz, 0o644)
-					_ = os.WriteFile(filepath.Join(o.work, fmt.Sprintf("kpipe-%d.yaml", n)), out, 0o644)
-				}
+			}
+			r.kustomize, r.same = &u, bytes.Equal(kz, out)
+			fmt.Printf("%d resources: kustomize %v (peak RSS %s), %.0fx kpipe's time, output identical: %t\n",
+				n, u.Wall, mib(u.MaxRSS), u.Wall.Seconds()/median(r.kpipe).Wall.Seconds(), r.same)
+			if !r.same {
+				_ = os.WriteFile(filepath.Join(o.work, fmt.Sprintf("kustomize-%d.yaml", n)), kz, 0o644)
+				_ = os.WriteFile(filepath.Join(o.work, fmt.Sprintf("kpipe-%d.yaml", n)), out, 0o644)
 			}
 		}
 		rows = append(rows, r)
 	}
 	if o.profile != "" && len(o.sizes) > 0 {
 		n := slices.Max(o.sizes)
-		cmd := exec.Command(o.kpipe, "build", "--no-cache", "--cpuprofile", o.profile, filepath.Join(o.work, fmt.Sprintf("root%d", n), genrepo.BigRoot))
-		cmd.Env = env
-		if _, _, err := procstat.Run(cmd); err != nil {
+		if _, _, err := procstat.Run(o.work, env, o.kpipe, "build", "--no-cache", "--cpuprofile", o.profile, filepath.Join(o.work, fmt.Sprintf("root%d", n), genrepo.BigRoot)); err != nil {
 			return err
 		}
 	}
@@ -215,8 +199,8 @@ func report(o options, rows []row) string {
 	b := &strings.Builder{}
 	fmt.Fprintf(b, "## One root of %s resources (issue 49)\n\n", joinInts(o.sizes))
 	fmt.Fprintf(b, "- date: %s; %s, %d CPUs, %s/%s\n- kustomize: %s\n- command: `go run ./benchmarks/scaling -sizes %s -runs %d`\n\n",
-		time.Now().UTC().Format("2006-01-02 15:04 MST"), benchtools.CPUModel(), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH,
-		benchtools.KustomizeVersion(o.kustomize), joinInts(o.sizes), o.runs)
+		time.Now().UTC().Format("2006-01-02 15:04 MST"), procstat.CPUModel(), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH,
+		procstat.KustomizeVersion(o.kustomize), joinInts(o.sizes), o.runs)
 	fmt.Fprintf(b, "`kpipe build --no-cache` of genrepo.WriteBigRoot's root, %d runs a size (median, fastest in brackets); kustomize once a size. ", o.runs)
 	b.WriteString("Time is wall time, CPU user and system time, RSS the process's peak.\n\n")
 	head := "| resources | kpipe | kpipe CPU | kpipe peak RSS |"
@@ -260,16 +244,16 @@ func ratio(a, b row) float64 { return median(a.kpipe).Wall.Seconds() / median(b.
 
 // median returns the run of median wall time (of the two middle ones, the
 // faster).
-func median(us []procstat.Usage) procstat.Usage {
+func median(us []procstat.Stats) procstat.Stats {
 	if len(us) == 0 {
-		return procstat.Usage{}
+		return procstat.Stats{}
 	}
 	s := slices.Clone(us)
-	slices.SortFunc(s, func(a, b procstat.Usage) int { return int(a.Wall - b.Wall) })
+	slices.SortFunc(s, func(a, b procstat.Stats) int { return int(a.Wall - b.Wall) })
 	return s[(len(s)-1)/2]
 }
 
-func fastest(us []procstat.Usage) time.Duration {
+func fastest(us []procstat.Stats) time.Duration {
 	best := us[0].Wall
 	for _, u := range us {
 		best = min(best, u.Wall)
@@ -277,7 +261,7 @@ func fastest(us []procstat.Usage) time.Duration {
 	return best
 }
 
-func maxRSS(us []procstat.Usage) int64 {
+func maxRSS(us []procstat.Stats) int64 {
 	var m int64
 	for _, u := range us {
 		m = max(m, u.MaxRSS)
