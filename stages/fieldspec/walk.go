@@ -128,8 +128,8 @@ func (k createKind) empty() any {
 // through fn).
 func Walk(obj map[string]any, fs FieldSpec, create createKind, fn func(Field) error) error {
 	var elems, keys [8]string // the path's elements and keys followed, without allocating
-	w := walker{path: appendSplitPath(elems[:0], fs.Path), keys: keys[:0], spec: fs, create: create, fn: fn}
-	if err := w.visit(obj, Field{root: obj}, 0); err != nil {
+	w := walker{path: appendSplitPath(elems[:0], fs.Path), spec: fs, create: create, fn: fn}
+	if err := w.visit(obj, Field{root: obj}, 0, keys[:0]); err != nil {
 		return fmt.Errorf("considering field '%s' of object %s: %w", fs.Path, describe(obj), err)
 	}
 	return nil
@@ -145,21 +145,20 @@ func describe(obj map[string]any) string {
 }
 
 type walker struct {
-	path []string
-	// keys are the map keys followed to the node being visited: the Path
-	// of the Field given to fn, copied then (a walk mostly ends before it
-	// reaches a field, and allocates nothing).
-	keys   []string
+	path   []string
 	spec   FieldSpec
 	create createKind
 	fn     func(Field) error
 }
 
-// visit handles node, found at at, with path elements i... still to follow.
-func (w *walker) visit(node any, at Field, i int) error {
+// visit handles node, found at at, with path elements i... still to
+// follow. keys are the map keys followed to it: the Path of the Field
+// given to fn, copied then (a walk mostly ends before it reaches a field,
+// and then allocates nothing).
+func (w *walker) visit(node any, at Field, i int, keys []string) error {
 	if i == len(w.path) {
-		if len(w.keys) > 0 {
-			at.Path = slices.Clone(w.keys)
+		if len(keys) > 0 {
+			at.Path = slices.Clone(keys)
 		}
 		return w.fn(at)
 	}
@@ -167,10 +166,10 @@ func (w *walker) visit(node any, at Field, i int) error {
 	case nil, resource.EmptyNull:
 		return nil
 	case map[string]any:
-		return w.visitMap(n, at, i)
+		return w.visitMap(n, at, i, keys)
 	case []any:
 		for j, e := range n {
-			if err := w.visit(e, Field{seq: n, idx: j}, i); err != nil {
+			if err := w.visit(e, Field{seq: n, idx: j}, i, keys); err != nil {
 				return fmt.Errorf("visit traversal on path: %v: %w", slices.Clone(w.path[i:]), err)
 			}
 		}
@@ -180,7 +179,7 @@ func (w *walker) visit(node any, at Field, i int) error {
 }
 
 // visitMap follows path element i from map m.
-func (w *walker) visitMap(m map[string]any, at Field, i int) error {
+func (w *walker) visitMap(m map[string]any, at Field, i int, keys []string) error {
 	name, isSeq := strings.CutSuffix(w.path[i], "[]")
 	if name == "" {
 		return errors.New("cannot set or create an empty field name")
@@ -202,7 +201,7 @@ func (w *walker) visitMap(m map[string]any, at Field, i int) error {
 	key := strings.TrimSpace(name)
 	if key == "" {
 		// kyaml drops blank lookup elements and stays on the node.
-		return w.visit(m, at, i+1)
+		return w.visit(m, at, i+1, keys)
 	}
 	if err := checkKey(key); err != nil {
 		return fmt.Errorf("fieldName: %s: %w", name, err)
@@ -215,10 +214,7 @@ func (w *walker) visitMap(m map[string]any, at Field, i int) error {
 		v = kind.empty()
 		m[key] = v
 	}
-	w.keys = append(w.keys, key)
-	err := w.visit(v, Field{Parent: m, Key: key}, i+1)
-	w.keys = w.keys[:len(w.keys)-1]
-	return err
+	return w.visit(v, Field{Parent: m, Key: key}, i+1, append(keys, key))
 }
 
 // checkKey rejects the elements that kyaml's lookup reads as list selectors
