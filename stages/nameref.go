@@ -39,6 +39,9 @@ func (s *nameRefStage) Fingerprint() []byte { return Fingerprint(s.Kind(), s.bac
 type nameRefJob struct {
 	field *fieldspec.FieldSpec
 	ref   *fieldspec.NameBackReference
+	// mayRename is true when the field may be the referrer's own
+	// apiVersion, kind or metadata (see touchesIdentity).
+	mayRename bool
 }
 
 // Run fixes the references of every object, in list order. The objects a
@@ -58,7 +61,7 @@ func (s *nameRefStage) Run(_ context.Context, rs *resource.List) error {
 				br := &s.backRefs[bi]
 				for fi := range br.FieldSpecs {
 					if fs := &br.FieldSpecs[fi]; gvk.Selects(fs.GVK()) {
-						js = append(js, nameRefJob{field: fs, ref: br})
+						js = append(js, nameRefJob{field: fs, ref: br, mayRename: touchesIdentity(fs)})
 					}
 				}
 			}
@@ -87,12 +90,29 @@ func (s *nameRefStage) Run(_ context.Context, rs *resource.List) error {
 			// configuration naming apiVersion, kind or metadata) may have
 			// changed it: index the list again. The scope stays the one
 			// the referrer started with.
-			if rs.At(i).ID() != idx.ids[i] {
+			if j.mayRename && rs.At(i).ID() != idx.ids[i] {
 				idx = newReferralIndex(rs)
 			}
 		}
 	}
 	return nil
+}
+
+// touchesIdentity reports whether a walk of fs may write the object's
+// apiVersion, kind or metadata: its first element that is not blank (a
+// blank one stays on the object) names one of them, or it has none.
+func touchesIdentity(fs *fieldspec.FieldSpec) bool {
+	for _, e := range fs.PathElements() {
+		name, _ := strings.CutSuffix(e, "[]")
+		switch strings.TrimSpace(name) {
+		case "":
+			continue
+		case "metadata", "kind", "apiVersion":
+			return true
+		}
+		return false
+	}
+	return true
 }
 
 // referralIndex is what the stage looks objects up by, built from the
