@@ -12,11 +12,11 @@
 // replacements: the shape of kustomize's best-known performance complaint
 // (kubernetes-sigs/kustomize#5084). kpipe, built with a plain `go build
 // ./cmd/kpipe` unless -kpipe names a binary, runs `build --no-cache`
-// -runs times a size (alternating with -baseline, another kpipe binary,
-// when given); kustomize runs once a size, up to -kustomize-max resources
-// (it is quadratic: minutes at 4,000, more at 8,000). Times are medians, with the
-// fastest run beside; CPU is user and system time; peak RSS is the
-// process's maximum resident set.
+// -runs times a size, the sizes taking turns (and -baseline, another kpipe
+// binary, after it when given); kustomize runs once a size, up to
+// -kustomize-max resources (it is quadratic: minutes at 4,000, more at
+// 8,000). Times are medians, with the fastest run beside; CPU is user and
+// system time; peak RSS is the process's maximum resident set.
 package main
 
 import (
@@ -48,6 +48,7 @@ func main() {
 	flag.StringVar(&o.work, "work", "", "work directory (default: a new temporary directory, removed at the end)")
 	flag.StringVar(&o.profile, "cpuprofile", "", "write a CPU profile of one more kpipe run at the largest size to this file")
 	flag.StringVar(&o.results, "results", "", "append the results as Markdown to this file")
+	flag.StringVar(&o.gogc, "gogc", "", "GOGC for the kpipe runs (default: kpipe's own heap settings)")
 	flag.Parse()
 	for _, f := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -64,11 +65,11 @@ func main() {
 }
 
 type options struct {
-	sizes                      []int
-	runs                       int
-	kpipe, baseline, kustomize string
-	kustomizeMax               int
-	work, profile, results     string
+	sizes                        []int
+	runs                         int
+	kpipe, baseline, kustomize   string
+	kustomizeMax                 int
+	work, profile, results, gogc string
 }
 
 // row is one size's measurements.
@@ -111,62 +112,76 @@ func run(o options) error {
 	// same, so that nothing of the user's is touched.
 	env := append(os.Environ(), "XDG_CACHE_HOME="+filepath.Join(o.work, "xdg"))
 
-	var rows []row
-	for _, n := range o.sizes {
+	if o.gogc != "" {
+		env = append(env, "GOGC="+o.gogc)
+	}
+
+	rows := make([]row, len(o.sizes))
+	roots := make([]string, len(o.sizes))
+	for k, n := range o.sizes {
 		dir := filepath.Join(o.work, fmt.Sprintf("root%d", n))
 		if err := genrepo.WriteBigRoot(dir, n); err != nil {
 			return err
 		}
-		root := filepath.Join(dir, genrepo.BigRoot)
-		r := row{size: n}
-		build := func(bin string) ([]byte, procstat.Stats, error) {
-			return procstat.Run(dir, env, bin, "build", "--no-cache", root)
-		}
-		var out, baseOut []byte
-		for i := 0; i < o.runs; i++ {
-			got, u, err := build(o.kpipe)
+		rows[k] = row{size: n, baseSame: true}
+		roots[k] = filepath.Join(dir, genrepo.BigRoot)
+	}
+	// Runs take turns, size after size (and kpipe after the baseline),
+	// so that the machine's load, which drifts, weighs alike on all.
+	outs := make([][]byte, len(o.sizes))
+	for i := 0; i < o.runs; i++ {
+		for k, root := range roots {
+			r := &rows[k]
+			out, u, err := procstat.Run(root, env, o.kpipe, "build", "--no-cache", ".")
 			if err != nil {
 				return err
 			}
 			r.kpipe = append(r.kpipe, u)
-			if out == nil {
-				out = got
-			} else if !bytes.Equal(out, got) {
-				return fmt.Errorf("%d resources: kpipe's output differs from one run to the next", n)
+			if outs[k] == nil {
+				outs[k] = out
+			} else if !bytes.Equal(outs[k], out) {
+				return fmt.Errorf("%d resources: kpipe's output differs from one run to the next", r.size)
 			}
 			if o.baseline != "" {
-				got, u, err := build(o.baseline)
+				base, u, err := procstat.Run(root, env, o.baseline, "build", "--no-cache", ".")
 				if err != nil {
 					return fmt.Errorf("baseline: %w", err)
 				}
 				r.baseline = append(r.baseline, u)
-				baseOut = got
+				r.baseSame = r.baseSame && bytes.Equal(base, outs[k])
 			}
 		}
-		r.baseSame = o.baseline == "" || bytes.Equal(out, baseOut)
-		fmt.Printf("%d resources: kpipe %v (CPU %v, peak RSS %s)", n, median(r.kpipe).Wall, median(r.kpipe).CPU, mib(maxRSS(r.kpipe)))
+	}
+	for k, root := range roots {
+		r := &rows[k]
+		fmt.Printf("%d resources: kpipe %v (CPU %v, peak RSS %s)", r.size, median(r.kpipe).Wall, median(r.kpipe).CPU, mib(maxRSS(r.kpipe)))
 		if o.baseline != "" {
 			fmt.Printf(", baseline %v (same output: %t)", median(r.baseline).Wall, r.baseSame)
 		}
 		fmt.Println()
-		if o.kustomize != "" && n <= o.kustomizeMax {
-			kz, u, err := procstat.Run(dir, env, o.kustomize, "build", root)
-			if err != nil {
-				return err
-			}
-			r.kustomize, r.same = &u, bytes.Equal(kz, out)
-			fmt.Printf("%d resources: kustomize %v (peak RSS %s), %.0fx kpipe's time, output identical: %t\n",
-				n, u.Wall, mib(u.MaxRSS), u.Wall.Seconds()/median(r.kpipe).Wall.Seconds(), r.same)
-			if !r.same {
-				_ = os.WriteFile(filepath.Join(o.work, fmt.Sprintf("kustomize-%d.yaml", n)), kz, 0o644)
-				_ = os.WriteFile(filepath.Join(o.work, fmt.Sprintf("kpipe-%d.yaml", n)), out, 0o644)
-			}
+		if o.kustomize == "" || r.size > o.kustomizeMax {
+			continue
 		}
-		rows = append(rows, r)
+		kz, u, err := procstat.Run(root, env, o.kustomize, "build", ".")
+		if err != nil {
+			return err
+		}
+		r.kustomize, r.same = &u, bytes.Equal(kz, outs[k])
+		fmt.Printf("%d resources: kustomize %v (peak RSS %s), %.0fx kpipe's time, output identical: %t\n",
+			r.size, u.Wall, mib(u.MaxRSS), u.Wall.Seconds()/median(r.kpipe).Wall.Seconds(), r.same)
+		if !r.same {
+			_ = os.WriteFile(filepath.Join(o.work, fmt.Sprintf("kustomize-%d.yaml", r.size)), kz, 0o644)
+			_ = os.WriteFile(filepath.Join(o.work, fmt.Sprintf("kpipe-%d.yaml", r.size)), outs[k], 0o644)
+		}
 	}
 	if o.profile != "" && len(o.sizes) > 0 {
 		n := slices.Max(o.sizes)
-		if _, _, err := procstat.Run(o.work, env, o.kpipe, "build", "--no-cache", "--cpuprofile", o.profile, filepath.Join(o.work, fmt.Sprintf("root%d", n), genrepo.BigRoot)); err != nil {
+		prof, err := filepath.Abs(o.profile)
+		if err != nil {
+			return err
+		}
+		root := filepath.Join(o.work, fmt.Sprintf("root%d", n), genrepo.BigRoot)
+		if _, _, err := procstat.Run(root, env, o.kpipe, "build", "--no-cache", "--cpuprofile", prof, "."); err != nil {
 			return err
 		}
 	}
@@ -198,11 +213,23 @@ func run(o options) error {
 func report(o options, rows []row) string {
 	b := &strings.Builder{}
 	fmt.Fprintf(b, "## One root of %s resources (issue 49)\n\n", joinInts(o.sizes))
-	fmt.Fprintf(b, "- date: %s; %s, %d CPUs, %s/%s\n- kustomize: %s\n- command: `go run ./benchmarks/scaling -sizes %s -runs %d`\n\n",
+	flags := ""
+	if o.gogc != "" {
+		flags = " -gogc " + o.gogc
+	}
+	fmt.Fprintf(b, "- date: %s; %s, %d CPUs, %s/%s\n- kustomize: %s\n- command: `go run ./benchmarks/scaling -sizes %s -runs %d%s`\n\n",
 		time.Now().UTC().Format("2006-01-02 15:04 MST"), procstat.CPUModel(), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH,
-		procstat.KustomizeVersion(o.kustomize), joinInts(o.sizes), o.runs)
+		procstat.KustomizeVersion(o.kustomize), joinInts(o.sizes), o.runs, flags)
 	fmt.Fprintf(b, "`kpipe build --no-cache` of genrepo.WriteBigRoot's root, %d runs a size (median, fastest in brackets); kustomize once a size. ", o.runs)
-	b.WriteString("Time is wall time, CPU user and system time, RSS the process's peak.\n\n")
+	b.WriteString("Time is wall time, CPU user and system time, RSS the process's peak.")
+	if o.baseline != "" {
+		same := true
+		for _, r := range rows {
+			same = same && r.baseSame
+		}
+		fmt.Fprintf(b, " The baseline is another kpipe binary, run after kpipe each time; its output is the same bytes at every size: %s.", yesNo(same))
+	}
+	b.WriteString("\n\n")
 	head := "| resources | kpipe | kpipe CPU | kpipe peak RSS |"
 	sep := "|---|---|---|---|"
 	if o.baseline != "" {
