@@ -2,6 +2,7 @@ package plugins
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -186,5 +187,69 @@ sed 's/name: x$/name: z/'
 	want := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  annotations:\n    config.kubernetes.io/path: configmap_z.yaml\n    internal.config.kubernetes.io/path: configmap_z.yaml\n  name: z\n"
 	if got := render(t, rs); got != want {
 		t.Errorf("got\n%s", got)
+	}
+}
+
+// TestTransformerOutputByID: a transformer's output replaces the input
+// objects with the same IDs, in their places, adds the new ones at the
+// end and drops those it did not print, over thousands of objects; an
+// object printed twice is an error.
+func TestTransformerOutputByID(t *testing.T) {
+	dir := t.TempDir()
+	// Drop cm7 (whose ID annotation names it too), change cm3, add one.
+	writeExec(t, filepath.Join(dir, ".config", "kustomize", "plugin", "example.com", "v1", "tx", "Tx"), `#!/bin/sh
+awk 'BEGIN { RS = "---\n"; ORS = "---\n" } $0 !~ /name: cm7\n/ { sub(/v: "3"/, "v: changed"); print }'
+printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: added\n'
+`)
+	s, err := load(t, dir, "apiVersion: example.com/v1\nkind: Tx\nmetadata:\n  name: t\n", Transformer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 3000
+	var in strings.Builder
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&in, "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm%d\ndata:\n  v: \"%d\"\n", i, i)
+	}
+	objs, err := resource.Decode([]byte(in.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := resource.NewList(objs...)
+	rs.Freeze()
+	if err := s.Run(context.Background(), rs); err != nil {
+		t.Fatal(err)
+	}
+	if rs.Len() != n {
+		t.Fatalf("%d objects, want %d", rs.Len(), n)
+	}
+	for i, r := range rs.All() {
+		want := fmt.Sprintf("cm%d", i)
+		if i >= 7 {
+			want = fmt.Sprintf("cm%d", i+1)
+		}
+		if i == n-1 {
+			want = "added"
+		}
+		if r.Name() != want {
+			t.Fatalf("object %d is %s, want %s", i, r.Name(), want)
+		}
+		if _, ok := r.Annotation(idAnnotation); ok {
+			t.Fatalf("%s keeps the ID annotation", r.Name())
+		}
+	}
+	if v := resource.LookupString(rs.At(3).Object(), "data", "v"); v != "changed" {
+		t.Errorf("cm3's v is %q, want the transformer's", v)
+	}
+
+	writeExec(t, filepath.Join(dir, ".config", "kustomize", "plugin", "example.com", "v1", "dup", "Dup"), `#!/bin/sh
+printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: twice\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: twice\n  namespace: default\n'
+`)
+	s, err = load(t, dir, "apiVersion: example.com/v1\nkind: Dup\nmetadata:\n  name: d\n", Transformer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Run(context.Background(), resource.NewList())
+	if err == nil || !strings.Contains(err.Error(), "plugin generated duplicate resource") {
+		t.Errorf("printing one object twice: %v", err)
 	}
 }

@@ -301,22 +301,24 @@ func generatorOptions(r *resource.Resource) error {
 // applyTransform makes rs what a transformer printed, as kustomize does:
 // an output object replaces the content of the input object with its
 // current ID (which keeps its build state), a new one is appended, and
-// input objects missing from the output are removed.
+// input objects missing from the output are removed. Objects are matched
+// through maps of their IDs: a transformer prints every object it was
+// given, and scanning the list for each made large builds quadratic.
 func (p *plugin) applyTransform(rs *resource.List, out []*resource.Resource) error {
-	var ids []resource.ID
+	index := currentIDs(rs)
+	add := resource.NewAppender(rs)
+	printed := make(map[resource.ID]bool, len(out))
 	for _, r := range out {
 		r.RemoveAnnotation(idAnnotation)
 		id := r.ID()
-		for _, o := range ids {
-			if o.Equals(id) {
-				j, _ := json.Marshal(idMap(id))
-				return p.fail("plugin generated duplicate resource: %s", j)
-			}
+		if printed[id.Key()] {
+			j, _ := json.Marshal(idMap(id))
+			return p.fail("plugin generated duplicate resource: %s", j)
 		}
-		ids = append(ids, id)
-		switch m := rs.ByCurrentID(id); len(m) {
+		printed[id.Key()] = true
+		switch m := index[id.Key()]; len(m) {
 		case 0:
-			if err := rs.Append(r); err != nil {
+			if err := add.Append(r); err != nil {
 				return p.fail("%v", err)
 			}
 		case 1:
@@ -325,20 +327,24 @@ func (p *plugin) applyTransform(rs *resource.List, out []*resource.Resource) err
 			return p.fail("output object %s matches %d input objects", id, len(m))
 		}
 	}
-	for i := rs.Len() - 1; i >= 0; i-- {
-		id := rs.At(i).ID()
-		found := false
-		for _, o := range ids {
-			if o.Equals(id) {
-				found = true
-				break
-			}
-		}
-		if !found {
-			rs.Remove(i)
+	kept := make([]*resource.Resource, 0, rs.Len())
+	for _, r := range rs.All() {
+		if printed[r.ID().Key()] {
+			kept = append(kept, r)
 		}
 	}
+	rs.Replace(kept)
 	return nil
+}
+
+// currentIDs indexes the objects of rs by current ID (ID.Key).
+func currentIDs(rs *resource.List) map[resource.ID][]int {
+	index := make(map[resource.ID][]int, rs.Len())
+	for i, r := range rs.All() {
+		k := r.ID().Key()
+		index[k] = append(index[k], i)
+	}
+	return index
 }
 
 // snapshot is an object as a validator received it.
@@ -363,8 +369,9 @@ func unchanged(before []snapshot, rs *resource.List) error {
 	if len(before) != rs.Len() {
 		return fmt.Errorf("%d objects before, %d after", len(before), rs.Len())
 	}
+	index := currentIDs(rs)
 	for _, b := range before {
-		m := rs.ByCurrentID(b.id)
+		m := index[b.id.Key()]
 		if len(m) != 1 {
 			return fmt.Errorf("object %s is missing", b.id)
 		}

@@ -68,8 +68,21 @@ func isListIndex(p string) bool {
 
 // isIdxNumber reports whether p is a non-negative list index.
 func isIdxNumber(p string) bool {
+	n, ok := atoi(p)
+	return ok && n >= 0
+}
+
+// atoi is strconv.Atoi without the error it allocates for a path element
+// that is not a number (most are keys).
+func atoi(p string) (int, bool) {
+	if p == "" {
+		return 0, false
+	}
+	if c := p[0]; (c < '0' || c > '9') && c != '-' && c != '+' {
+		return 0, false
+	}
 	n, err := strconv.Atoi(p)
-	return err == nil && n >= 0
+	return n, err == nil
 }
 
 // splitIndexNameValue splits "[name=value]" into name and value.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -169,7 +170,13 @@ func (s *imagesStage) legacyPass(obj map[string]any, _ resource.GVK, probe bool)
 func (s *imagesStage) legacyWalk(node any, probe bool) error {
 	switch n := node.(type) {
 	case map[string]any:
-		for _, k := range resource.SortedKeys(n) {
+		var buf [16]string // the keys, sorted, on the stack for most maps
+		keys := buf[:0]
+		for k := range n {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
 			if err := s.legacyWalk(n[k], probe); err != nil {
 				return err
 			}
@@ -217,13 +224,15 @@ func (s *imagesStage) legacyContainers(v any, probe bool) error {
 // fieldSpecPass updates the image values at the field specs that select
 // gvk.
 func (s *imagesStage) fieldSpecPass(obj map[string]any, gvk resource.GVK, probe bool) error {
+	var update func(fieldspec.Field) error // made for the first spec that matches
 	for _, fs := range s.cfg.FieldSpecs {
 		if !fs.Matches(gvk) {
 			continue
 		}
-		err := fieldspec.Walk(obj, fs, fieldspec.CreateNone, func(f fieldspec.Field) error {
-			return s.update(f.Value(), f.Set, probe)
-		})
+		if update == nil {
+			update = func(f fieldspec.Field) error { return s.update(f.Value(), f.Set, probe) }
+		}
+		err := fieldspec.Walk(obj, fs, fieldspec.CreateNone, update)
 		if err != nil {
 			return err
 		}

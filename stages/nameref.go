@@ -39,59 +39,148 @@ func (s *nameRefStage) Fingerprint() []byte { return Fingerprint(s.Kind(), s.bac
 type nameRefJob struct {
 	field *fieldspec.FieldSpec
 	ref   *fieldspec.NameBackReference
+	// mayRename is true when the field may be the referrer's own
+	// apiVersion, kind or metadata (see touchesIdentity).
+	mayRename bool
 }
 
-// Run fixes the references of every object, in list order.
+// Run fixes the references of every object, in list order. The objects a
+// reference may name are found through a referralIndex built once, so the
+// stage costs time in proportion to the objects and references, not to
+// their product (kubernetes-sigs/kustomize#5084).
 func (s *nameRefStage) Run(_ context.Context, rs *resource.List) error {
+	// The fields to fix depend on the original GVK only: the configuration
+	// (hundreds of field specs) is matched once a GVK, not once an object.
 	jobs := make([][]nameRefJob, rs.Len())
-	orig := make([]resource.GVK, rs.Len())
-	for i := range orig {
-		orig[i] = rs.At(i).OrigID().GVK
-	}
-	for bi := range s.backRefs {
-		br := &s.backRefs[bi]
-		for fi := range br.FieldSpecs {
-			fs := &br.FieldSpecs[fi]
-			for i := range orig {
-				if orig[i].Selects(fs.GVK()) {
-					jobs[i] = append(jobs[i], nameRefJob{field: fs, ref: br})
+	byGVK := map[resource.GVK][]nameRefJob{}
+	for i := range jobs {
+		gvk := rs.At(i).OrigID().GVK
+		js, ok := byGVK[gvk]
+		if !ok {
+			for bi := range s.backRefs {
+				br := &s.backRefs[bi]
+				for fi := range br.FieldSpecs {
+					if fs := &br.FieldSpecs[fi]; gvk.Selects(fs.GVK()) {
+						js = append(js, nameRefJob{field: fs, ref: br, mayRename: touchesIdentity(fs)})
+					}
 				}
 			}
+			byGVK[gvk] = js
 		}
+		jobs[i] = js
 	}
+	var idx *referralIndex
 	for i, js := range jobs {
 		if len(js) == 0 {
 			continue
 		}
-		candidates, err := referable(rs, i)
+		if idx == nil {
+			idx = newReferralIndex(rs)
+		}
+		scope, err := idx.scope(i)
 		if err != nil {
 			return err
 		}
 		for _, j := range js {
-			f := nameRefFix{rs: rs, referrer: i, job: j, candidates: candidates}
+			f := nameRefFix{rs: rs, referrer: i, job: j, idx: idx, scope: scope}
 			if err := f.run(); err != nil {
 				return err
+			}
+			// A field that held the referrer's own identity (a
+			// configuration naming apiVersion, kind or metadata) may have
+			// changed it: index the list again. The scope stays the one
+			// the referrer started with.
+			if j.mayRename && rs.At(i).ID() != idx.ids[i] {
+				idx = newReferralIndex(rs)
 			}
 		}
 	}
 	return nil
 }
 
-// referable returns the indexes of the objects the i-th object could refer
-// to: all of them for a cluster-scoped referrer; else the cluster-scoped
-// ones, those in its namespace, and for a RoleBinding those in the
-// namespaces of its ServiceAccount subjects.
-func referable(rs *resource.List, i int) ([]int, error) {
-	referrer := rs.At(i)
-	rid := referrer.ID()
-	all := make([]int, rs.Len())
-	for j := range all {
-		all[j] = j
+// touchesIdentity reports whether a walk of fs may write the object's
+// apiVersion, kind or metadata: its first element that is not blank (a
+// blank one stays on the object) names one of them, or it has none.
+func touchesIdentity(fs *fieldspec.FieldSpec) bool {
+	for _, e := range fs.PathElements() {
+		name, _ := strings.CutSuffix(e, "[]")
+		switch strings.TrimSpace(name) {
+		case "":
+			continue
+		case "metadata", "kind", "apiVersion":
+			return true
+		}
+		return false
 	}
+	return true
+}
+
+// referralIndex is what the stage looks objects up by, built from the
+// list once: current IDs, the objects by previous name (only renamed
+// objects can be referrals) and by the namespace they were first created
+// in. References rewrite referrers' fields and add referrers to
+// referrals; neither changes a name, so the index stays true for the
+// whole stage unless a referrer's own identity changes (see Run).
+type referralIndex struct {
+	rs  *resource.List
+	ids []resource.ID
+	// byPrevName lists, in list order and once each, the objects with a
+	// previous ID of that name.
+	byPrevName map[string][]int
+	// byOrigNS lists, in list order, the namespaced objects by the
+	// effective namespace of their original ID.
+	byOrigNS map[string][]int
+	// origIn memoizes inScope.anyOrigIn by scope and namespace.
+	origIn map[string]bool
+}
+
+func newReferralIndex(rs *resource.List) *referralIndex {
+	x := &referralIndex{
+		rs:         rs,
+		ids:        make([]resource.ID, rs.Len()),
+		byPrevName: map[string][]int{},
+		byOrigNS:   map[string][]int{},
+		origIn:     map[string]bool{},
+	}
+	for j, r := range rs.All() {
+		x.ids[j] = r.ID()
+		r.AnyPrevID(func(id resource.ID) bool {
+			if l := x.byPrevName[id.Name]; len(l) == 0 || l[len(l)-1] != j {
+				x.byPrevName[id.Name] = append(l, j)
+			}
+			return false
+		})
+		if o := r.OrigID(); !o.IsClusterScoped() {
+			ns := o.EffectiveNamespace()
+			x.byOrigNS[ns] = append(x.byOrigNS[ns], j)
+		}
+	}
+	return x
+}
+
+// referralScope says which objects a referrer may refer to: all of them
+// for a cluster-scoped referrer; else the cluster-scoped ones, those in
+// its namespace, and for a RoleBinding those in the namespaces of its
+// ServiceAccount subjects (kustomize's
+// SubsetThatCouldBeReferencedByResource). It holds the IDs of the index
+// it was made from, as they were when the referrer's fixes began.
+type referralScope struct {
+	from         *referralIndex
+	ids          []resource.ID
+	all          bool
+	namespace    string // the referrer's effective namespace
+	saNamespaces map[string]bool
+	key          string // all, namespace and saNamespaces, for memos
+}
+
+// scope returns the scope of the i-th object.
+func (x *referralIndex) scope(i int) (*referralScope, error) {
+	referrer := x.rs.At(i)
+	rid := x.ids[i]
 	if rid.IsClusterScoped() {
-		return all, nil
+		return &referralScope{from: x, ids: x.ids, all: true, key: "*"}, nil
 	}
-	saNamespaces := map[string]bool{}
+	s := &referralScope{from: x, ids: x.ids, namespace: rid.EffectiveNamespace(), saNamespaces: map[string]bool{}}
 	if referrer.Kind() == "RoleBinding" {
 		subjects, _ := referrer.Object()["subjects"].([]any)
 		for _, e := range subjects {
@@ -101,29 +190,54 @@ func referable(rs *resource.List, i int) ([]int, error) {
 			if !hasNS || !hasKind || kind != "ServiceAccount" {
 				continue
 			}
-			s, ok := ns.(string)
+			str, ok := ns.(string)
 			if !ok {
 				return nil, fmt.Errorf("Invalid Input: namespace is blank for resource %q\n", rid.String()) //nolint:staticcheck // kustomize's message
 			}
-			saNamespaces[s] = true
+			s.saNamespaces[str] = true
 		}
 	}
-	var out []int
-	for _, j := range all {
-		id := rs.At(j).ID()
-		if id.IsClusterScoped() || id.EffectiveNamespace() == rid.EffectiveNamespace() || saNamespaces[id.Namespace] {
-			out = append(out, j)
+	s.key = strings.Join(append([]string{s.namespace}, resource.SortedKeys(s.saNamespaces)...), "\x00")
+	return s, nil
+}
+
+// has reports whether the j-th object is in the scope.
+func (s *referralScope) has(j int) bool {
+	if s.all {
+		return true
+	}
+	id := s.ids[j]
+	return id.IsClusterScoped() || id.EffectiveNamespace() == s.namespace || s.saNamespaces[id.Namespace]
+}
+
+// anyOrigIn reports whether an object in scope s was first created in
+// namespace ns. The answer is kept for the scopes made from x: the
+// referrers of one namespace share it.
+func (x *referralIndex) anyOrigIn(s *referralScope, ns string) bool {
+	key := s.key + "\x01" + ns
+	if found, ok := x.origIn[key]; ok && s.from == x {
+		return found
+	}
+	found := false
+	for _, j := range x.byOrigNS[ns] {
+		if s.has(j) {
+			found = true
+			break
 		}
 	}
-	return out, nil
+	if s.from == x {
+		x.origIn[key] = found
+	}
+	return found
 }
 
 // nameRefFix fixes one field of one referrer.
 type nameRefFix struct {
-	rs         *resource.List
-	referrer   int
-	job        nameRefJob
-	candidates []int
+	rs       *resource.List
+	referrer int
+	job      nameRefJob
+	idx      *referralIndex
+	scope    *referralScope
 }
 
 func (f *nameRefFix) run() error {
@@ -172,7 +286,7 @@ func (f *nameRefFix) set(fl fieldspec.Field) error {
 // setScalar fixes a name held as a scalar.
 func (f *nameRefFix) setScalar(v any, setTo func(string)) error {
 	old, _ := resource.ScalarString(v)
-	j, err := f.selectReferral(old, f.candidates, false)
+	j, err := f.selectReferral(old, f.scope.has, false)
 	if err != nil || j < 0 {
 		return err
 	}
@@ -190,13 +304,13 @@ func (f *nameRefFix) setMap(m map[string]any) error {
 	if !ok {
 		return errors.New("path config error; no 'name' field in node")
 	}
-	candidates := f.candidates
+	candidate := f.scope.has
 	if nsVal, ok := m["namespace"]; ok {
 		ns, _ := resource.ScalarString(nsVal)
-		candidates = f.inNamespace(ns)
+		candidate = f.inNamespace(ns)
 	}
 	old, _ := resource.ScalarString(nameVal)
-	j, err := f.selectReferral(old, candidates, true)
+	j, err := f.selectReferral(old, candidate, true)
 	if err != nil || j < 0 {
 		return err
 	}
@@ -214,21 +328,17 @@ func (f *nameRefFix) setMap(m map[string]any) error {
 
 // inNamespace narrows the candidates to those first created in namespace
 // ns, or, when there are none, to those now in it.
-func (f *nameRefFix) inNamespace(ns string) []int {
-	var byOrig, byCur []int
-	for _, j := range f.candidates {
-		r := f.rs.At(j)
-		if o := r.OrigID(); !o.IsClusterScoped() && o.EffectiveNamespace() == ns {
-			byOrig = append(byOrig, j)
-		}
-		if c := r.ID(); !c.IsClusterScoped() && c.EffectiveNamespace() == ns {
-			byCur = append(byCur, j)
+func (f *nameRefFix) inNamespace(ns string) func(int) bool {
+	if f.idx.anyOrigIn(f.scope, ns) {
+		return func(j int) bool {
+			o := f.rs.At(j).OrigID()
+			return f.scope.has(j) && !o.IsClusterScoped() && o.EffectiveNamespace() == ns
 		}
 	}
-	if len(byOrig) > 0 {
-		return byOrig
+	return func(j int) bool {
+		c := f.rs.At(j).ID()
+		return f.scope.has(j) && !c.IsClusterScoped() && c.EffectiveNamespace() == ns
 	}
-	return byCur
 }
 
 // record notes on the referral that the referrer refers to it.
@@ -238,9 +348,10 @@ func (f *nameRefFix) record(j int) {
 }
 
 // selectReferral picks the object an old name refers to among the
-// candidates: -1 when none does. withNamespace says that candidates with
-// the same name but different namespaces are still ambiguous.
-func (f *nameRefFix) selectReferral(old string, candidates []int, withNamespace bool) (int, error) {
+// candidates (the objects with a previous name old that candidate
+// accepts): -1 when none does. withNamespace says that candidates with the
+// same name but different namespaces are still ambiguous.
+func (f *nameRefFix) selectReferral(old string, candidate func(int) bool, withNamespace bool) (int, error) {
 	referrer := f.rs.At(f.referrer)
 	kinds := []resource.GVK{f.job.ref.GVK()}
 	if strings.HasSuffix(f.job.field.Path, "roleRef/name") {
@@ -250,9 +361,9 @@ func (f *nameRefFix) selectReferral(old string, candidates []int, withNamespace 
 	}
 	rid := referrer.ID()
 	var c []int
-	for _, j := range candidates {
+	for _, j := range f.idx.byPrevName[old] {
 		r := f.rs.At(j)
-		if !prevNameIs(r, old) || !prevSelectedByAll(r, kinds) {
+		if !candidate(j) || !prevSelectedByAll(r, kinds) {
 			continue
 		}
 		cid := r.ID()
@@ -328,12 +439,6 @@ func sameEnding(a, b []string, allowEmpty bool) bool {
 		return len(b) == 0
 	}
 	return strings.Join(b[len(b)-len(a):], "\x00") == strings.Join(a, "\x00")
-}
-
-// prevNameIs reports whether one of r's previous names is name. Objects
-// never renamed have none, so they are never referrals.
-func prevNameIs(r *resource.Resource, name string) bool {
-	return r.AnyPrevID(func(id resource.ID) bool { return id.Name == name })
 }
 
 // prevSelectedByAll reports whether, for every selector, one of r's

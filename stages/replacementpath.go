@@ -37,9 +37,9 @@ func lookupPath(n *yaml.Node, path []string) (*yaml.Node, error) {
 	match := n
 	for _, part := range cleanPath(path) {
 		var err error
-		idx, aerr := strconv.Atoi(part)
+		idx, isIdx := atoi(part)
 		switch {
-		case aerr == nil:
+		case isIdx:
 			if idx < 0 {
 				return nil, fmt.Errorf("array index %d cannot be negative", idx)
 			}
@@ -113,6 +113,35 @@ func matchElement(n *yaml.Node, name, value string) (*yaml.Node, error) {
 // selector, and the last field as create.
 type pathMatcher struct {
 	create yaml.Kind
+	// texts, when not nil, memoizes the YAML text of scalar list
+	// elements, which a selector matches: a target's objects have the
+	// same few (encoding one cost an encoder each).
+	texts map[scalarText]string
+}
+
+// scalarText is what the YAML text of a scalar node without anchor and
+// comments depends on.
+type scalarText struct {
+	tag, value string
+	style      yaml.Style
+}
+
+// text returns the YAML text of n (resource.EncodeNode), memoized for
+// scalars when p.texts is set.
+func (p pathMatcher) text(n *yaml.Node) (string, error) {
+	if p.texts == nil || n.Kind != yaml.ScalarNode || n.Anchor != "" ||
+		n.HeadComment != "" || n.LineComment != "" || n.FootComment != "" {
+		return resource.EncodeNode(n)
+	}
+	k := scalarText{tag: n.Tag, value: n.Value, style: n.Style}
+	if t, ok := p.texts[k]; ok {
+		return t, nil
+	}
+	t, err := resource.EncodeNode(n)
+	if err == nil {
+		p.texts[k] = t
+	}
+	return t, err
 }
 
 // filter returns the nodes path leads to from n.
@@ -182,10 +211,12 @@ func (p pathMatcher) selector(n *yaml.Node, path []string, mayCreate bool) ([]*y
 	}
 	var out []*yaml.Node
 	matched := false
+	var re *regexp.Regexp // compiled at the first element, as an error only counts then
 	for _, e := range elems {
-		re, err := regexp.Compile(value)
-		if err != nil {
-			return nil, err
+		if re == nil {
+			if re, err = regexp.Compile(value); err != nil {
+				return nil, err
+			}
 		}
 		var v *yaml.Node
 		if field == "" {
@@ -193,7 +224,7 @@ func (p pathMatcher) selector(n *yaml.Node, path []string, mayCreate bool) ([]*y
 		} else if v, _ = mapField(e, field); e.Kind != yaml.MappingNode || v == nil {
 			continue
 		}
-		text, err := resource.EncodeNode(v)
+		text, err := p.text(v)
 		if err != nil {
 			return nil, err
 		}

@@ -272,18 +272,22 @@ func replacementValue(rs *resource.List, r *Replacement) (*yaml.Node, error) {
 // namespaces as effective namespaces.
 func selectSource(rs *resource.List, src *ReplacementSource) (int, error) {
 	sel := src.id()
+	selNS := ""
+	if sel.Namespace != "" {
+		selNS = sel.EffectiveNamespace()
+	}
+	named := func(id resource.ID) bool {
+		return (sel.Name == "" || sel.Name == id.Name) &&
+			(selNS == "" || selNS == id.EffectiveNamespace()) &&
+			id.GVK.Selects(sel.GVK)
+	}
 	found := -1
 	for i, r := range rs.All() {
-		for _, id := range append([]resource.ID{r.ID()}, r.PrevIDs()...) {
-			if (sel.Name == "" || sel.Name == id.Name) &&
-				(sel.Namespace == "" || sel.EffectiveNamespace() == id.EffectiveNamespace()) &&
-				id.GVK.Selects(sel.GVK) {
-				if found >= 0 {
-					return 0, fmt.Errorf("multiple matches for selector %s", src)
-				}
-				found = i
-				break
+		if r.AnyID(named) {
+			if found >= 0 {
+				return 0, fmt.Errorf("multiple matches for selector %s", src)
 			}
+			found = i
 		}
 	}
 	if found < 0 {
@@ -332,11 +336,26 @@ func (c *compiledSelector) matchesID(id resource.ID) bool {
 		c.name.match(id.Name) && c.namespace.match(id.Namespace)
 }
 
-// selects reports whether the target takes r, whose IDs (current first)
-// are ids: its labels and annotations match the selection and no reject
-// with a label or annotation selector matches them, no reject naming ID
-// parts matches any of ids, and the selection matches one of ids.
-func (ts *targetSelector) selects(r *resource.Resource, ids []resource.ID) bool {
+// selects reports whether the target takes r: the selection matches one
+// of r's IDs (current or previous), no reject naming ID parts matches any
+// of them, its labels and annotations match the selection and no reject
+// with a label or annotation selector matches them. The IDs are asked
+// first: they are kept with the object, while labels and annotations are
+// copied out of its tree, and only when a selector names some.
+func (ts *targetSelector) selects(r *resource.Resource) bool {
+	if !r.AnyID(ts.sel.matchesID) {
+		return false
+	}
+	meta := len(ts.sel.labels) > 0 || len(ts.sel.annotations) > 0
+	for i, rej := range ts.rejects {
+		if ts.rejectIDs[i] && r.AnyID(rej.matchesID) {
+			return false
+		}
+		meta = meta || ts.rejectMeta[i]
+	}
+	if !meta {
+		return true
+	}
 	labels, ann := r.Labels(), r.Annotations()
 	if !ts.sel.labels.matches(labels) || !ts.sel.annotations.matches(ann) {
 		return false
@@ -346,22 +365,7 @@ func (ts *targetSelector) selects(r *resource.Resource, ids []resource.ID) bool 
 			return false
 		}
 	}
-	for i, rej := range ts.rejects {
-		if !ts.rejectIDs[i] {
-			continue
-		}
-		for _, id := range ids {
-			if rej.matchesID(id) {
-				return false
-			}
-		}
-	}
-	for _, id := range ids {
-		if ts.sel.matchesID(id) {
-			return true
-		}
-	}
-	return false
+	return true
 }
 
 // applyReplacement writes value into every target.
@@ -378,12 +382,13 @@ func applyReplacement(rs *resource.List, value *yaml.Node, targets []*Replacemen
 		if err != nil {
 			return fmt.Errorf("error creating target selector: %w", err)
 		}
+		paths := reachOf(fieldPaths)
+		texts := map[scalarText]string{}
 		for i := 0; i < rs.Len(); i++ {
-			r := rs.At(i)
-			if !ts.selects(r, append([]resource.ID{r.ID()}, r.PrevIDs()...)) {
+			if !ts.selects(rs.At(i)) {
 				continue
 			}
-			if err := writeTarget(rs, i, value, t, fieldPaths); err != nil {
+			if err := writeTarget(rs, i, value, t, fieldPaths, paths, texts); err != nil {
 				return err
 			}
 		}
@@ -391,9 +396,18 @@ func applyReplacement(rs *resource.List, value *yaml.Node, targets []*Replacemen
 	return nil
 }
 
-// writeTarget writes value into the fields of the i-th object.
-func writeTarget(rs *resource.List, i int, value *yaml.Node, t *ReplacementTarget, fieldPaths []string) error {
-	root := toNode(rs.At(i).Object())
+// writeTarget writes value into the fields of the i-th object. Only the
+// part of the object the field paths may reach (paths) goes through
+// nodes; the rest is put back as it was, copied when the object is
+// shared. texts memoizes the text of scalars for the target's selectors.
+func writeTarget(rs *resource.List, i int, value *yaml.Node, t *ReplacementTarget, fieldPaths []string, paths *reach, texts map[scalarText]string) error {
+	var stubs []any
+	root := toNodeAlong(rs.At(i).Object(), paths, &stubs)
+	if rs.At(i).Frozen() {
+		for j, v := range stubs {
+			stubs[j] = resource.DeepCopy(v)
+		}
+	}
 	for _, fp := range fieldPaths {
 		var create yaml.Kind
 		if t.Options != nil && t.Options.Create {
@@ -402,7 +416,7 @@ func writeTarget(rs *resource.List, i int, value *yaml.Node, t *ReplacementTarge
 		if setInStructuredData(root, value, fp, create, t.Options) == nil {
 			continue
 		}
-		fields, err := pathMatcher{create: create}.filter(root, splitFieldPath(fp))
+		fields, err := pathMatcher{create: create, texts: texts}.filter(root, splitFieldPath(fp))
 		if err != nil {
 			return fmt.Errorf("%s: %w", fieldRetrievalError(fp, create != 0), err)
 		}
@@ -415,7 +429,7 @@ func writeTarget(rs *resource.List, i int, value *yaml.Node, t *ReplacementTarge
 			}
 		}
 	}
-	m, err := objectFromNode(root)
+	m, err := objectFromNodeAlong(root, stubs)
 	if err != nil {
 		return err
 	}

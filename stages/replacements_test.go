@@ -784,3 +784,107 @@ func FuzzReplacementsFromConfig(f *testing.F) {
 		}
 	})
 }
+
+// TestReplacementCopiesSharedObjects: a replacement converts only the
+// part of a target its field paths reach and keeps the rest as it was;
+// when the target is shared (frozen), what it keeps is a copy, so that a
+// later stage editing the result leaves the shared object alone, and the
+// result is the one a whole conversion gives.
+func TestReplacementCopiesSharedObjects(t *testing.T) {
+	s, err := ReplacementsFromConfig([]byte(`apiVersion: builtin
+kind: ReplacementTransformer
+metadata:
+  name: r
+replacements:
+- source:
+    kind: ConfigMap
+    name: src
+    fieldPath: data.v
+  targets:
+  - select:
+      kind: Deployment
+    fieldPaths:
+    - metadata.annotations.v
+    - spec.template.spec.containers.[name=main].image
+    options:
+      create: true
+`), mapReader(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := resource.Decode([]byte(`apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: src
+data:
+  v: "5"
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: d
+  labels:
+    app: d
+spec:
+  replicas: 2
+  selector:
+    matchLabels:
+      app: d
+  template:
+    metadata:
+      labels:
+        app: d
+    spec:
+      containers:
+      - name: main
+        image: old
+        ports:
+        - containerPort: 80
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared := resource.NewList(rs...)
+	shared.Freeze()
+	before, _ := output.Marshal(shared.All())
+	l := shared.Copy()
+	if err := s.Run(context.Background(), l); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := output.Marshal(l.All()[1:])
+	want := `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  annotations:
+    v: 5
+  labels:
+    app: d
+  name: d
+spec:
+  replicas: 2
+  selector:
+    matchLabels:
+      app: d
+  template:
+    metadata:
+      labels:
+        app: d
+    spec:
+      containers:
+      - image: "5"
+        name: main
+        ports:
+        - containerPort: 80
+`
+	if string(got) != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+	// Edit what the replacement did not reach, in the result.
+	d := l.Edit(1).Edit()
+	resource.LookupMap(d, "metadata", "labels")["app"] = "changed"
+	resource.LookupMap(d, "spec", "selector", "matchLabels")["app"] = "changed"
+	resource.LookupMap(d, "spec")["replicas"] = 9
+	if after, _ := output.Marshal(shared.All()); !bytes.Equal(after, before) {
+		t.Errorf("editing the result changed the shared objects:\n%s", after)
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/kpipe/kpipe/internal/resource"
@@ -329,10 +328,14 @@ func metaStrings(v any) map[string]string {
 
 // removeIndexes removes the resources at the given indexes.
 func removeIndexes(rs *resource.List, idx []int) {
-	sort.Sort(sort.Reverse(sort.IntSlice(idx)))
-	for _, i := range idx {
-		rs.Remove(i)
+	if len(idx) == 0 {
+		return
 	}
+	gone := make(map[int]bool, len(idx))
+	for _, i := range idx {
+		gone[i] = true
+	}
+	rs.Keep(func(i int, _ *resource.Resource) bool { return !gone[i] })
 }
 
 // errMissingMetadata is kyaml's message for a document with neither

@@ -62,21 +62,13 @@ func (s *sortOrder) Run(_ context.Context, rs *resource.List) error {
 		return nil
 	}
 	rank := resource.KindRanks(s.opts.LegacySortOptions.OrderFirst, s.opts.LegacySortOptions.OrderLast)
-	type keyed struct {
-		id resource.ID
-		r  *resource.Resource
-	}
-	items := make([]keyed, rs.Len())
+	// The keys are made once an object, not once a comparison.
+	items := make([]legacyKey, rs.Len())
 	for i, r := range rs.All() {
-		items[i] = keyed{r.ID(), r}
+		id := r.ID()
+		items[i] = legacyKey{id: id, rank: rank[id.Kind], order: id.GVK.OrderKey(), idKey: legacyIDKey(id), r: r}
 	}
-	sort.SliceStable(items, func(i, j int) bool {
-		a, b := items[i].id, items[j].id
-		if a.GVK != b.GVK {
-			return legacyGVKLess(a.GVK, b.GVK, rank)
-		}
-		return legacyIDKey(a) < legacyIDKey(b)
-	})
+	sort.SliceStable(items, func(i, j int) bool { return items[i].less(&items[j]) })
 	out := make([]*resource.Resource, len(items))
 	for i, it := range items {
 		out[i] = it.r
@@ -85,15 +77,29 @@ func (s *sortOrder) Run(_ context.Context, rs *resource.List) error {
 	return nil
 }
 
-func legacyGVKLess(a, b resource.GVK, rank map[string]int) bool {
-	if ra, rb := rank[a.Kind], rank[b.Kind]; ra != rb {
-		return ra < rb
+// legacyKey is what the legacy order compares of an object.
+type legacyKey struct {
+	id    resource.ID
+	rank  int    // of the kind, in the orderFirst and orderLast lists
+	order string // id.GVK.OrderKey()
+	idKey string // legacyIDKey(id)
+	r     *resource.Resource
+}
+
+// less orders by GVK (kind rank, then group, version and kind), then by
+// namespace and name.
+func (a *legacyKey) less(b *legacyKey) bool {
+	if a.id.GVK == b.id.GVK {
+		return a.idKey < b.idKey
+	}
+	if a.rank != b.rank {
+		return a.rank < b.rank
 	}
 	// Kustomize puts a Namespace of some group before the core Namespace.
-	if a.Kind == "Namespace" && b.Kind == "Namespace" && (a.Group == "" || b.Group == "") {
-		return a.OrderKey() > b.OrderKey()
+	if a.id.Kind == "Namespace" && b.id.Kind == "Namespace" && (a.id.Group == "" || b.id.Group == "") {
+		return a.order > b.order
 	}
-	return a.OrderKey() < b.OrderKey()
+	return a.order < b.order
 }
 
 func legacyIDKey(id resource.ID) string {

@@ -251,6 +251,13 @@ func (s *varResolverStage) Run(_ context.Context, rs *resource.List) error {
 		}
 		return "$(" + name + ")"
 	}
+	// The walks' functions, made once for all of them.
+	need := false
+	probe := func(f fieldspec.Field) error {
+		need = need || needsExpansion(f.Value())
+		return nil
+	}
+	expand := func(f fieldspec.Field) error { return expandField(f, mapping) }
 	for i := 0; i < rs.Len(); i++ {
 		gvk := rs.At(i).GVK()
 		for _, fs := range s.cfg.FieldSpecs {
@@ -260,21 +267,15 @@ func (s *varResolverStage) Run(_ context.Context, rs *resource.List) error {
 			if !strings.Contains(fs.Path, "[]") {
 				// Walk changes nothing but what fn does, so a shared object
 				// is copied only when there is something to expand.
-				need := false
-				err := fieldspec.Walk(rs.At(i).Object(), fs, fieldspec.CreateNone, func(f fieldspec.Field) error {
-					need = need || needsExpansion(f.Value())
-					return nil
-				})
-				if err != nil {
+				need = false
+				if err := fieldspec.Walk(rs.At(i).Object(), fs, fieldspec.CreateNone, probe); err != nil {
 					return err
 				}
 				if !need {
 					continue
 				}
 			}
-			err := fieldspec.Walk(rs.Edit(i).Edit(), fs, fieldspec.CreateNone, func(f fieldspec.Field) error {
-				return expandField(f, mapping)
-			})
+			err := fieldspec.Walk(rs.Edit(i).Edit(), fs, fieldspec.CreateNone, expand)
 			if err != nil {
 				return err
 			}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -44,8 +45,12 @@ func toNode(v any) *yaml.Node {
 		}
 		sort.Strings(keys)
 		n.Content = make([]*yaml.Node, 0, 2*len(keys))
-		for _, k := range keys {
-			n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: tagStr, Value: k}, toNode(t[k]))
+		// The key nodes in one allocation: a replacement converts whole
+		// objects, and their nodes were most of what it allocated.
+		keyNodes := make([]yaml.Node, len(keys))
+		for i, k := range keys {
+			keyNodes[i] = yaml.Node{Kind: yaml.ScalarNode, Tag: tagStr, Value: k}
+			n.Content = append(n.Content, &keyNodes[i], toNode(t[k]))
 		}
 		return n
 	case []any:
@@ -99,22 +104,28 @@ func formatYAMLFloat(f float64) string {
 // is not a string (possible only for keys created without a tag) comes
 // back as a map[any]any, which objectFromNode refuses.
 func fromNode(n *yaml.Node) (any, error) {
+	return fromNodeAlong(n, nil)
+}
+
+// fromNodeAlong is fromNode for nodes made by toNodeAlong: a stub gives
+// back the value it stands for.
+func fromNodeAlong(n *yaml.Node, stubs []any) (any, error) {
 	switch n.Kind {
 	case yaml.DocumentNode:
 		if len(n.Content) == 0 {
 			return nil, nil
 		}
-		return fromNode(n.Content[0])
+		return fromNodeAlong(n.Content[0], stubs)
 	case yaml.AliasNode:
 		if n.Alias == nil {
 			return nil, nil
 		}
-		return fromNode(n.Alias)
+		return fromNodeAlong(n.Alias, stubs)
 	case yaml.MappingNode:
 		m := make(map[string]any, len(n.Content)/2)
 		var general map[any]any
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			v, err := fromNode(n.Content[i+1])
+			v, err := fromNodeAlong(n.Content[i+1], stubs)
 			if err != nil {
 				return nil, err
 			}
@@ -148,13 +159,19 @@ func fromNode(n *yaml.Node) (any, error) {
 	case yaml.SequenceNode:
 		s := make([]any, len(n.Content))
 		for i, e := range n.Content {
-			v, err := fromNode(e)
+			v, err := fromNodeAlong(e, stubs)
 			if err != nil {
 				return nil, err
 			}
 			s[i] = v
 		}
 		return s, nil
+	}
+	if stubs != nil && n.Tag == stubTag {
+		if n.Line < 0 || n.Line >= len(stubs) {
+			return nil, fmt.Errorf("kpipe: internal error: bad stub node %d", n.Line)
+		}
+		return stubs[n.Line], nil
 	}
 	return decodeScalar(n)
 }
@@ -163,7 +180,12 @@ func fromNode(n *yaml.Node) (any, error) {
 // tree, failing as kustomize fails to write an object that has a map with
 // a key that is not a string.
 func objectFromNode(n *yaml.Node) (map[string]any, error) {
-	v, err := fromNode(n)
+	return objectFromNodeAlong(n, nil)
+}
+
+// objectFromNodeAlong is objectFromNode for nodes made by toNodeAlong.
+func objectFromNodeAlong(n *yaml.Node, stubs []any) (map[string]any, error) {
+	v, err := fromNodeAlong(n, stubs)
 	if err != nil {
 		return nil, err
 	}
@@ -200,11 +222,33 @@ func hasGeneralMap(v any) bool {
 
 // decodeScalar reads a scalar node as yaml.v3 does.
 func decodeScalar(n *yaml.Node) (any, error) {
-	if n.Tag == "" && n.Value == "" {
-		return nil, nil
-	}
-	if n.Tag == tagNull && n.Value == "" {
-		return resource.EmptyNull{}, nil
+	switch n.Tag {
+	case "":
+		if n.Value == "" {
+			return nil, nil
+		}
+	case tagNull:
+		switch n.Value {
+		case "":
+			return resource.EmptyNull{}, nil
+		case "null":
+			return nil, nil
+		}
+	case tagStr:
+		// What toNode writes, read as yaml.v3 reads it, without a decoder
+		// for each scalar; other text takes the decoder's way.
+		return n.Value, nil
+	case tagBool:
+		switch n.Value {
+		case "true":
+			return true, nil
+		case "false":
+			return false, nil
+		}
+	case tagInt:
+		if i, err := strconv.Atoi(n.Value); err == nil && strconv.Itoa(i) == n.Value {
+			return i, nil
+		}
 	}
 	c := *n
 	c.Kind = yaml.ScalarNode
@@ -331,4 +375,95 @@ func appendElement(n *yaml.Node, v *yaml.Node) error {
 	}
 	n.Content = append(n.Content, v)
 	return nil
+}
+
+// A replacement target's field paths lead to a small part of an object
+// (metadata.annotations.x, spec.template.spec.volumes), and converting the
+// whole object into nodes and back, for every object a target selects,
+// was most of what replacements cost. reach says what the paths may
+// lead to; toNodeAlong converts that part and puts a stub node in place of
+// every other value, which objectFromNodeAlong puts back as it was.
+
+// reach is the part of an object that field paths may lead to: below a
+// map, the keys plain path elements name, each with what is reached below
+// it; all when a path ends here or goes on with anything but a plain key
+// (a list index or selector, a wildcard, an element with spaces...), so
+// that everything below is converted as before.
+type reach struct {
+	all  bool
+	keys map[string]*reach
+}
+
+// reachOf returns what the field paths may lead to.
+func reachOf(fieldPaths []string) *reach {
+	root := &reach{}
+	for _, fp := range fieldPaths {
+		r := root
+		for _, part := range splitFieldPath(fp) {
+			if r.all {
+				break
+			}
+			if !plainKey(part) {
+				r.all = true
+				break
+			}
+			if r.keys == nil {
+				r.keys = map[string]*reach{}
+			}
+			next := r.keys[part]
+			if next == nil {
+				next = &reach{}
+				r.keys[part] = next
+			}
+			r = next
+		}
+		r.all = true // the field itself, replaced whole or not
+	}
+	return root
+}
+
+// plainKey reports whether a path element is only a map key for both
+// pathMatcher and lookupPath (which setInStructuredData follows).
+func plainKey(part string) bool {
+	if part == "" || part == "-" || part == "*" || strings.TrimSpace(part) != part ||
+		strings.ContainsAny(part, "[]*=") {
+		return false
+	}
+	_, isIdx := atoi(part)
+	return !isIdx
+}
+
+// stubTag marks a stub node: its Line is the index of the value it
+// stands for. No path element reaches a stub (see reach), so nothing reads
+// or writes one.
+const stubTag = "!kpipe-stub"
+
+// toNodeAlong is toNode for the part of v that r reaches, with stubs for
+// the rest, which it appends to stubs.
+func toNodeAlong(v any, r *reach, stubs *[]any) *yaml.Node {
+	m, ok := v.(map[string]any)
+	if r.all || !ok {
+		return toNode(v)
+	}
+	n := &yaml.Node{Kind: yaml.MappingNode, Tag: tagMap}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	n.Content = make([]*yaml.Node, 2*len(keys))
+	// The keys and the stubs in one allocation.
+	nodes := make([]yaml.Node, 2*len(keys))
+	for i, k := range keys {
+		nodes[2*i] = yaml.Node{Kind: yaml.ScalarNode, Tag: tagStr, Value: k}
+		n.Content[2*i] = &nodes[2*i]
+		if sub, ok := r.keys[k]; ok {
+			n.Content[2*i+1] = toNodeAlong(m[k], sub, stubs)
+			continue
+		}
+		nodes[2*i+1] = yaml.Node{Kind: yaml.ScalarNode, Tag: stubTag, Line: len(*stubs)}
+		n.Content[2*i+1] = &nodes[2*i+1]
+		*stubs = append(*stubs, m[k])
+	}
+	return n
 }

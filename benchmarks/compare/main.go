@@ -241,7 +241,7 @@ func run(apps, envs, extra, large int, work, results, kpipe string) error {
 		md := &strings.Builder{}
 		fmt.Fprintf(md, "# kpipe vs kustomize\n\n")
 		fmt.Fprintf(md, "- date: %s\n- machine: %s, %d CPUs, %s/%s\n- kustomize: %s\n- command: `go run ./benchmarks/compare -apps %d -envs %d -extra %d -large %d -results %s`\n\n",
-			time.Now().UTC().Format("2006-01-02 15:04 MST"), cpuModel(), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, kustomizeVersion(kustomize),
+			time.Now().UTC().Format("2006-01-02 15:04 MST"), procstat.CPUModel(), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, procstat.KustomizeVersion(kustomize),
 			apps, envs, extra, large, results)
 		md.WriteString("kustomize is run once per root, one after another (what a CI loop does); kpipe runs `build-all` over the whole tree in one process. ")
 		md.WriteString("Each kpipe figure is the median of 3 runs; warm runs start 2 s after the previous run wrote its files (the stat index's racy window, as git's: in CI, runs are minutes apart). ")
@@ -313,18 +313,8 @@ func timed(dir, name string, args ...string) (measurement, error) {
 // capture runs a command in dir and returns its stdout, wall time and peak
 // RSS.
 func capture(dir, name string, args ...string) ([]byte, measurement, error) {
-	cmd := exec.Command(name, args...)
-	cmd.Dir = dir
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	start := time.Now()
-	err := cmd.Run()
-	m := measurement{wall: time.Since(start)}
-	m.maxRSS = procstat.MaxRSS(cmd.ProcessState)
-	if err != nil {
-		return nil, m, fmt.Errorf("%s %s: %v\n%s", name, strings.Join(args, " "), err, stderr.String())
-	}
-	return stdout.Bytes(), m, nil
+	out, st, err := procstat.Run(dir, nil, name, args...)
+	return out, measurement{wall: st.Wall, maxRSS: st.MaxRSS}, err
 }
 
 func findKustomize() string {
@@ -338,30 +328,4 @@ func findKustomize() string {
 		}
 	}
 	return ""
-}
-
-func kustomizeVersion(p string) string {
-	if p == "" {
-		return "not installed"
-	}
-	out, err := exec.Command(p, "version").Output()
-	if err != nil {
-		return p
-	}
-	return strings.TrimSpace(string(out))
-}
-
-func cpuModel() string {
-	data, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return "unknown CPU"
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if strings.HasPrefix(line, "model name") {
-			if _, v, ok := strings.Cut(line, ":"); ok {
-				return strings.TrimSpace(v)
-			}
-		}
-	}
-	return "unknown CPU"
 }

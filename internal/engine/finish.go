@@ -67,6 +67,7 @@ func (b *Builder) finish(ctx context.Context, n *Node, acc *Accumulation) ([]*re
 	if err := stages.NewNameRef(acc.Config.NameReference).Run(ctx, rs); err != nil {
 		return nil, err
 	}
+	rs.Settle()
 	// With names final, legacy vars take their values and replace $(NAME).
 	if acc.Vars.Len() > 0 {
 		resolver := stages.NewVarResolver(stages.VarResolverConfig{Vars: acc.Vars.Sorted(), FieldSpecs: acc.Config.VarReference})
@@ -136,12 +137,10 @@ func (b *Builder) sortStage(k *loaders.Kustomization) (stages.Stage, error) {
 // dropLocal removes objects marked config.kubernetes.io/local-config
 // (unless the value is "false").
 func dropLocal(rs *resource.List) {
-	for i := rs.Len() - 1; i >= 0; i-- {
-		v, ok := rs.At(i).Annotation(localConfigAnnotation)
-		if ok && v != "false" {
-			rs.Remove(i)
-		}
-	}
+	rs.Keep(func(_ int, r *resource.Resource) bool {
+		v, ok := r.Annotation(localConfigAnnotation)
+		return !ok || v == "false"
+	})
 }
 
 // cleanAnnotations removes the annotations drop names from the i-th object. Like

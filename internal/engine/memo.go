@@ -945,6 +945,7 @@ func (b *Builder) runStageEncoded(ctx context.Context, s stages.Stage, rs *resou
 		if err := s.Run(ctx, rs); err != nil {
 			return nil, err
 		}
+		rs.Settle() // the stage is done with the trees: IDs are kept
 		b.stageDone(ctx, s.Kind(), false, time.Since(start))
 		return nil, nil
 	}
@@ -987,6 +988,7 @@ func (b *Builder) runStageEncoded(ctx context.Context, s stages.Stage, rs *resou
 	if err := s.Run(ctx, rs); err != nil {
 		return nil, err
 	}
+	rs.Settle()
 	if b.opts.VerifyCache && (want != nil || again != nil) {
 		got, err := resource.EncodeList(rs)
 		if err != nil {

@@ -57,6 +57,18 @@ func (l *List) Remove(i int) {
 	l.items = append(l.items[:i:i], l.items[i+1:]...)
 }
 
+// Keep deletes the resources for which keep is false, in one pass (Remove
+// in a loop copies the list once a resource).
+func (l *List) Keep(keep func(i int, r *Resource) bool) {
+	kept := make([]*Resource, 0, len(l.items))
+	for i, r := range l.items {
+		if keep(i, r) {
+			kept = append(kept, r)
+		}
+	}
+	l.items = kept
+}
+
 // Append adds r, failing when a resource with the same current ID exists.
 func (l *List) Append(r *Resource) error {
 	id := r.ID()
@@ -105,14 +117,31 @@ func NewAppender(l *List) *Appender {
 // duplicate ID (the resources before it are appended).
 func (a *Appender) AppendAll(o *List) error {
 	for _, r := range o.items {
-		id := r.ID()
-		if a.ids[id.Key()] {
-			return fmt.Errorf("may not add resource with an already registered id: %s", id)
+		if err := a.Append(r); err != nil {
+			return err
 		}
-		a.ids[id.Key()] = true
-		a.l.items = append(a.l.items, r)
 	}
 	return nil
+}
+
+// Append appends r, failing when a resource with the same current ID
+// exists, as List.Append does.
+func (a *Appender) Append(r *Resource) error {
+	id := r.ID()
+	if a.ids[id.Key()] {
+		return fmt.Errorf("may not add resource with an already registered id: %s", id)
+	}
+	a.ids[id.Key()] = true
+	a.l.items = append(a.l.items, r)
+	return nil
+}
+
+// Settle settles every resource (see Resource.Settle): call it when
+// nobody holds a tree of the list for writing, as between stages.
+func (l *List) Settle() {
+	for _, r := range l.items {
+		r.Settle()
+	}
 }
 
 // Freeze freezes every resource so the list can be shared.

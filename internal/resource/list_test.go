@@ -120,3 +120,21 @@ func TestEditTreeLeavesTheFrozenOriginal(t *testing.T) {
 		t.Errorf("EditTree of an unfrozen element did not return it")
 	}
 }
+
+// TestKeep: Keep drops the resources keep refuses, in order, and leaves a
+// slice taken before it alone.
+func TestKeep(t *testing.T) {
+	rs, err := Decode([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := NewList(rs...)
+	before := l.All()
+	l.Keep(func(i int, r *Resource) bool { return i != 1 && r.Name() != "c" })
+	if l.Len() != 1 || l.At(0).Name() != "a" {
+		t.Errorf("kept %d, want a alone", l.Len())
+	}
+	if before[1].Name() != "b" || before[2].Name() != "c" {
+		t.Errorf("the slice taken before changed")
+	}
+}

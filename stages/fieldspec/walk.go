@@ -127,9 +127,9 @@ func (k createKind) empty() any {
 // Matches. It changes obj only by creating or replacing fields as above (and
 // through fn).
 func Walk(obj map[string]any, fs FieldSpec, create createKind, fn func(Field) error) error {
-	var elems [8]string // the path's elements, without allocating
+	var elems, keys [8]string // the path's elements and keys followed, without allocating
 	w := walker{path: appendSplitPath(elems[:0], fs.Path), spec: fs, create: create, fn: fn}
-	if err := w.visit(obj, Field{root: obj}, 0); err != nil {
+	if err := w.visit(obj, Field{root: obj}, 0, keys[:0]); err != nil {
 		return fmt.Errorf("considering field '%s' of object %s: %w", fs.Path, describe(obj), err)
 	}
 	return nil
@@ -151,19 +151,25 @@ type walker struct {
 	fn     func(Field) error
 }
 
-// visit handles node, found at at, with path elements i... still to follow.
-func (w *walker) visit(node any, at Field, i int) error {
+// visit handles node, found at at, with path elements i... still to
+// follow. keys are the map keys followed to it: the Path of the Field
+// given to fn, copied then (a walk mostly ends before it reaches a field,
+// and then allocates nothing).
+func (w *walker) visit(node any, at Field, i int, keys []string) error {
 	if i == len(w.path) {
+		if len(keys) > 0 {
+			at.Path = slices.Clone(keys)
+		}
 		return w.fn(at)
 	}
 	switch n := node.(type) {
 	case nil, resource.EmptyNull:
 		return nil
 	case map[string]any:
-		return w.visitMap(n, at, i)
+		return w.visitMap(n, at, i, keys)
 	case []any:
 		for j, e := range n {
-			if err := w.visit(e, Field{Path: at.Path, seq: n, idx: j}, i); err != nil {
+			if err := w.visit(e, Field{seq: n, idx: j}, i, keys); err != nil {
 				return fmt.Errorf("visit traversal on path: %v: %w", slices.Clone(w.path[i:]), err)
 			}
 		}
@@ -173,7 +179,7 @@ func (w *walker) visit(node any, at Field, i int) error {
 }
 
 // visitMap follows path element i from map m.
-func (w *walker) visitMap(m map[string]any, at Field, i int) error {
+func (w *walker) visitMap(m map[string]any, at Field, i int, keys []string) error {
 	name, isSeq := strings.CutSuffix(w.path[i], "[]")
 	if name == "" {
 		return errors.New("cannot set or create an empty field name")
@@ -195,7 +201,7 @@ func (w *walker) visitMap(m map[string]any, at Field, i int) error {
 	key := strings.TrimSpace(name)
 	if key == "" {
 		// kyaml drops blank lookup elements and stays on the node.
-		return w.visit(m, at, i+1)
+		return w.visit(m, at, i+1, keys)
 	}
 	if err := checkKey(key); err != nil {
 		return fmt.Errorf("fieldName: %s: %w", name, err)
@@ -208,10 +214,7 @@ func (w *walker) visitMap(m map[string]any, at Field, i int) error {
 		v = kind.empty()
 		m[key] = v
 	}
-	path := make([]string, len(at.Path)+1)
-	copy(path, at.Path)
-	path[len(at.Path)] = key
-	return w.visit(v, Field{Parent: m, Key: key, Path: path}, i+1)
+	return w.visit(v, Field{Parent: m, Key: key}, i+1, append(keys, key))
 }
 
 // checkKey rejects the elements that kyaml's lookup reads as list selectors

@@ -15,3 +15,33 @@ func TestAppendSplitPathIsSplitPath(t *testing.T) {
 		}
 	}
 }
+
+// TestWalkPaths: every field Walk reaches comes with the map keys that
+// lead to it (lists add none), and a Path kept from one field is not
+// changed by the fields reached after it.
+func TestWalkPaths(t *testing.T) {
+	obj := map[string]any{"spec": map[string]any{"containers": []any{
+		map[string]any{"env": []any{map[string]any{"name": "a"}, map[string]any{"name": "b"}}},
+		map[string]any{"env": []any{map[string]any{"name": "c"}}},
+		map[string]any{"other": 1},
+	}}}
+	var paths [][]string
+	var names []any
+	err := Walk(obj, FieldSpec{Path: "spec/containers[]/env[]/name"}, CreateNone, func(f Field) error {
+		paths = append(paths, f.Path)
+		names = append(names, f.Value())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"spec", "containers", "env", "name"}
+	if len(paths) != 3 || !reflect.DeepEqual(names, []any{"a", "b", "c"}) {
+		t.Fatalf("reached %v, want a, b and c", names)
+	}
+	for _, p := range paths {
+		if !reflect.DeepEqual(p, want) {
+			t.Errorf("path %q, want %q", p, want)
+		}
+	}
+}
