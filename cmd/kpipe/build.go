@@ -52,7 +52,8 @@ func runBuild(c *cli.Context) error {
 	if c.NArg() == 1 {
 		dir = c.Args().First()
 	}
-	defer softMemoryLimit()()
+	heap := softMemoryLimit()
+	defer heap.Done()
 	ph := startPhases(ctx)
 	restriction, opts, err := buildOptions(c)
 	if err != nil {
@@ -123,6 +124,7 @@ func runBuild(c *cli.Context) error {
 	if big {
 		hugeHeapToLimit()
 	}
+	heap.Allow(uint64(g.ReadBytes()) * heapPerByteRead)
 	for _, w := range g.Warnings {
 		warnLoad(w)
 	}

@@ -97,7 +97,7 @@ func runBuildAll(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	defer softMemoryLimit()()
+	defer softMemoryLimit().Done()
 	hugeHeapToLimit()
 	if c.Bool("prune") && c.String("out-dir") == "" {
 		return usage(c, "--prune needs --out-dir")

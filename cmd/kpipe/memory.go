@@ -32,7 +32,7 @@ import (
 // roots, package batch), and a heap five times that was most of the
 // process's memory. So the heap may grow past
 // what is live by at most heapHeadroom, or by half of it when that is
-// more (boundHeapGrowth): a run holding up to 4 MiB keeps GOGC 400, a
+// more (heapBound): a run holding up to 4 MiB keeps GOGC 400, a
 // bigger one collects more often, for a heap that grows with what it
 // holds, not five times as fast. (Measured in benchmarks/RESULTS.md,
 // issue 40: a cold build-all of 4,000 roots peaks at 72 MiB instead of
@@ -64,6 +64,14 @@ const (
 // cost 0.3 ms of such a build.
 const bigBuildLoad = 512 << 10
 
+// heapPerByteRead is the headroom a `kpipe build` allows its heap (past
+// what is live, between collections) for every byte its load read: a
+// build's live heap is some tens of times what it read, and between two
+// collections it may allocate about that much again, as GOGC 400 lets a
+// small root. (The 4,000-resource root of benchmarks/scaling reads about
+// 1.3 MB and holds 40-70 MB live.)
+const heapPerByteRead = 64
+
 // loadRoot loads the kustomizations reachable from dir (engine.LoadContext)
 // and says whether the load read at least bigBuildLoad.
 func loadRoot(ctx context.Context, dir string, o engine.LoadOptions) (*engine.Graph, []error, bool) {
@@ -72,17 +80,20 @@ func loadRoot(ctx context.Context, dir string, o engine.LoadOptions) (*engine.Gr
 }
 
 // softMemoryLimit sets defaultMemoryLimit and defaultGCPercent where the
-// environment does not set them, the latter bounded by boundHeapGrowth
-// until the returned function is called (when the command is done).
-func softMemoryLimit() (done func()) {
+// environment does not set them, the latter bounded by a heapBound (by
+// heapHeadroom) until its Done is called (when the command is done).
+func softMemoryLimit() *heapBound {
+	b := &heapBound{}
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(defaultMemoryLimit)
 	}
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(defaultGCPercent)
-		return boundHeapGrowth(heapHeadroom)
+		b.headroom.Store(heapHeadroom)
+		b.last.Store(defaultGCPercent)
+		b.arm()
 	}
-	return func() {}
+	return b
 }
 
 // gcPercentFor is the GOGC for a live heap of live bytes: the heap may grow
@@ -95,34 +106,51 @@ func gcPercentFor(live, headroom uint64) int {
 	return int(max(minGCPercent, min(defaultGCPercent, headroom*100/live)))
 }
 
-// boundHeapGrowth sets the GOGC of gcPercentFor after every collection,
-// from the heap it left, and returns a function that stops doing so.
-// (The runtime has no hook after a collection; an object's cleanup runs
-// after the collection that found it unreachable, and arms the next.
-// ReadMemStats stops the world for microseconds, once a collection.)
-func boundHeapGrowth(headroom uint64) (stop func()) {
-	var stopped atomic.Bool
-	var last atomic.Int64 // the GOGC set last
-	last.Store(defaultGCPercent)
-	var arm func()
-	arm = func() {
-		// 32 bytes: the runtime's tiny allocator batches smaller
-		// pointer-free objects, which then die together, if ever.
-		sentinel := new([32]byte)
-		runtime.AddCleanup(sentinel, func(struct{}) {
-			if stopped.Load() {
-				return
-			}
-			var m runtime.MemStats
-			runtime.ReadMemStats(&m)
-			if pct := gcPercentFor(m.HeapAlloc, headroom); int64(pct) != last.Swap(int64(pct)) {
-				debug.SetGCPercent(pct)
-			}
-			arm()
-		}, struct{}{})
+// heapBound sets the GOGC of gcPercentFor after every collection, from the
+// heap it left, until Done. (The runtime has no hook after a collection;
+// an object's cleanup runs after the collection that found it
+// unreachable, and arms the next. ReadMemStats stops the world for
+// microseconds, once a collection.)
+type heapBound struct {
+	stopped  atomic.Bool
+	headroom atomic.Uint64
+	last     atomic.Int64 // the GOGC set last
+}
+
+// Done stops bounding the heap's growth (the command is done); on a
+// heapBound of an environment that set GOGC, it does nothing.
+func (b *heapBound) Done() { b.stopped.Store(true) }
+
+// Allow lets the heap grow past what is live by at least n between
+// collections. One root's build, whose heap follows what its load read,
+// allows what that calls for: the headroom that suits a build-all (whose
+// live heap holds many roots' loads) made a root of thousands of
+// resources collect ever more often as it grew (issue 49: 4,000 -> 8,000
+// resources 2.6 times the time, 2.2-2.3 with GOGC fixed).
+func (b *heapBound) Allow(n uint64) {
+	for {
+		old := b.headroom.Load()
+		if n <= old || b.headroom.CompareAndSwap(old, n) {
+			return
+		}
 	}
-	arm()
-	return func() { stopped.Store(true) }
+}
+
+func (b *heapBound) arm() {
+	// 32 bytes: the runtime's tiny allocator batches smaller pointer-free
+	// objects, which then die together, if ever.
+	sentinel := new([32]byte)
+	runtime.AddCleanup(sentinel, func(struct{}) {
+		if b.stopped.Load() {
+			return
+		}
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		if pct := gcPercentFor(m.HeapAlloc, b.headroom.Load()); int64(pct) != b.last.Swap(int64(pct)) {
+			debug.SetGCPercent(pct)
+		}
+		b.arm()
+	}, struct{}{})
 }
 
 // hugeHeapToLimit backs the heap up to the soft memory limit (at most
