@@ -73,7 +73,10 @@ func testWarmEqualsCold(t *testing.T, sameMtime bool) {
 		t.Skip("the plugin and the fake helm are shell scripts")
 	}
 	dir := t.TempDir()
-	rel, err := genrepo.Write(dir, genrepo.Spec{Apps: 3, Envs: 2, ResourcesPerApp: 2})
+	// Regions and clusters: overlays and components whose kustomization
+	// files are the same bytes and whose same-named files differ, which
+	// genrepo.Mutate edits half the time.
+	rel, err := genrepo.Write(dir, genrepo.Spec{Apps: 3, Envs: 2, ResourcesPerApp: 2, Regions: 2, Clusters: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,6 +132,22 @@ func testWarmEqualsCold(t *testing.T, sameMtime bool) {
 		t.Log(what)
 		if step == 0 && stats.NodesCached == 0 {
 			t.Errorf("step 0 (%s): no node came from the cache (stats %+v)", what, stats)
+		}
+		if step%3 == 2 {
+			// The tree as it is now, copied elsewhere: every node from
+			// the cache but the one that runs a function (built every
+			// run), the outputs those of the tree it was copied from.
+			moved := filepath.Join(t.TempDir(), "moved")
+			copyTree(t, dir, moved)
+			got, st := outputsWith(t, under(moved, rel), opts, store)
+			for i := range rel {
+				if got[i] != cold[i] {
+					t.Fatalf("step %d (%s): %s moved elsewhere, with the cache:\n%s\nwant\n%s", step, what, rel[i], got[i], cold[i])
+				}
+			}
+			if st.NodesBuilt != 1 {
+				t.Errorf("step %d (%s): the moved tree built %d nodes; want 1 (the function's root) (stats %+v)", step, what, st.NodesBuilt, st)
+			}
 		}
 	}
 }

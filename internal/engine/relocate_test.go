@@ -21,7 +21,7 @@ import (
 func TestRelocatedTreeHitsCache(t *testing.T) {
 	top := t.TempDir()
 	m1 := filepath.Join(top, "m1")
-	rel, err := genrepo.Write(m1, genrepo.Spec{Apps: 3, Envs: 2, ResourcesPerApp: 2})
+	rel, err := genrepo.Write(m1, genrepo.Spec{Apps: 3, Envs: 2, ResourcesPerApp: 2, Regions: 3, Clusters: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
