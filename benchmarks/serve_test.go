@@ -400,14 +400,9 @@ func TestServeStartupBench(t *testing.T) {
 		for range 16 {
 			wg.Go(func() {
 				for i := next.Add(1); i <= 5000; i = next.Add(1) {
-					b := []byte(fmt.Sprintf("crash-%s-%d", dir, i))
-					req, _ := http.NewRequest("PUT", p.url+"/cas/"+hexSum(b), bytes.NewReader(b))
-					resp, err := http.DefaultClient.Do(req)
-					if err != nil || resp.StatusCode != 200 {
-						t.Errorf("PUT: %v %v", resp, err)
+					if !putCAS(t, p.url, []byte(fmt.Sprintf("crash-%s-%d", dir, i))) {
 						return
 					}
-					resp.Body.Close()
 				}
 			})
 		}
@@ -434,6 +429,19 @@ func TestServeStartupBench(t *testing.T) {
 }
 
 func hexSum(b []byte) string { h := sha256.Sum256(b); return hex.EncodeToString(h[:]) }
+
+// putCAS uploads b to the server at url as content; false (after an
+// error) when it was not stored.
+func putCAS(t *testing.T, url string, b []byte) bool {
+	req, _ := http.NewRequest("PUT", url+"/cas/"+hexSum(b), bytes.NewReader(b))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Errorf("PUT: %v %v", resp, err)
+		return false
+	}
+	resp.Body.Close()
+	return true
+}
 
 // TestServeMaxSizeBench fills a server bounded to 256 MiB with
 // -kpipe.fill times that (default 3) from 8 clients, sampling /metrics
@@ -481,13 +489,9 @@ func TestServeMaxSizeBench(t *testing.T) {
 					i := next.Add(1)
 					size := mix.min + int(i*7919)%(mix.max-mix.min)
 					b := bytes.Repeat([]byte(fmt.Sprintf("%012d", i)), max(1, size/12))
-					req, _ := http.NewRequest("PUT", p.url+"/cas/"+hexSum(b), bytes.NewReader(b))
-					resp, err := http.DefaultClient.Do(req)
-					if err != nil || resp.StatusCode != 200 {
-						t.Errorf("PUT: %v %v", resp, err)
+					if !putCAS(t, p.url, b) {
 						return
 					}
-					resp.Body.Close()
 					sent.Add(int64(len(b)))
 				}
 			})
