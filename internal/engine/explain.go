@@ -24,7 +24,8 @@ type NodeExplain struct {
 	// Status is "hit" (from the cache; for a root, with where its
 	// output came from), "built", "built, runs plugins"
 	// (such a node is never cached whole; its plugin stages are, see
-	// Stages), or "built, not cacheable" (an entry failed, say).
+	// Stages), "built, not cacheable" (its key cannot be known), or
+	// "failed (...)" (an error is never cached).
 	Status string `json:"status"`
 	// NoEarlierRecord says no earlier build of the node left a record:
 	// nothing to compare with (a first build, or a cleared cache; records
@@ -209,6 +210,8 @@ func (b *Builder) explainNode(n *Node, r *nodeResult) {
 		status = statusUnneeded
 	case r.fromCache:
 		status = statusHit
+	case r.err != nil:
+		status = "failed (an error is never cached: it is built again every run)"
 	case n.IsComponent() && !b.isRoot(n):
 		status = "applied in its referrers (a component is cached as part of them)"
 	case volatile:
