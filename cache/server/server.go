@@ -14,7 +14,8 @@
 // bounded (Options.MaxSize) by evicting the least recently used objects;
 // its start reads nothing but Badger's own state, whatever it holds.
 //
-// It imports cache (CheckRecord, Key) and cache/badger; the command
+// It imports cache (CheckRecord, Key), cache/badger and cache/remote (the
+// batch existence request's path and format); the command
 // kpipe-cache-server (cmd/kpipe-cache-server) uses it. The kpipe command
 // must not (it would link Badger: see cache/doc.go).
 package server
