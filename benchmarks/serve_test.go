@@ -400,14 +400,9 @@ func TestServeStartupBench(t *testing.T) {
 		for range 16 {
 			wg.Go(func() {
 				for i := next.Add(1); i <= 5000; i = next.Add(1) {
-					b := []byte(fmt.Sprintf("crash-%s-%d", dir, i))
-					req, _ := http.NewRequest("PUT", p.url+"/cas/"+hexSum(b), bytes.NewReader(b))
-					resp, err := http.DefaultClient.Do(req)
-					if err != nil || resp.StatusCode != 200 {
-						t.Errorf("PUT: %v %v", resp, err)
+					if !putCAS(t, p.url, []byte(fmt.Sprintf("crash-%s-%d", dir, i))) {
 						return
 					}
-					resp.Body.Close()
 				}
 			})
 		}
@@ -435,10 +430,26 @@ func TestServeStartupBench(t *testing.T) {
 
 func hexSum(b []byte) string { h := sha256.Sum256(b); return hex.EncodeToString(h[:]) }
 
-// TestServeMaxSizeBench fills a server bounded to 256 MiB with 512 MiB of
-// content from 8 clients, sampling /metrics every 250 ms: the bound is
-// held at every sample, the evictions keep up, and the disk the store's
-// files take is reported beside it.
+// putCAS uploads b to the server at url as content; false (after an
+// error) when it was not stored.
+func putCAS(t *testing.T, url string, b []byte) bool {
+	req, _ := http.NewRequest("PUT", url+"/cas/"+hexSum(b), bytes.NewReader(b))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Errorf("PUT: %v %v", resp, err)
+		return false
+	}
+	resp.Body.Close()
+	return true
+}
+
+// TestServeMaxSizeBench fills a server bounded to 256 MiB with
+// -kpipe.fill times that (default 3) from 8 clients, sampling /metrics
+// every 250 ms, three times: with objects of 4 KiB to 1 MiB and of 1 to
+// 64 KiB (nearly all of them blob files) and of 100 B to 4 KiB (all of
+// them in Badger's tables). The bound is held at every sample; the disk the store takes
+// (its metric, and du of its directory) is reported at the end of the
+// fill and a minute later, against the bound (at most 1.2x).
 func TestServeMaxSizeBench(t *testing.T) {
 	if !*serveBench {
 		t.Skip("a measurement: run with -kpipe.servebench")
@@ -446,72 +457,93 @@ func TestServeMaxSizeBench(t *testing.T) {
 	work := t.TempDir()
 	bin := buildKpipe(t, work)
 	const bound = 256 << 20
-	p, _ := startServeProc(t, bin, filepath.Join(work, "store"), "--max-size", "256MiB", "--max-object", "8MiB")
-	defer p.stop()
-	var maxHeld, maxDisk float64
-	stop := make(chan struct{})
-	sampled := make(chan struct{})
-	samples := 0
-	go func() {
-		defer close(sampled)
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(250 * time.Millisecond):
-			}
-			maxHeld = max(maxHeld, p.metric(t, "kpipe_cache_store_bytes"))
-			maxDisk = max(maxDisk, p.metric(t, "kpipe_cache_store_disk_bytes"))
-			samples++
-		}
-	}()
-	var sent atomic.Int64
-	var next atomic.Int64
-	t0 := time.Now()
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Go(func() {
-			for sent.Load() < 2*bound {
-				i := next.Add(1)
-				// 4 KiB to 1 MiB: small values in the tables, big ones in
-				// the value log.
-				size := 4<<10 + int(i*7919)%(1<<20)
-				b := bytes.Repeat([]byte(fmt.Sprintf("%012d", i)), size/12)
-				req, _ := http.NewRequest("PUT", p.url+"/cas/"+hexSum(b), bytes.NewReader(b))
-				resp, err := http.DefaultClient.Do(req)
-				if err != nil || resp.StatusCode != 200 {
-					t.Errorf("PUT: %v %v", resp, err)
-					return
-				}
-				resp.Body.Close()
-				sent.Add(int64(len(b)))
-			}
-		})
-	}
-	wg.Wait()
-	d := time.Since(t0)
-	close(stop)
-	<-sampled
-	held := p.metric(t, "kpipe_cache_store_bytes")
-	disk := p.metric(t, "kpipe_cache_store_disk_bytes")
-	ev := p.metric(t, "kpipe_cache_evictions_total")
-	rss, peak, anon := rssParts(p.cmd.Process.Pid)
-	// Give the value log GC its minute, then look at the disk again.
-	time.Sleep(70 * time.Second)
-	req, _ := http.NewRequest("PUT", p.url+"/cas/"+hexSum([]byte("last")), bytes.NewReader([]byte("last")))
-	if resp, err := http.DefaultClient.Do(req); err == nil {
-		resp.Body.Close()
-	}
-	time.Sleep(2 * time.Second)
-	diskAfterGC := p.metric(t, "kpipe_cache_store_disk_bytes")
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "| --max-size | uploaded | upload rate | held, largest of %d samples | held at the end | evictions | store files on disk: largest sample / at the end / a minute later (value log GC) | server RSS (anonymous) / peak |\n|---|---|---|---|---|---|---|---|\n", samples)
-	fmt.Fprintf(&sb, "| %s | %s in %d objects | %.1f MiB/s | %s | %s | %.0f | %s / %s / %s | %s (%s) / %s |\n", mib(bound), mib(sent.Load()), next.Load(),
-		float64(sent.Load())/(1<<20)/d.Seconds(), mib(int64(maxHeld)), mib(int64(held)), ev, mib(int64(maxDisk)), mib(int64(disk)), mib(int64(diskAfterGC)), mib(rss), mib(anon), mib(peak))
-	if maxHeld > bound || held > bound {
-		t.Errorf("the store held %v bytes, over its bound %d", maxHeld, bound)
+	fmt.Fprintf(&sb, "| objects | uploaded | upload rate | held, largest sample | evictions | disk (metric): largest sample / end / a minute later | du of the store: end / a minute later | a minute later / --max-size | server RSS (anonymous) / peak |\n|---|---|---|---|---|---|---|---|---|\n")
+	for _, mix := range []struct {
+		name     string
+		min, max int
+	}{{"4 KiB to 1 MiB", 4 << 10, 1 << 20}, {"1 to 64 KiB", 1 << 10, 64 << 10}, {"100 B to 4 KiB", 100, 4 << 10}} {
+		store := filepath.Join(work, "store-"+fmt.Sprint(mix.max))
+		p, _ := startServeProc(t, bin, store, "--max-size", "256MiB", "--max-object", "8MiB")
+		var maxHeld, maxDisk float64
+		stop := make(chan struct{})
+		sampled := make(chan struct{})
+		go func() {
+			defer close(sampled)
+			for {
+				select {
+				case <-stop:
+					return
+				case <-time.After(250 * time.Millisecond):
+				}
+				maxHeld = max(maxHeld, p.metric(t, "kpipe_cache_store_bytes"))
+				maxDisk = max(maxDisk, p.metric(t, "kpipe_cache_store_disk_bytes"))
+			}
+		}()
+		var sent, next atomic.Int64
+		t0 := time.Now()
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				for sent.Load() < int64(*fillFactor*bound) {
+					i := next.Add(1)
+					size := mix.min + int(i*7919)%(mix.max-mix.min)
+					b := bytes.Repeat([]byte(fmt.Sprintf("%012d", i)), max(1, size/12))
+					if !putCAS(t, p.url, b) {
+						return
+					}
+					sent.Add(int64(len(b)))
+				}
+			})
+		}
+		wg.Wait()
+		d := time.Since(t0)
+		close(stop)
+		<-sampled
+		held := p.metric(t, "kpipe_cache_store_bytes")
+		disk := p.metric(t, "kpipe_cache_store_disk_bytes")
+		du := duOf(t, store)
+		ev := p.metric(t, "kpipe_cache_evictions_total")
+		rss, peak, anon := rssParts(p.cmd.Process.Pid)
+		// Give the value log GC its minute, then look at the disk again.
+		time.Sleep(70 * time.Second)
+		req, _ := http.NewRequest("PUT", p.url+"/cas/"+hexSum([]byte("last")), bytes.NewReader([]byte("last")))
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+		time.Sleep(2 * time.Second)
+		diskLater, duLater := p.metric(t, "kpipe_cache_store_disk_bytes"), duOf(t, store)
+		p.stop()
+		fmt.Fprintf(&sb, "| %s | %s in %d objects | %.1f MiB/s | %s | %.0f | %s / %s / %s | %s / %s | %.2fx | %s (%s) / %s |\n", mix.name, mib(sent.Load()), next.Load(),
+			float64(sent.Load())/(1<<20)/d.Seconds(), mib(int64(maxHeld)), ev, mib(int64(maxDisk)), mib(int64(disk)), mib(int64(diskLater)),
+			mib(du), mib(duLater), float64(duLater)/bound, mib(rss), mib(anon), mib(peak))
+		if maxHeld > bound || held > bound {
+			t.Errorf("%s: the store held %v bytes, over its bound %d", mix.name, maxHeld, bound)
+		}
+		if float64(duLater) > 1.2*bound {
+			t.Errorf("%s: the store takes %s on disk a minute after the fill, over 1.2x its bound", mix.name, mib(duLater))
+		}
 	}
 	fmt.Println(sb.String())
+}
+
+// fillFactor is how many times its bound TestServeMaxSizeBench uploads.
+var fillFactor = flag.Float64("kpipe.fill", 3, "fill TestServeMaxSizeBench's server with this many times its bound")
+
+// duOf is what the files under dir take on disk: du -sk's count (0
+// without du).
+func duOf(t *testing.T, dir string) int64 {
+	t.Helper()
+	out, err := exec.Command("du", "-sk", dir).Output()
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(out))
+	if len(f) == 0 {
+		return 0
+	}
+	k, _ := strconv.ParseInt(f[0], 10, 64)
+	return k << 10
 }
 
 // TestEmbedderStoreBench renders 10,000 roots three times in one process

@@ -47,9 +47,10 @@
 // where recover cannot reach), verifies blocks and values on every read,
 // refuses writes while the disk is nearly full (a write through Badger's
 // memory-mapped logs to a full disk is a SIGBUS), and sizes its memtables
-// and caches for a cache (16 MiB memtables, a 32-64 MiB block cache,
-// values over 64 KiB in the value log, which is garbage-collected in the
-// background).
+// and caches for a cache (16 MiB memtables, a 32-64 MiB block cache),
+// and keeps values over 64 KiB as files of their own beside it, so that
+// the disk follows the size bound (Badger's value log frees its files
+// only long after).
 //
 // # Badger outside the CLI's binary
 //

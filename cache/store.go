@@ -254,7 +254,10 @@ func (s *Store) lookup(key Key, stream bool) (*Value, Key, bool) {
 		return nil, Key{}, false
 	}
 	v, d, ok := s.getValue(key, stream)
-	if !ok && s.remote != nil {
+	switch {
+	case ok && s.remote != nil:
+		s.remote.ensure(key)
+	case s.remote != nil:
 		var data []byte
 		if data, ok = s.fetchRemote(key); ok {
 			v, d = &Value{data: data}, Digest(data)
@@ -335,9 +338,34 @@ func (s *Store) getValue(key Key, stream bool) (*Value, Key, bool) {
 func (s *Store) fetchRemote(key Key) ([]byte, bool) {
 	v, sensitive, ok := s.remote.fetch(key)
 	if ok {
+		s.remote.ensured.Store(key, struct{}{}) // the remote has it
 		s.put(key, v, sensitive, false)
 	}
 	return v, ok
+}
+
+// localEntry reads key's entry from the directory as write-through
+// sends it (remoteLayer.checkAll): its line and its value, checked
+// against the line's digest.
+func (s *Store) localEntry(key Key) (localEntry, bool) {
+	line, err := s.read(s.name(hex.EncodeToString(key[:]), sufAction))
+	if err != nil || len(line) < entrySize {
+		return localEntry{}, false
+	}
+	e, ok := parseEntry(key, line[:entrySize])
+	if !ok {
+		return localEntry{}, false
+	}
+	value := line[entrySize:]
+	if e.size > inlineMax {
+		if value, err = s.read(s.name(hex.EncodeToString(e.digest[:]), sufData)); err != nil {
+			return localEntry{}, false
+		}
+	}
+	if int64(len(value)) != e.size || sha256.Sum256(value) != e.digest {
+		return localEntry{}, false
+	}
+	return localEntry{line: line[:entrySize:entrySize], value: value, digest: e.digest, sensitive: e.sensitive}, true
 }
 
 // Has reports whether an entry exists for key, with content of the right
@@ -349,6 +377,9 @@ func (s *Store) Has(key Key) bool {
 		return false
 	}
 	if s.has(key) {
+		if s.remote != nil {
+			s.remote.ensure(key)
+		}
 		return true
 	}
 	if s.remote != nil {

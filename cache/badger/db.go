@@ -18,10 +18,13 @@
 //
 // Badger's keys are a one-byte prefix and the caller's object name:
 //
-//	o<name>                 the object's bytes
+//	o<name>                 the object's bytes (up to blobThreshold)
+//	b<name>                 or where they are: a blob file (see Blobs)
 //	m<name>                 its access time (unix nanoseconds) and size, 16 bytes
 //	t<access time><name>    the LRU index: every object once, oldest first
+//	g<file>                 a blob file to delete (its object is gone)
 //	!totals                 the bytes and objects the store holds, 16 bytes
+//	!blobs                  the disk the blob files take, 8 bytes
 //	!format                 "kpipe-badgerdb 1"
 //
 // Access times are kept in the database itself (an LRU over keys by
@@ -31,6 +34,25 @@
 // the eviction walks the t index from its oldest key. Nothing is loaded at
 // start: the totals are one record, written in the same transaction as the
 // changes they count, so they survive a crash exactly as the objects do.
+//
+// # Blobs
+//
+// An object bigger than blobThreshold is a file of its own under
+// <Dir>/blobs/ (as bazel-remote keeps its blobs), and Badger holds only
+// where it is. Badger's value log, where such values lived, frees a file
+// only once its compactions have counted half of it as garbage, so under
+// churn the disk held twice the bound; a blob's space comes back when
+// its file is deleted, right after the commit that forgot it. A blob is
+// written to blobs/tmp/ (and synced, with Options.Sync) before its commit,
+// renamed into place after it, and the upload answered after that: an
+// acknowledged object survives a crash. A crash before the commit leaves
+// a file in blobs/tmp/, removed at the next Open; one between the commit
+// and the rename, a file that Open renames into place (its name says
+// whose it is). An object whose file is missing all the same (the disk
+// lost it) is a read error, a miss for the caller. A deleted blob's file name
+// is recorded (g<file>) in the transaction that forgets it, and removed
+// after the commit is synced; Open removes what a crash left recorded.
+// Open thus reads what was in flight, never the whole directory.
 //
 // # Writes
 //
@@ -55,7 +77,10 @@
 package badger
 
 import (
+	"crypto/rand"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -81,7 +106,10 @@ type Options struct {
 	Dir string
 	// MaxSize bounds the bytes the store holds (Size): a write that takes
 	// it past the bound evicts the least recently used objects down to
-	// 15/16 of it. Zero means no bound.
+	// 15/16 of it. Zero means no bound. What an object counts is what it
+	// takes on disk: an object kept as a file (Blobs), its file's blocks
+	// (as bazel-remote counts its files); one kept in Badger's tables,
+	// its bytes and a quarter (heldInTables); each, objOverhead more.
 	MaxSize int64
 	// Sync makes every commit reach the disk before the writes it holds
 	// are answered (a server's uploads); without it a write survives the
@@ -91,8 +119,8 @@ type Options struct {
 	// read refreshes it (zero: one minute).
 	TouchInterval time.Duration
 	// MemTableSize is Badger's memtable size, the write-ahead log a crash
-	// replays (zero: 16 MiB); BlockCacheSize its block cache (zero:
-	// 32 MiB).
+	// replays (zero: a 64th of MaxSize, from 2 to 16 MiB; 16 MiB without
+	// a bound); BlockCacheSize its block cache (zero: 32 MiB).
 	MemTableSize, BlockCacheSize int64
 	// MinFree is the free disk space below which writes are refused with
 	// ErrDiskFull (zero: 4 memtables and 2 value log files).
@@ -130,6 +158,13 @@ const (
 	// slower, 900 MiB of heap in compactions.)
 	valueThreshold = 64 << 10
 	vlogFileSize   = 64 << 20
+	// blobThreshold: bigger objects are files of their own (Blobs). Kept
+	// in Badger's tables, objects of 1 to 64 KiB filled three times over
+	// left the store at 1.33x its bound a minute later (and compactions
+	// took 870 MiB of heap); as files they take what their blocks take.
+	blobThreshold = 4 << 10
+	blobsKey      = "!blobs"
+	blobsDir      = "blobs"
 )
 
 // DB is an open store. It is safe for concurrent use.
@@ -146,6 +181,10 @@ type DB struct {
 	closed bool
 
 	bytes, count atomic.Int64 // committed totals
+	blobDisk     atomic.Int64 // what the blob files take on disk (committed)
+	blobs        string       // <Dir>/blobs
+	graves       []string     // the writer's: blob files to delete once their commit is synced
+	buried       [][]byte     // the writer's: g keys of files deleted, to forget in the next commit
 	evictions    atomic.Int64
 	evictedBytes atomic.Int64
 	cursor       []byte // the writer's: the t key the eviction reached
@@ -165,9 +204,17 @@ const (
 type op struct {
 	kind  opKind
 	name  []byte
-	value []byte
+	value []byte      // nil for a blob
+	blob  *blob       // an object kept as a file (Blobs)
 	done  chan error  // Put and Delete wait on it
 	then  func(error) // or PutAsync's callback
+}
+
+// blob is an object kept as a file: written to tmp, renamed to file
+// (relative to the blobs directory) once its pointer is committed.
+type blob struct {
+	tmp, file   string
+	size, alloc int64 // the object's bytes; what the file takes on disk
 }
 
 // Open opens (creating it when missing) the store in o.Dir. A directory
@@ -178,7 +225,13 @@ func Open(o Options) (db *DB, err error) {
 		o.TouchInterval = time.Minute
 	}
 	if o.MemTableSize == 0 {
+		// A memtable's log, and the level 0 tables flushed from them,
+		// take the disk beside the objects: a 64th of the bound, at most
+		// 16 MiB (at least 2).
 		o.MemTableSize = 16 << 20
+		if o.MaxSize > 0 {
+			o.MemTableSize = min(max(o.MaxSize/64, 2<<20), 16<<20)
+		}
 	}
 	if o.BlockCacheSize == 0 {
 		o.BlockCacheSize = 32 << 20
@@ -200,6 +253,7 @@ func Open(o Options) (db *DB, err error) {
 		WithMetricsEnabled(false). // its metrics are process-wide expvars
 		WithMemTableSize(o.MemTableSize).
 		WithNumMemtables(3).
+		WithNumLevelZeroTables(2). // (5 by default: level 0 is where deleted objects wait longest)
 		WithBlockCacheSize(o.BlockCacheSize).
 		WithIndexCacheSize(16 << 20).
 		WithValueThreshold(min(valueThreshold, o.MemTableSize*15/100/2)). // at most half a batch
@@ -219,10 +273,15 @@ func Open(o Options) (db *DB, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("store %s: %s", o.Dir, oneLine(err))
 	}
-	db = &DB{bdb: bdb, opts: o, ops: make(chan *op, 1024), touches: make(chan []byte, 4096), quit: make(chan struct{}), lastGC: o.Now()}
+	db = &DB{bdb: bdb, opts: o, ops: make(chan *op, 1024), touches: make(chan []byte, 4096), quit: make(chan struct{}), lastGC: o.Now(),
+		blobs: filepath.Join(o.Dir, blobsDir)}
 	if err := db.load(); err != nil {
 		_ = bdb.Close()
 		return nil, fmt.Errorf("store %s: %w", o.Dir, err)
+	}
+	if err := db.openBlobs(); err != nil {
+		_ = bdb.Close()
+		return nil, fmt.Errorf("store %s: blobs: %w", o.Dir, unwrapPath(err))
 	}
 	db.wg.Add(1)
 	go db.writer()
@@ -272,8 +331,173 @@ func (db *DB) load() error {
 		}
 		db.bytes.Store(int64(binary.BigEndian.Uint64(v)))
 		db.count.Store(int64(binary.BigEndian.Uint64(v[8:])))
+		item, err = txn.Get([]byte(blobsKey))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if v, err = item.ValueCopy(nil); err != nil || len(v) != 8 {
+			return fmt.Errorf("damaged blob totals record (%d bytes)", len(v))
+		}
+		db.blobDisk.Store(int64(binary.BigEndian.Uint64(v)))
 		return nil
 	})
+}
+
+// maxTmpName bounds the object names a blob's temporary file names
+// (newBlob): the cache's are 33 bytes.
+const maxTmpName = 64
+
+// openBlobs prepares the blobs directory after what a crash may have
+// left: a file in blobs/tmp whose object was committed (the crash came
+// between the commit and the rename; its name says which object) is
+// renamed into place, any other (an upload not committed) removed; the
+// files of forgotten objects still recorded (g keys) are removed. All of
+// it is what was in flight, not what the store holds.
+func (db *DB) openBlobs() error {
+	tmp := filepath.Join(db.blobs, "tmp")
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(tmp)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if err := db.recoverBlob(filepath.Join(tmp, e.Name())); err != nil {
+			return err
+		}
+	}
+	var graves [][]byte
+	err = db.view(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{'g'}})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			graves = append(graves, it.Item().KeyCopy(nil))
+		}
+		return nil
+	})
+	if err != nil || len(graves) == 0 {
+		return err
+	}
+	for _, g := range graves {
+		if err := removeBlob(db.blobs, string(g[1:])); err != nil {
+			return err
+		}
+	}
+	return db.bdb.Update(func(txn *badger.Txn) error {
+		for _, g := range graves {
+			if err := txn.Delete(g); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// recoverBlob renames the temporary blob file tmp into place when its
+// object's record names it, and removes it otherwise.
+func (db *DB) recoverBlob(tmp string) error {
+	base, nameHex, _ := strings.Cut(filepath.Base(tmp), ".")
+	name, herr := hex.DecodeString(nameHex)
+	var b *blob
+	if herr == nil && nameHex != "" && len(base) > 2 {
+		if err := db.view(func(txn *badger.Txn) error { b, _ = blobOf(txn, name); return nil }); err != nil {
+			return err
+		}
+	}
+	if b == nil || b.file != base[:2]+"/"+base {
+		return os.Remove(tmp)
+	}
+	dir := filepath.Join(db.blobs, base[:2])
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, base)); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+// removeBlob deletes a blob file; one already gone is no error.
+func removeBlob(dir, file string) error {
+	if !validBlobFile(file) {
+		return fmt.Errorf("a blob file name %q that this store does not make", file)
+	}
+	if err := os.Remove(filepath.Join(dir, filepath.FromSlash(file))); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// validBlobFile checks a blob's file name as the store makes them
+// (newBlob): "xx/<64 hex>-<16 hex>", so that no record can name a file
+// elsewhere.
+func validBlobFile(f string) bool {
+	dir, base, ok := strings.Cut(f, "/")
+	if !ok || len(dir) != 2 || len(base) != 64+1+16 || base[:2] != dir || base[64] != '-' {
+		return false
+	}
+	return strings.Trim(base[:64]+base[65:], "0123456789abcdef") == ""
+}
+
+// newBlob writes value, an object too big for Badger, to a new file in
+// blobs/tmp (synced with Options.Sync); the writer renames it into place
+// once the object's pointer is committed.
+func (db *DB) newBlob(name, value []byte) (*blob, error) {
+	h := sha256.Sum256(name)
+	var r [8]byte
+	if _, err := rand.Read(r[:]); err != nil {
+		return nil, err
+	}
+	base := hex.EncodeToString(h[:]) + "-" + hex.EncodeToString(r[:])
+	tmp := base
+	if len(name) <= maxTmpName {
+		tmp += "." + hex.EncodeToString(name) // for openBlobs, after a crash
+	}
+	b := &blob{tmp: filepath.Join(db.blobs, "tmp", tmp), file: base[:2] + "/" + base, size: int64(len(value))}
+	f, err := os.OpenFile(b.tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	_, err = f.Write(value)
+	if err == nil && db.opts.Sync {
+		err = f.Sync()
+	}
+	var fi os.FileInfo
+	if err == nil {
+		fi, err = f.Stat()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(b.tmp)
+		return nil, err
+	}
+	b.alloc = max(allocated(fi), b.size)
+	return b, nil
+}
+
+// encodeBlob is the pointer record of a blob: its size, its disk and its
+// file name.
+func encodeBlob(b *blob) []byte {
+	v := make([]byte, 16, 16+len(b.file))
+	binary.BigEndian.PutUint64(v, uint64(b.size))
+	binary.BigEndian.PutUint64(v[8:], uint64(b.alloc))
+	return append(v, b.file...)
+}
+
+// errDamagedBlob is decodeBlob's error.
+var errDamagedBlob = errors.New("damaged blob record")
+
+func decodeBlob(v []byte) (*blob, error) {
+	if len(v) < 16 || !validBlobFile(string(v[16:])) {
+		return nil, fmt.Errorf("%w (%d bytes)", errDamagedBlob, len(v))
+	}
+	return &blob{size: int64(binary.BigEndian.Uint64(v)), alloc: int64(binary.BigEndian.Uint64(v[8:])), file: string(v[16:])}, nil
 }
 
 func (db *DB) anyKey(txn *badger.Txn) bool {
@@ -299,21 +523,25 @@ func (db *DB) view(f func(txn *badger.Txn) error) (err error) {
 // checksum, a closed store): a miss too, for the caller.
 func (db *DB) Get(name []byte) (value []byte, found bool, err error) {
 	var atime int64
+	var b *blob
 	err = db.view(func(txn *badger.Txn) error {
 		item, err := txn.Get(prefixed('o', name))
-		if errors.Is(err, badger.ErrKeyNotFound) {
-			return nil
-		}
-		if err != nil {
+		switch {
+		case errors.Is(err, badger.ErrKeyNotFound):
+			if b, err = blobOf(txn, name); b == nil || err != nil {
+				return err
+			}
+		case err != nil:
 			return err
-		}
-		if value, err = item.ValueCopy(nil); err != nil {
-			return err
+		default:
+			if value, err = item.ValueCopy(nil); err != nil {
+				return err
+			}
 		}
 		found = true
 		if m, err := txn.Get(prefixed('m', name)); err == nil {
 			_ = m.Value(func(v []byte) error {
-				if len(v) == 16 {
+				if len(v) >= 16 {
 					atime = int64(binary.BigEndian.Uint64(v))
 				}
 				return nil
@@ -324,10 +552,44 @@ func (db *DB) Get(name []byte) (value []byte, found bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
+	if b != nil {
+		value, err = os.ReadFile(filepath.Join(db.blobs, filepath.FromSlash(b.file)))
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			// Deleted since (evicted, replaced): a miss. Still named by
+			// the object: lost in a crash before it was in place.
+			var now *blob
+			_ = db.view(func(txn *badger.Txn) error { now, _ = blobOf(txn, name); return nil })
+			if now != nil && now.file == b.file {
+				return nil, false, fmt.Errorf("its blob file %s is missing", b.file)
+			}
+			return nil, false, nil
+		case err != nil:
+			return nil, false, err
+		case int64(len(value)) != b.size:
+			return nil, false, fmt.Errorf("its blob file %s holds %d bytes, its record says %d", b.file, len(value), b.size)
+		}
+	}
 	if found {
 		db.touch(name, atime)
 	}
 	return value, found, nil
+}
+
+// blobOf reads name's blob record; nil when the object is not a blob.
+func blobOf(txn *badger.Txn, name []byte) (*blob, error) {
+	item, err := txn.Get(prefixed('b', name))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	v, err := item.ValueCopy(nil)
+	if err != nil {
+		return nil, err
+	}
+	return decodeBlob(v)
 }
 
 // Stat returns the size of the object, without reading it, and refreshes
@@ -343,7 +605,7 @@ func (db *DB) Stat(name []byte) (size int64, found bool, err error) {
 			return err
 		}
 		return m.Value(func(v []byte) error {
-			if len(v) == 16 {
+			if len(v) >= 16 {
 				atime = int64(binary.BigEndian.Uint64(v))
 				size = int64(binary.BigEndian.Uint64(v[8:]))
 				found = true
@@ -388,7 +650,36 @@ func (db *DB) Put(name, value []byte) error {
 	if db.free.low(db.opts.Dir, db.opts.MinFree, db.opts.Now()) {
 		return ErrDiskFull
 	}
-	return db.send(&op{kind: opPut, name: append([]byte(nil), name...), value: value})
+	o, err := db.putOp(name, value)
+	if err != nil {
+		return err
+	}
+	err = db.send(o)
+	o.failed(err)
+	return err
+}
+
+// putOp is the operation that puts value under name: a big value is
+// written to its blob file first, here, in the caller's goroutine (so
+// that uploads write their files at once, and the writer only commits).
+func (db *DB) putOp(name, value []byte) (*op, error) {
+	o := &op{kind: opPut, name: append([]byte(nil), name...), value: value}
+	if len(value) > blobThreshold {
+		b, err := db.newBlob(name, value)
+		if err != nil {
+			return nil, err
+		}
+		o.value, o.blob = nil, b
+	}
+	return o, nil
+}
+
+// failed removes the file of a blob whose put failed (never renamed into
+// place: the writer renames only what it answers nil).
+func (o *op) failed(err error) {
+	if err != nil && o.blob != nil {
+		_ = os.Remove(o.blob.tmp)
+	}
 }
 
 // PutAsync is Put that returns at once (unless the writer is behind by
@@ -404,11 +695,16 @@ func (db *DB) PutAsync(name, value []byte, then func(error)) {
 		then(ErrDiskFull)
 		return
 	}
-	o := &op{kind: opPut, name: append([]byte(nil), name...), value: value, then: then}
+	o, err := db.putOp(name, value)
+	if err != nil {
+		then(err)
+		return
+	}
+	o.then = func(err error) { o.failed(err); then(err) }
 	db.mu.RLock()
 	if db.closed {
 		db.mu.RUnlock()
-		then(ErrClosed)
+		o.then(ErrClosed)
 		return
 	}
 	db.ops <- o
@@ -438,8 +734,8 @@ func (db *DB) send(o *op) error {
 	return <-o.done
 }
 
-// Size is the bytes the store holds: its objects' bytes and a fixed
-// overhead for each (what Options.MaxSize bounds).
+// Size is the bytes the store holds, as Options.MaxSize counts them:
+// what its objects take on disk, and a fixed overhead for each.
 func (db *DB) Size() int64 { return db.bytes.Load() }
 
 // Count is the number of objects.
@@ -452,15 +748,16 @@ func (db *DB) Evictions() (objects, bytes int64) {
 }
 
 // DiskSize is what the database's files take on disk, as du counts them
-// (Badger's logs are sparse files of a fixed length while open).
+// (Badger's logs are sparse files of a fixed length while open), and its
+// blob files (as the records of the blobs committed count them).
 func (db *DB) DiskSize() int64 {
 	entries, err := os.ReadDir(db.opts.Dir)
 	if err != nil {
 		return 0
 	}
-	var n int64
+	n := db.blobDisk.Load() // (blobs/ is not walked: it may hold millions of files)
 	for _, e := range entries {
-		if fi, err := e.Info(); err == nil {
+		if fi, err := e.Info(); err == nil && e.Name() != blobsDir {
 			n += allocated(fi)
 		}
 	}
@@ -472,11 +769,26 @@ func (db *DB) DiskSize() int64 {
 // the walk may or may not be seen.
 func (db *DB) Each(prefix []byte, f func(name []byte) bool) error {
 	return db.view(func(txn *badger.Txn) error {
-		p := prefixed('o', prefix)
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: p})
-		defer it.Close()
-		for it.Seek(p); it.Valid(); it.Next() {
-			if !f(it.Item().KeyCopy(nil)[1:]) {
+		// Objects kept in Badger (o) and as blobs (b), merged in name
+		// order.
+		var its [2]*badger.Iterator
+		for i, c := range []byte{'o', 'b'} {
+			p := prefixed(c, prefix)
+			its[i] = txn.NewIterator(badger.IteratorOptions{Prefix: p, PrefetchValues: false})
+			defer its[i].Close()
+			its[i].Seek(p)
+		}
+		for its[0].Valid() || its[1].Valid() {
+			i := 0
+			switch {
+			case !its[0].Valid():
+				i = 1
+			case its[1].Valid() && string(its[1].Item().Key()[1:]) < string(its[0].Item().Key()[1:]):
+				i = 1
+			}
+			name := its[i].Item().KeyCopy(nil)[1:]
+			its[i].Next()
+			if !f(name) {
 				break
 			}
 		}
@@ -554,8 +866,11 @@ func (db *DB) writer() {
 	}
 }
 
-// totals is a change to the counts.
-type totals struct{ bytes, count int64 }
+// totals is a change to the counts, and the blob files a change forgot.
+type totals struct {
+	bytes, count, blobDisk int64
+	graves                 []string
+}
 
 // commit applies a batch in as few transactions as Badger allows, syncs
 // when asked, answers the operations and evicts when over the bound.
@@ -566,8 +881,11 @@ func (db *DB) commit(batch []*op, touches [][]byte) {
 		// replaces an object counts twice here: room to spare.)
 		incoming := int64(0)
 		for _, o := range batch {
-			if o.kind == opPut {
-				incoming += int64(len(o.value)) + objOverhead
+			switch {
+			case o.kind == opPut && o.blob != nil:
+				incoming += o.blob.alloc + objOverhead
+			case o.kind == opPut:
+				incoming += heldInTables(int64(len(o.value))) + objOverhead
 			}
 		}
 		if db.bytes.Load()+incoming > db.opts.MaxSize {
@@ -585,19 +903,89 @@ func (db *DB) commit(batch []*op, touches [][]byte) {
 		// A batch bigger than the room (a small bound): before the answer.
 		db.evict(db.opts.MaxSize - db.opts.MaxSize/16)
 	}
-	if err == nil && db.opts.Sync && len(batch) > 0 {
+	if err == nil && db.opts.Sync && (len(batch) > 0 || len(db.graves) > 0) {
 		err = db.bdb.Sync()
 	}
-	for _, o := range batch {
+	errs := make([]error, len(batch))
+	if err == nil {
+		db.placeBlobs(batch, errs)
+		// Forgotten blobs' files go once the commit that forgot them is
+		// on disk; their g records in the next commit.
+		for _, f := range db.graves {
+			if rerr := removeBlob(db.blobs, f); rerr != nil {
+				db.opts.Log(fmt.Sprintf("deleting blob %s: %v", f, rerr))
+				continue
+			}
+			db.buried = append(db.buried, prefixed('g', []byte(f)))
+		}
+		db.graves = db.graves[:0]
+	}
+	for i, o := range batch {
+		e := err
+		if e == nil {
+			e = errs[i]
+		}
 		if o.then != nil {
-			o.then(err)
+			o.then(e)
 		} else {
-			o.done <- err
+			o.done <- e
 		}
 	}
 	if len(batch) > 0 {
 		db.wroteSinceGC = true
 	}
+}
+
+// placeBlobs renames the blob files of a committed batch into place and,
+// with Options.Sync, syncs the directories they went to, before the puts
+// are answered. A put whose file could not be placed fails (errs), and
+// its object, committed without a file, is deleted.
+func (db *DB) placeBlobs(batch []*op, errs []error) {
+	dirs := map[string][]int{}
+	var lost []*op
+	for i, o := range batch {
+		if o.kind != opPut || o.blob == nil {
+			continue
+		}
+		dir := filepath.Join(db.blobs, o.blob.file[:2])
+		err := os.MkdirAll(dir, 0o700)
+		if err == nil {
+			err = os.Rename(o.blob.tmp, filepath.Join(db.blobs, filepath.FromSlash(o.blob.file)))
+		}
+		if err != nil {
+			errs[i] = err
+			lost = append(lost, &op{kind: opDelete, name: o.name})
+			continue
+		}
+		dirs[dir] = append(dirs[dir], i)
+	}
+	if db.opts.Sync {
+		for dir, ops := range dirs {
+			if err := syncDir(dir); err != nil {
+				for _, i := range ops {
+					errs[i] = err
+				}
+			}
+		}
+	}
+	if len(lost) > 0 {
+		if err := db.apply(lost, nil); err != nil {
+			db.opts.Log(fmt.Sprintf("forgetting blobs that could not be placed: %v", err))
+		}
+	}
+}
+
+// syncDir syncs a directory, so that the names renamed into it last.
+func syncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // apply writes the batch; the totals record is written in each
@@ -610,11 +998,21 @@ func (db *DB) apply(batch []*op, touches [][]byte) (err error) {
 		}
 	}()
 	now := db.opts.Now().UnixNano()
-	changes := make([]func(*badger.Txn, *totals) error, 0, len(batch)+len(touches))
+	changes := make([]func(*badger.Txn, *totals) error, 0, len(batch)+len(touches)+1)
+	if buried := db.buried; len(buried) > 0 {
+		changes = append(changes, func(t *badger.Txn, d *totals) error {
+			for _, g := range buried {
+				if err := t.Delete(g); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
 	for _, o := range batch {
 		switch o.kind {
 		case opPut:
-			changes = append(changes, func(t *badger.Txn, d *totals) error { return put(t, d, o.name, o.value, now) })
+			changes = append(changes, func(t *badger.Txn, d *totals) error { return put(t, d, o, now) })
 		case opDelete:
 			changes = append(changes, func(t *badger.Txn, d *totals) error { return del(t, d, o.name) })
 		}
@@ -622,16 +1020,30 @@ func (db *DB) apply(batch []*op, touches [][]byte) (err error) {
 	for _, name := range touches {
 		changes = append(changes, func(t *badger.Txn, d *totals) error { return db.touchIn(t, name, now) })
 	}
+	buried := len(db.buried)
 	commit := func(txn *badger.Txn, d totals) error {
 		defer txn.Discard()
 		if err := txn.Set([]byte(totalsKey), encodeTotals(db.bytes.Load()+d.bytes, db.count.Load()+d.count)); err != nil {
 			return err
+		}
+		if d.blobDisk != 0 {
+			var v [8]byte
+			binary.BigEndian.PutUint64(v[:], uint64(db.blobDisk.Load()+d.blobDisk))
+			if err := txn.Set([]byte(blobsKey), v[:]); err != nil {
+				return err
+			}
 		}
 		if err := txn.Commit(); err != nil {
 			return err
 		}
 		db.bytes.Add(d.bytes)
 		db.count.Add(d.count)
+		db.blobDisk.Add(d.blobDisk)
+		db.graves = append(db.graves, d.graves...)
+		if buried > 0 {
+			db.buried = db.buried[buried:] // (the first transaction forgot them)
+			buried = 0
+		}
 		return nil
 	}
 	start := 0
@@ -668,36 +1080,62 @@ func (db *DB) apply(batch []*op, touches [][]byte) (err error) {
 	return commit(txn, d)
 }
 
-func put(txn *badger.Txn, d *totals, name, value []byte, now int64) error {
+func put(txn *badger.Txn, d *totals, o *op, now int64) error {
+	name := o.name
 	if err := del(txn, d, name); err != nil {
 		return err
 	}
-	if err := txn.Set(prefixed('o', name), value); err != nil {
+	size := int64(len(o.value))
+	held := heldInTables(size)
+	if o.blob != nil {
+		size, held = o.blob.size, o.blob.alloc
+		if err := txn.Set(prefixed('b', name), encodeBlob(o.blob)); err != nil {
+			return err
+		}
+		d.blobDisk += o.blob.alloc
+	} else if err := txn.Set(prefixed('o', name), o.value); err != nil {
 		return err
 	}
-	if err := txn.Set(prefixed('m', name), encodeMeta(now, int64(len(value)))); err != nil {
+	if err := txn.Set(prefixed('m', name), encodeMeta(now, size, held)); err != nil {
 		return err
 	}
 	if err := txn.Set(indexKey(now, name), nil); err != nil {
 		return err
 	}
-	d.bytes += int64(len(value)) + objOverhead
+	d.bytes += held + objOverhead
 	d.count++
 	return nil
 }
 
-// del removes name's object, meta and index keys (nothing when absent).
+// del removes name's object (its bytes, or its blob record, the file
+// recorded to be deleted), meta and index keys (nothing when absent).
 func del(txn *badger.Txn, d *totals, name []byte) error {
-	atime, size, ok, err := meta(txn, name)
+	atime, _, held, ok, err := meta(txn, name)
 	if err != nil || !ok {
 		return err
 	}
-	for _, k := range [][]byte{prefixed('o', name), prefixed('m', name), indexKey(atime, name)} {
+	keys := [][]byte{prefixed('m', name), indexKey(atime, name)}
+	switch b, err := blobOf(txn, name); {
+	case err != nil && !errors.Is(err, errDamagedBlob):
+		return err
+	case b != nil:
+		if err := txn.Set(prefixed('g', []byte(b.file)), nil); err != nil {
+			return err
+		}
+		d.graves = append(d.graves, b.file)
+		d.blobDisk -= b.alloc
+		keys = append(keys, prefixed('b', name))
+	case err != nil: // a damaged record: no file to delete
+		keys = append(keys, prefixed('b', name))
+	default:
+		keys = append(keys, prefixed('o', name))
+	}
+	for _, k := range keys {
 		if err := txn.Delete(k); err != nil {
 			return err
 		}
 	}
-	d.bytes -= size + objOverhead
+	d.bytes -= held + objOverhead
 	d.count--
 	return nil
 }
@@ -705,35 +1143,41 @@ func del(txn *badger.Txn, d *totals, name []byte) error {
 // touchIn moves name to now in the LRU index, when it is still there and
 // its time is stale.
 func (db *DB) touchIn(txn *badger.Txn, name []byte, now int64) error {
-	atime, size, ok, err := meta(txn, name)
+	atime, size, held, ok, err := meta(txn, name)
 	if err != nil || !ok || now-atime < int64(db.opts.TouchInterval) {
 		return err
 	}
 	if err := txn.Delete(indexKey(atime, name)); err != nil {
 		return err
 	}
-	if err := txn.Set(prefixed('m', name), encodeMeta(now, size)); err != nil {
+	if err := txn.Set(prefixed('m', name), encodeMeta(now, size, held)); err != nil {
 		return err
 	}
 	return txn.Set(indexKey(now, name), nil)
 }
 
-func meta(txn *badger.Txn, name []byte) (atime, size int64, ok bool, err error) {
+// meta reads name's meta record: its access time, its size, and what it
+// counts in Size (held; a record of 16 bytes, written before objects
+// counted more than their bytes, counts its size).
+func meta(txn *badger.Txn, name []byte) (atime, size, held int64, ok bool, err error) {
 	item, err := txn.Get(prefixed('m', name))
 	if errors.Is(err, badger.ErrKeyNotFound) {
-		return 0, 0, false, nil
+		return 0, 0, 0, false, nil
 	}
 	if err != nil {
-		return 0, 0, false, err
+		return 0, 0, 0, false, err
 	}
 	err = item.Value(func(v []byte) error {
-		if len(v) != 16 {
+		if len(v) != 16 && len(v) != 24 {
 			return fmt.Errorf("damaged meta record of %x", name)
 		}
-		atime, size = int64(binary.BigEndian.Uint64(v)), int64(binary.BigEndian.Uint64(v[8:]))
+		atime, size, held = int64(binary.BigEndian.Uint64(v)), int64(binary.BigEndian.Uint64(v[8:])), int64(binary.BigEndian.Uint64(v[8:]))
+		if len(v) == 24 {
+			held = int64(binary.BigEndian.Uint64(v[16:]))
+		}
 		return nil
 	})
-	return atime, size, err == nil, err
+	return atime, size, held, err == nil, err
 }
 
 // evict deletes the least recently used objects until the store holds at
@@ -758,12 +1202,12 @@ func (db *DB) evict(target int64) {
 				}
 				names = append(names, k[9:])
 				db.cursor = k
-				_, size, ok, err := meta(txn, k[9:])
+				_, _, held, ok, err := meta(txn, k[9:])
 				if err != nil {
 					return err
 				}
 				if ok {
-					need -= size + objOverhead
+					need -= held + objOverhead
 				}
 			}
 			return nil
@@ -824,14 +1268,28 @@ func indexKey(atime int64, name []byte) []byte {
 	return k
 }
 
-func encodeMeta(atime, size int64) []byte {
-	var b [16]byte
+func encodeMeta(atime, size, held int64) []byte {
+	var b [24]byte
 	binary.BigEndian.PutUint64(b[:], uint64(atime))
 	binary.BigEndian.PutUint64(b[8:], uint64(size))
+	binary.BigEndian.PutUint64(b[16:], uint64(held))
 	return b[:]
 }
 
-func encodeTotals(bytes, count int64) []byte { return encodeMeta(bytes, count) }
+func encodeTotals(bytes, count int64) []byte {
+	var b [16]byte
+	binary.BigEndian.PutUint64(b[:], uint64(bytes))
+	binary.BigEndian.PutUint64(b[8:], uint64(count))
+	return b[:]
+}
+
+// heldInTables is what an object of size bytes kept in Badger's tables
+// counts in Size: its bytes and a quarter more, for what the tables hold
+// beyond the live objects (deleted and replaced versions, until
+// compaction reaches them in the last level: 1.29x the live bytes a
+// minute after a fill of three times the bound with objects of 100 B to
+// 4 KiB), so that the disk follows the bound.
+func heldInTables(size int64) int64 { return size + size/4 }
 
 // check refuses a directory that is not (or no longer) a whole Badger
 // database before Badger opens it (see the package doc).
@@ -849,6 +1307,7 @@ func check(dir string, bo badger.Options) error {
 		case n == "MANIFEST":
 			hasManifest = true
 		case n == "KEYREGISTRY" || n == "DISCARD" || n == "LOCK" || n == "MANIFEST-REWRITE":
+		case n == blobsDir && e.IsDir():
 		case numbered(n, ".sst"):
 			fi, err := e.Info()
 			if err != nil {

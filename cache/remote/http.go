@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 )
 
 // httpBackend speaks the Bazel HTTP cache protocol: GET, HEAD and PUT on
@@ -19,6 +21,9 @@ type httpBackend struct {
 	user   *url.Userinfo // basic credentials (with a password)
 	token  string        // a bearer token
 	client *http.Client
+	// noMissing: the server answered MissingPath with something else
+	// (it is not kpipe's): Missing is not asked again.
+	noMissing atomic.Bool
 }
 
 func newHTTP(u *url.URL, o Options) (*httpBackend, error) {
@@ -59,17 +64,28 @@ func (b *httpBackend) request(ctx context.Context, method string, kind Kind, nam
 	if err := checkName(kind, name); err != nil {
 		return nil, err
 	}
+	resp, err := b.do(ctx, method, "/"+string(kind)+"/"+name, "application/octet-stream", body)
+	if err != nil {
+		// The error names the URL, which holds no credentials.
+		return nil, fmt.Errorf("%s %s/%s: %v", method, kind, name[:12], oneLine(stripURL(err)))
+	}
+	return resp, nil
+}
+
+// do sends one request for path under the base URL, with its
+// credentials.
+func (b *httpBackend) do(ctx context.Context, method, path, contentType string, body []byte) (*http.Response, error) {
 	var r io.Reader
 	if body != nil {
 		r = bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, b.base+"/"+string(kind)+"/"+name, r)
+	req, err := http.NewRequestWithContext(ctx, method, b.base+path, r)
 	if err != nil {
 		return nil, err
 	}
 	if body != nil {
 		req.ContentLength = int64(len(body))
-		req.Header.Set("Content-Type", "application/octet-stream")
+		req.Header.Set("Content-Type", contentType)
 	}
 	switch {
 	case b.token != "":
@@ -78,12 +94,61 @@ func (b *httpBackend) request(ctx context.Context, method string, kind Kind, nam
 		pw, _ := b.user.Password()
 		req.SetBasicAuth(b.user.Username(), pw)
 	}
-	resp, err := b.client.Do(req)
-	if err != nil {
-		// The error names the URL, which holds no credentials.
-		return nil, fmt.Errorf("%s %s/%s: %v", method, kind, name[:12], oneLine(stripURL(err)))
+	return b.client.Do(req)
+}
+
+// Missing implements Finder: one POST to MissingPath. A server that
+// answers anything but a 2xx starting with MissingHeader (401 and 403
+// aside, which are errors) does not know the request: ErrUnsupported,
+// now and for the rest of the run.
+func (b *httpBackend) Missing(ctx context.Context, objs []Object) ([]Object, error) {
+	if b.noMissing.Load() {
+		return nil, ErrUnsupported
 	}
-	return resp, nil
+	if len(objs) > MaxMissing {
+		return nil, fmt.Errorf("remote cache: %d objects in one existence request (at most %d)", len(objs), MaxMissing)
+	}
+	var body bytes.Buffer
+	for _, o := range objs {
+		if err := checkName(o.Kind, o.Name); err != nil {
+			return nil, err
+		}
+		body.WriteString(string(o.Kind) + "/" + o.Name + "\n")
+	}
+	resp, err := b.do(ctx, http.MethodPost, MissingPath, "text/plain", body.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("POST %s: %v", MissingPath, oneLine(stripURL(err)))
+	}
+	defer closeBody(resp)
+	switch {
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		return nil, fmt.Errorf("POST %s: the server answered %s", MissingPath, resp.Status)
+	case resp.StatusCode/100 != 2:
+		b.noMissing.Store(true)
+		return nil, ErrUnsupported
+	}
+	sc := bufio.NewScanner(io.LimitReader(resp.Body, int64(MaxMissing+1)*80))
+	if !sc.Scan() || sc.Text() != MissingHeader {
+		b.noMissing.Store(true)
+		return nil, ErrUnsupported
+	}
+	asked := make(map[Object]bool, len(objs))
+	for _, o := range objs {
+		asked[o] = true
+	}
+	var missing []Object
+	for sc.Scan() {
+		kind, name, _ := strings.Cut(sc.Text(), "/")
+		o := Object{Kind: Kind(kind), Name: name}
+		if !asked[o] {
+			return nil, fmt.Errorf("POST %s: the server named an object not asked for", MissingPath)
+		}
+		missing = append(missing, o)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("POST %s: %v", MissingPath, oneLine(err.Error()))
+	}
+	return missing, nil
 }
 
 // closeBody reads what is left of a (short) body and closes it, so that

@@ -59,6 +59,41 @@ type Backend interface {
 	String() string
 }
 
+// Object names one object: its namespace and its name.
+type Object struct {
+	Kind Kind
+	Name string
+}
+
+// Finder is a Backend that answers in one request which of many objects
+// it lacks (as the REAPI's FindMissingBlobs does; kpipe's cache server
+// speaks it: see MissingPath). Backends without such a request are asked
+// object by object (Has).
+type Finder interface {
+	// Missing returns the objects of objs the store does not hold, or
+	// ErrUnsupported when it has no such request (the caller then asks
+	// with Has).
+	Missing(ctx context.Context, objs []Object) ([]Object, error)
+}
+
+// ErrUnsupported is Missing's error for a store that has no batch
+// existence request.
+var ErrUnsupported = errors.New("no batch existence request")
+
+// MissingPath is the path, under a cache server's base URL, of the batch
+// existence request: a POST whose body is one object a line ("ac/<hex>"
+// or "cas/<hex>", at most MaxMissing), answered with MissingHeader's line
+// and then the objects the server lacks, one a line.
+const MissingPath = "/missing"
+
+// MissingHeader is the first line of an answer to MissingPath: a server
+// that does not know the request (an nginx, a bazel-remote) answers
+// anything else, and the client then asks object by object.
+const MissingHeader = "kpipe-missing v1"
+
+// MaxMissing bounds the objects one MissingPath request names.
+const MaxMissing = 4096
+
 // Options configure Open.
 type Options struct {
 	// Timeout bounds each request (zero: DefaultTimeout).

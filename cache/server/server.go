@@ -14,7 +14,8 @@
 // bounded (Options.MaxSize) by evicting the least recently used objects;
 // its start reads nothing but Badger's own state, whatever it holds.
 //
-// It imports cache (CheckRecord, Key) and cache/badger; the command
+// It imports cache (CheckRecord, Key), cache/badger and cache/remote (the
+// batch existence request's path and format); the command
 // kpipe-cache-server (cmd/kpipe-cache-server) uses it. The kpipe command
 // must not (it would link Badger: see cache/doc.go).
 package server
@@ -34,6 +35,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -45,6 +47,7 @@ import (
 
 	"github.com/kpipe/kpipe/cache"
 	"github.com/kpipe/kpipe/cache/badger"
+	"github.com/kpipe/kpipe/cache/remote"
 )
 
 // Options configure Open. Zero values take the defaults named.
@@ -303,7 +306,62 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/metrics", s.metrics)
 	mux.HandleFunc("/ac/", func(w http.ResponseWriter, r *http.Request) { s.object(w, r, 0) })
 	mux.HandleFunc("/cas/", func(w http.ResponseWriter, r *http.Request) { s.object(w, r, 1) })
+	mux.HandleFunc(remote.MissingPath, s.missing)
 	return mux
+}
+
+// missing answers the batch existence request (remote.MissingPath): a
+// POST naming objects one a line, answered with remote.MissingHeader and
+// the ones the store does not hold. A writer asks it before uploading
+// what its local cache found, so that it sends only what is missing.
+// Reading is enough to ask.
+func (s *Server) missing(w http.ResponseWriter, r *http.Request) {
+	s.m.inFlight.Add(1)
+	defer s.m.inFlight.Add(-1)
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	if !s.allowed(w, r, false) {
+		return
+	}
+	// "cas/" and 64 hex digits and a newline: at most 69 bytes a line.
+	const maxLine = 4 + 2*sha256.Size + 1
+	body, err := io.ReadAll(io.LimitReader(r.Body, remote.MaxMissing*maxLine+1))
+	if err != nil {
+		http.Error(w, "the body was cut short", http.StatusBadRequest)
+		return
+	}
+	if len(body) > remote.MaxMissing*maxLine {
+		http.Error(w, fmt.Sprintf("at most %d objects a request", remote.MaxMissing), http.StatusRequestEntityTooLarge)
+		return
+	}
+	var out strings.Builder
+	out.WriteString(remote.MissingHeader + "\n")
+	for _, line := range strings.Split(strings.TrimSuffix(string(body), "\n"), "\n") {
+		if line == "" {
+			continue
+		}
+		kindName, hexName, _ := strings.Cut(line, "/")
+		kind := slices.Index(kindNames[:], kindName)
+		if kind < 0 || !validName(hexName) {
+			http.Error(w, "each line is ac/<name> or cas/<name>, a name 64 lowercase hex characters", http.StatusBadRequest)
+			return
+		}
+		var name [sha256.Size]byte
+		hex.Decode(name[:], []byte(hexName))
+		_, ok, err := s.db.Stat(objectKey(kind, name))
+		if err != nil {
+			s.storeFailed(w, "reading", err)
+			return
+		}
+		if !ok {
+			out.WriteString(line + "\n")
+		}
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	io.WriteString(w, out.String())
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {

@@ -69,7 +69,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "dir", Usage: "the server's store directory (created 0700; one server at a time); required"},
 			&cli.StringFlag{Name: "listen", Usage: "address to listen on (default 127.0.0.1:" + defaultPort + ", or :" + defaultPort + " with TLS and tokens)"},
-			&cli.StringFlag{Name: "max-size", Value: "10GiB", Usage: "bound the store to this size: the least recently used objects are evicted to stay under it"},
+			&cli.StringFlag{Name: "max-size", Value: "10GiB", Usage: "bound the store's disk to this size: the least recently used objects are evicted to stay under it"},
 			&cli.StringFlag{Name: "max-object", Value: "64MiB", Usage: "refuse uploads bigger than this (413)"},
 			&cli.StringFlag{Name: "read-token-file", Usage: "file of bearer tokens (one a line) that may read"},
 			&cli.StringFlag{Name: "write-token-file", Usage: "file of bearer tokens (one a line) that may read and write"},

@@ -204,7 +204,13 @@ func printExplain(w io.Writer, list []engine.NodeExplain) {
 		return ": " + strings.Join(parts, ", ")
 	}
 	for _, e := range list {
-		fmt.Fprintf(w, "explain: %s: %s%s\n", name(e.Node), e.Status, why(e.Changed, e.NoEarlierRecord))
+		line := e.Status + why(e.Changed, e.NoEarlierRecord)
+		if e.NoEarlierRecord && e.Cache != "" {
+			// Nothing recorded here to compare with: what the cache
+			// missed is the reason (a copy of the tree, a remote cache).
+			line += "; " + e.Cache
+		}
+		fmt.Fprintf(w, "explain: %s: %s\n", name(e.Node), line)
 		for _, s := range e.Stages {
 			fmt.Fprintf(w, "explain: %s: stage %s: %s%s\n", name(e.Node), s.Stage, s.Status, why(s.Changed, s.NoEarlierRecord))
 		}

@@ -160,10 +160,7 @@ func runBuildAll(c *cli.Context) error {
 	// directory where they lie under it (in the report too, so that
 	// shards run from the repository root name roots alike on any
 	// machine).
-	cwd, _ := filepath.EvalSymlinks(".")
-	if cwd != "" {
-		cwd, _ = filepath.Abs(cwd)
-	}
+	cwd := workingDir()
 	for i := range rep.Roots {
 		rr := &rep.Roots[i]
 		rr.Path = relToCwd(cwd, rr.Path)
@@ -225,13 +222,7 @@ func runBuildAll(c *cli.Context) error {
 	fmt.Fprintf(c.App.ErrWriter, "built %d roots (%d failed, %d changed, %d up to date) in %.2fs: %d nodes built, %d from cache\n",
 		rep.Summary.Roots, rep.Summary.Failed, rep.Summary.Changed, rep.Summary.UpToDate, rep.Summary.Seconds, rep.Summary.NodesBuilt, rep.Summary.NodesCached)
 	if errs != nil {
-		errs.ErrorFormat = func(es []error) string {
-			lines := make([]string, len(es))
-			for i, e := range es {
-				lines[i] = "  * " + strings.ReplaceAll(e.Error(), "\n", "\n    ")
-			}
-			return fmt.Sprintf("%d of %d roots failed:\n%s", len(es), len(rep.Roots), strings.Join(lines, "\n"))
-		}
+		errs.ErrorFormat = rootErrorsFormat(len(rep.Roots))
 		return errs
 	}
 	if checkFailed {
@@ -275,6 +266,28 @@ func previousReport(path string) map[string]string {
 	return prev
 }
 
+// workingDir is the current directory, absolute and symlink-free ("" when
+// unknown), which report paths are relative to.
+func workingDir() string {
+	cwd, _ := filepath.EvalSymlinks(".")
+	if cwd != "" {
+		cwd, _ = filepath.Abs(cwd)
+	}
+	return cwd
+}
+
+// rootErrorsFormat lists the errors of a run over roots roots, one
+// indented item each: "N of M roots failed:".
+func rootErrorsFormat(roots int) multierror.ErrorFormatFunc {
+	return func(es []error) string {
+		lines := make([]string, len(es))
+		for i, e := range es {
+			lines[i] = "  * " + strings.ReplaceAll(e.Error(), "\n", "\n    ")
+		}
+		return fmt.Sprintf("%d of %d roots failed:\n%s", len(es), roots, strings.Join(lines, "\n"))
+	}
+}
+
 // rootError is one failing root in build-all's list: the root, the plain
 // line for a person first when the error has one (as kpipe build prints
 // it), then kustomize's wording.
@@ -307,8 +320,12 @@ func printStats(c *cli.Context, rep *batch.Report) {
 		if r.Failed {
 			failed = " (failed: the run went on without it)"
 		}
-		fmt.Fprintf(w, "remote cache %s: %d hits, %d misses, %d refused, %d uploads; %.1f KiB down, %.1f KiB up; %.3fs in requests%s\n",
-			r.URL, r.Hits, r.Misses, r.Refused, r.Uploads, float64(r.BytesDown)/1024, float64(r.BytesUp)/1024, r.Seconds, failed)
+		checked := ""
+		if r.Checked > 0 {
+			checked = fmt.Sprintf(" (%d local hits checked, %d already there)", r.Checked, r.Present)
+		}
+		fmt.Fprintf(w, "remote cache %s: %d hits, %d misses, %d refused, %d uploads%s; %.1f KiB down, %.1f KiB up; %.3fs in requests%s\n",
+			r.URL, r.Hits, r.Misses, r.Refused, r.Uploads, checked, float64(r.BytesDown)/1024, float64(r.BytesUp)/1024, r.Seconds, failed)
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"flag"
+	"maps"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -77,11 +78,17 @@ func upToDate(r batch.Report, tree string) []string {
 
 func newRepo(t *testing.T) (tree string, roots []string) {
 	t.Helper()
+	return newRepoOf(t, genrepo.Spec{Apps: 3, Envs: 2, ResourcesPerApp: 2})
+}
+
+// newRepoOf writes the monorepo spec describes into a new directory.
+func newRepoOf(t *testing.T, spec genrepo.Spec) (tree string, roots []string) {
+	t.Helper()
 	tree, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	roots, err = genrepo.Write(tree, genrepo.Spec{Apps: 3, Envs: 2, ResourcesPerApp: 2})
+	roots, err = genrepo.Write(tree, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,9 +215,13 @@ func TestBuildAllFailingRoot(t *testing.T) {
 
 // TestBuildAllWarmEqualsCold mutates a monorepo at random (fixed seed) and
 // checks after each change that build-all with the cache writes exactly
-// what build-all without it writes.
+// what build-all without it writes, and, every third change, that a copy
+// of the tree at another path builds no node and writes the same. The
+// tree has overlays and components whose kustomization files are the
+// same bytes and whose same-named files differ (genrepo's regions and
+// clusters), which the mutations edit half the time.
 func TestBuildAllWarmEqualsCold(t *testing.T) {
-	tree, _ := newRepo(t)
+	tree, _ := newRepoOf(t, genrepo.Spec{Apps: 3, Envs: 2, ResourcesPerApp: 2, Regions: 2, Clusters: 2})
 	cacheDir, out := t.TempDir(), filepath.Join(t.TempDir(), "out")
 	buildAll(t, tree, cacheDir, out)
 	rng := rand.New(rand.NewSource(20261124))
@@ -233,6 +244,26 @@ func TestBuildAllWarmEqualsCold(t *testing.T) {
 		}
 		if warm.Summary.UpToDate == 0 || warm.Summary.UpToDate == warm.Summary.Roots {
 			t.Errorf("step %d (%s): %d of %d roots up to date; want the untouched apps only", step, what, warm.Summary.UpToDate, warm.Summary.Roots)
+		}
+		if step%3 == 2 {
+			moved := filepath.Join(t.TempDir(), "moved")
+			if out, err := exec.Command("cp", "-r", tree, moved).CombinedOutput(); err != nil {
+				t.Skipf("cp -r: %v: %s", err, out)
+			}
+			movedOut := filepath.Join(t.TempDir(), "moved-out")
+			_, r, stderr := buildAll(t, moved, cacheDir, movedOut)
+			// (Outputs of roots outside the working directory are named
+			// by their absolute paths.)
+			m := map[string]string{}
+			for k, v := range outputsUnder(t, movedOut) {
+				m[strings.Replace(k, strings.TrimPrefix(moved, "/"), strings.TrimPrefix(tree, "/"), 1)] = v
+			}
+			delete(m, batch.ManifestName)
+			cc := maps.Clone(c)
+			delete(cc, batch.ManifestName)
+			if !equalMaps(m, cc) || r.Summary.NodesBuilt != 0 {
+				t.Fatalf("step %d (%s): the tree at another path built %d nodes, same outputs %v\n%s", step, what, r.Summary.NodesBuilt, equalMaps(m, cc), stderr)
+			}
 		}
 	}
 }

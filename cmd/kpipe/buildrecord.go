@@ -28,11 +28,13 @@ type buildRecord struct {
 }
 
 // newBuildRecord prepares the record of the root dir; it does nothing
-// without a store, with --verify-cache, or when output goes to a
-// directory (one file per resource needs the resources, not the YAML).
+// without a store, with --verify-cache, when output goes to a directory
+// (one file per resource needs the resources, not the YAML), or when the
+// store writes a remote cache through (the build must look its entries
+// up: the remote may lack them).
 func newBuildRecord(c *cli.Context, store *cache.Store, opts engine.Options, r loaders.Restriction, dir string) *buildRecord {
 	br := &buildRecord{store: store}
-	if store == nil || opts.VerifyCache || outputIsDir(c) {
+	if store == nil || opts.VerifyCache || outputIsDir(c) || store.WritesThrough() {
 		return br
 	}
 	root, err := loaders.RealDir(loaders.Disk, dir)

@@ -138,6 +138,7 @@ func cacheCommand() *cli.Command {
 		Usage: "inspect or manage kpipe's build cache",
 		Subcommands: []*cli.Command{
 			cacheServeCommand(),
+			cachePushCommand(),
 			{
 				Name:  "stats",
 				Usage: "print the cache's entries, size and the last run's hit rate",

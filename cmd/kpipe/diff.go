@@ -127,7 +127,7 @@ func runDiff(c *cli.Context) error {
 // review runs the comparison the flags ask for.
 func review(c *cli.Context) (*diff.Result, error) {
 	ctx := c.Context
-	softMemoryLimit() // it builds as build-all does
+	defer softMemoryLimit().Done() // it builds as build-all does
 	restriction, opts, err := buildOptions(c)
 	if err != nil {
 		return nil, err
@@ -235,7 +235,7 @@ func notARepoHint(err error) error {
 // affectedRun is kpipe affected; its errors are trouble (exit status 2).
 func affectedRun(c *cli.Context) error {
 	ctx := c.Context
-	softMemoryLimit() // it builds as build-all does
+	defer softMemoryLimit().Done() // it builds as build-all does
 	restriction, opts, err := buildOptions(c)
 	if err != nil {
 		return err

@@ -130,3 +130,44 @@ func TestExplainRelocatedRoot(t *testing.T) {
 		t.Errorf("kpipe build of the relocated base: exit %d:\n%s", code, errOut)
 	}
 }
+
+// A node that fails says so, every run (an error is never cached), and a
+// node built at a new path says why the cache held nothing for it: never
+// built with its kustomization, or never with the current content of the
+// files it reads.
+func TestExplainFailedAndMissedNodes(t *testing.T) {
+	cacheDir := t.TempDir()
+	tree := t.TempDir()
+	patched := map[string]string{
+		"ov/kustomization.yaml": "resources:\n- cm.yaml\npatches:\n- path: p.yaml\n",
+		"ov/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: p\n",
+		"ov/p.yaml":             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: p\ndata:\n  k: one\n",
+	}
+	writeFiles(t, tree, map[string]string{
+		"bad/kustomization.yaml":  "resources:\n- missing.yaml\n",
+		"good/kustomization.yaml": "resources:\n- cm.yaml\n",
+		"good/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n",
+	})
+	writeFiles(t, tree, patched)
+	for run := 0; run < 2; run++ {
+		_, _, errOut := kpipe(t, "build-all", tree, "--explain", "--cache-dir", cacheDir)
+		if !strings.Contains(errOut, "bad: failed (an error is never cached") {
+			t.Errorf("run %d: the failing node does not say it failed:\n%s", run, errOut)
+		}
+	}
+	other := t.TempDir()
+	writeFiles(t, other, map[string]string{
+		"good/kustomization.yaml": "resources:\n- cm.yaml\n",
+		"good/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\n",
+	})
+	patched["ov/p.yaml"] = strings.Replace(patched["ov/p.yaml"], "one", "two", 1)
+	writeFiles(t, other, patched)
+	_, _, errOut := kpipe(t, "build-all", other, "--explain", "--cache-dir", cacheDir)
+	const first = "built: no earlier build recorded (records are kept by runs with --explain); "
+	if !strings.Contains(errOut, "good: "+first+"not in the cache: never built with this kustomization, resources, bases and settings\n") {
+		t.Errorf("a node new to the cache, at a new path, does not say why:\n%s", errOut)
+	}
+	if !strings.Contains(errOut, "ov: "+first+"not in the cache: never built with the current content of the files it reads\n") {
+		t.Errorf("a node whose patch is new, at a new path, does not say why:\n%s", errOut)
+	}
+}

@@ -14,9 +14,7 @@ import (
 // shared by every root that leaves it as its base made it, so its bytes,
 // kept with the resource itself (and freed with it), serve them all.
 // Resources a root changed (not frozen) are encoded for that root alone.
-// The output's buffer has spare bytes of capacity beyond it, for a cache
-// entry that appends to the output (encodeFinished).
-func (b *Builder) render(list []*resource.Resource, spare int) ([]byte, error) {
+func (b *Builder) render(list []*resource.Resource) ([]byte, error) {
 	docs := make([][]byte, len(list))
 	errs := make([]error, len(list))
 	// The documents are encoded on up to Jobs goroutines and joined in
@@ -29,7 +27,7 @@ func (b *Builder) render(list []*resource.Resource, spare int) ([]byte, error) {
 		}
 		size += len(y) + len("---\n")
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, size+spare))
+	buf := bytes.NewBuffer(make([]byte, 0, size))
 	for i, y := range docs {
 		if i > 0 {
 			buf.WriteString("---\n")

@@ -24,11 +24,20 @@ type NodeExplain struct {
 	// Status is "hit" (from the cache; for a root, with where its
 	// output came from), "built", "built, runs plugins"
 	// (such a node is never cached whole; its plugin stages are, see
-	// Stages), or "built, not cacheable" (an entry failed, say).
+	// Stages), "built, not cacheable" (its key cannot be known), or
+	// "failed (...)" (an error is never cached).
 	Status string `json:"status"`
 	// NoEarlierRecord says no earlier build of the node left a record:
-	// nothing to compare with (a first build, or a cleared cache).
+	// nothing to compare with (a first build, or a cleared cache; records
+	// are kept by directory, so also a tree copied to another path).
 	NoEarlierRecord bool `json:"noEarlierRecord,omitempty"`
+	// Cache says, for a node built, why the cache held no entry for it
+	// ("not in the cache: ..."): it was never built with its
+	// kustomization, resources, bases and settings, or never with the
+	// current content of the files it reads, or one of those is gone.
+	// Records are of this machine's builds and of this path; this is
+	// what a build from another path, or from a remote cache, missed.
+	Cache string `json:"cache,omitempty"`
 	// Changed are the inputs that differ from the earlier record.
 	Changed []InputChange `json:"changed,omitempty"`
 	// Stages are the node's cached stages (plugins, functions, helm).
@@ -196,11 +205,13 @@ func (b *Builder) explainNode(n *Node, r *nodeResult) {
 	status := "built"
 	switch {
 	case r.output != nil:
-		status = "hit (its output, kept with its manifest)"
+		status = "hit (its output, stored under its key)"
 	case r.fromCache && r.lazy:
 		status = statusUnneeded
 	case r.fromCache:
 		status = statusHit
+	case r.err != nil:
+		status = "failed (an error is never cached: it is built again every run)"
 	case n.IsComponent() && !b.isRoot(n):
 		status = "applied in its referrers (a component is cached as part of them)"
 	case volatile:
@@ -214,7 +225,7 @@ func (b *Builder) explainNode(n *Node, r *nodeResult) {
 	b.mu.Lock()
 	e.Status = status
 	if !r.fromCache {
-		e.Changed, e.NoEarlierRecord = changed, first
+		e.Changed, e.NoEarlierRecord, e.Cache = changed, first, r.miss
 	}
 	b.mu.Unlock()
 }

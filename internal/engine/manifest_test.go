@@ -4,7 +4,6 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/kpipe/kpipe/cache"
 	"github.com/kpipe/kpipe/internal/resource"
 	"github.com/kpipe/kpipe/stages"
 	"github.com/kpipe/kpipe/stages/fieldspec"
@@ -12,25 +11,31 @@ import (
 
 func TestManifestRoundTripAndDamage(t *testing.T) {
 	recs := []readRecord{
-		{Path: "patch.yaml", Digest: cache.Digest([]byte("p"))},
-		{Path: "charts/web", Digest: cache.Digest([]byte("listing")), Tree: true},
-		{Path: "ü/../x", Digest: cache.Digest(nil)},
+		{Path: "patch.yaml"},
+		{Path: "charts/web", Tree: true},
+		{Path: "ü/../x"},
 	}
-	for i, want := range [][]readRecord{recs, {}} {
-		lazy := i == 1
-		data := encodeManifest(want, lazy)
-		got, gotLazy, ok := decodeManifest(data)
-		if !ok || !reflect.DeepEqual(got, want) || gotLazy != lazy {
-			t.Fatalf("decoded %+v, lazy %v, %v; want %+v, lazy %v", got, gotLazy, ok, want, lazy)
+	for _, want := range [][]readSet{{{recs: recs}, {recs: recs[:1], lazy: true}}, {{lazy: true, recs: []readRecord{}}}, {}} {
+		data := encodeManifest(want)
+		got, ok := decodeManifest(data)
+		if !ok || !reflect.DeepEqual(got, want) {
+			t.Fatalf("decoded %+v, %v; want %+v", got, ok, want)
 		}
 		for n := 0; n < len(data); n++ {
-			if _, _, ok := decodeManifest(data[:n]); ok {
+			if _, ok := decodeManifest(data[:n]); ok {
 				t.Errorf("a manifest cut to %d of %d bytes decoded", n, len(data))
 			}
 		}
-		if _, _, ok := decodeManifest(append(data, 0)); ok {
+		if _, ok := decodeManifest(append(data, 0)); ok {
 			t.Error("a manifest with a trailing byte decoded")
 		}
+	}
+	many := make([]readSet, maxReadSets+1)
+	for i := range many {
+		many[i].recs = []readRecord{}
+	}
+	if _, ok := decodeManifest(encodeManifest(many)); ok {
+		t.Errorf("a manifest of %d read sets decoded (at most %d are kept)", len(many), maxReadSets)
 	}
 }
 

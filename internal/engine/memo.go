@@ -3,14 +3,13 @@ package engine
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -38,23 +37,31 @@ import (
 //     building it once, so it is recorded in a manifest stored under the
 //     node's pre-key (everything but those files); on the next run the
 //     manifest's files are hashed (cheaply, through the file index) to
-//     complete the key. A node whose key is unchanged is not re-entered,
-//     and its value is not even read unless a parent needs it. A node
-//     whose build ran only cheap stages (stages.Cheap) is lazy: its
-//     manifest says so and its accumulation is not stored, because
-//     building it again from its bases' entries costs about what reading
-//     its own would, and writing it would copy every base under it once
-//     more (resolve).
+//     complete the key. Nodes in several directories often share a
+//     pre-key (overlays release-1 and release-2, each `resources:
+//     [../base]` and `patches: [{path: patch.yaml}]`): the manifest names
+//     only the files, which are the same names for all of them, and each
+//     node's own content is in its full key. A manifest keeps a few read
+//     sets (maxReadSets; another only when a file's content names other
+//     files), and a key completed from one is taken only when an entry
+//     under it proves that a build read exactly those files (candidates).
+//     A node whose key is unchanged is not re-entered, and its value is
+//     not even read unless a parent needs it. A node whose build ran only
+//     cheap stages (stages.Cheap) is lazy: its accumulation is not stored,
+//     only a mark under its key (lazyMark), because building it again from
+//     its bases' entries costs about what reading its own would, and
+//     writing it would copy every base under it once more (resolve).
+//     A component, applied inside its parents, leaves the same mark.
 //   - a stage: its kind, its fingerprint and the digest of its input
 //     resources.
-//   - a root's final output: the root node's key plus the finishing steps.
-//     A root that no node of the run includes (most roots) keeps its
-//     output with its node's manifest instead, in one entry under its
-//     pre-key (finishedRoot): a later run takes the output when every
-//     file the manifest lists still has the digest it had, which is the
-//     same test as the full key's. Such a root writes one entry, not a
-//     manifest and an output; a root that nodes include keeps both apart,
-//     because its parents need its key without its output.
+//   - a root's final output: under the root node's full key (rootKey).
+//     It stands for the root's accumulation, which is not stored when no
+//     node of the run includes the root.
+//
+// Every entry is named by what made it, so it never changes once written
+// (but for a manifest gaining a read set): whichever node, path or
+// runner wrote it last, a lookup of the same content finds it, and an
+// existence check is all a remote cache needs to be told.
 //
 // Every influence is in the key (as the Go toolchain's buildActionID
 // says of its action IDs), and nothing else is: no absolute path, working
@@ -118,6 +125,14 @@ type memo struct {
 	// used are the files each node's stages read, as its full key covers
 	// them (from this run's reads, or the stored manifest).
 	used map[*Node][]readRecord
+	// seen are the read sets of each node's manifest as its lookup found
+	// them (candidates), for remember to keep; manifestMu makes a
+	// manifest's reading, merging and writing one step (record).
+	seen       map[*Node][]readSet
+	manifestMu sync.Mutex
+	// components make each component's remembering one step
+	// (rememberComponent).
+	components map[*Node]*componentOnce
 	// dirs are the digests of the nodes' directories (their listings) when
 	// the build started.
 	dirs map[string]cache.Key
@@ -195,7 +210,7 @@ func newMemo(c Cache, g *Graph, o Options) *memo {
 	// hold the nodes being built, not every node of the run.
 	m := &memo{Cache: c, optsKey: settings(cache.NewKey("", "options"), o, g.restriction).Sum(),
 		reads: map[*Node]map[string]readRecord{}, keys: map[*Node]cache.Key{},
-		pres: map[*Node]cache.Key{}, used: map[*Node][]readRecord{}, dirs: make(map[string]cache.Key, len(g.Nodes)),
+		pres: map[*Node]cache.Key{}, used: map[*Node][]readRecord{}, seen: map[*Node][]readSet{}, components: map[*Node]*componentOnce{}, dirs: make(map[string]cache.Key, len(g.Nodes)),
 		volatile: map[*Node]bool{}, kinputs: map[string]cache.Input{}, inputs: map[*Node]*ownInputs{},
 		loadStart: g.loadStart}
 	if o.Explain {
@@ -402,6 +417,8 @@ func (m *memo) forget(n *Node) {
 	delete(m.keys, n)
 	delete(m.pres, n)
 	delete(m.used, n)
+	delete(m.seen, n)
+	delete(m.components, n)
 	delete(m.inputs, n)
 	delete(m.volatile, n)
 }
@@ -421,42 +438,106 @@ func (m *memo) setKey(n *Node, k cache.Key) {
 }
 
 // componentKey is a component's full key. Components are applied inside
-// their parents, so their key comes from their definition and manifest
-// only.
+// their parents, so their key comes from their definition and the files
+// their applications read only: the first of the keys their manifest
+// gives that an application left its mark under (remember).
 func (m *memo) componentKey(c *Node) (cache.Key, bool) {
 	if k, ok := m.knownKey(c); ok {
 		return k, true
 	}
-	k, _, ok := m.fullKey(c)
-	if ok {
-		m.setKey(c, k)
+	cands, _ := m.candidates(c)
+	for _, cd := range cands {
+		if m.Store.Has(cd.key) {
+			m.accept(c, cd)
+			return cd.key, true
+		}
 	}
-	return k, ok
+	return cache.Key{}, false
 }
 
-// fullKey completes a node's key with the files its manifest lists, as
-// they are now; lazy is the manifest's mark that the node's accumulation
-// is not stored.
-func (m *memo) fullKey(n *Node) (k cache.Key, lazy, ok bool) {
+// readSet is one set of files a build of a node read: each file's path
+// as the kustomization names it and whether it is a tree (Real and Digest
+// are unset). lazy says the build that recorded it ran only cheap stages
+// (--explain tells such a node apart; see resolve).
+type readSet struct {
+	recs []readRecord
+	lazy bool
+}
+
+// same reports whether two read sets name the same files.
+func (s readSet) same(o readSet) bool {
+	return slices.EqualFunc(s.recs, o.recs, func(a, b readRecord) bool { return a.Path == b.Path && a.Tree == b.Tree })
+}
+
+// maxReadSets bounds the read sets a manifest keeps. Nodes that share a
+// pre-key (the same kustomization, resources and bases in several
+// directories) read files of the same names, whatever those files hold:
+// one read set serves them all. Only a file whose content names other
+// files (a transformer config's patch path) gives another.
+const maxReadSets = 8
+
+// candidate is a full key a node may have: its pre-key completed with
+// one of the read sets its manifest records, the files digested as they
+// are now.
+type candidate struct {
+	key  cache.Key
+	recs []readRecord // with real paths and current digests
+	lazy bool
+}
+
+// Why a node's lookup found nothing (--explain).
+const (
+	missNoManifest = "not in the cache: never built with this kustomization, resources, bases and settings"
+	missNoEntry    = "not in the cache: never built with the current content of the files it reads"
+	missGone       = "not in the cache: a file its earlier builds read is gone"
+)
+
+// candidates returns the keys n may have, most recently recorded first:
+// one for each read set of its manifest whose files are all there. None
+// of them is n's key until an entry under it proves that a build read
+// exactly those files with that content (resolve, componentKey): then,
+// as for any trace, n built now would read the same files and give the
+// same value. When there is none, why says why, for --explain ("" when
+// n has no pre-key).
+func (m *memo) candidates(n *Node) (cands []candidate, why string) {
 	pre, ok := m.preKey(n)
 	if !ok {
-		return cache.Key{}, false, false
+		return nil, ""
 	}
 	data, ok := m.Store.Get(m.manifestKey(pre))
 	if !ok {
-		return cache.Key{}, false, false
+		return nil, missNoManifest
 	}
-	recs, lazy, ok := decodeManifest(data)
+	sets, ok := decodeManifest(data)
 	if !ok {
-		return cache.Key{}, false, false
+		return nil, missNoManifest
 	}
-	k, ok = m.keyFromManifest(n, pre, recs)
-	return k, lazy, ok
+	m.mu.Lock()
+	m.seen[n] = sets
+	m.mu.Unlock()
+	for _, s := range sets {
+		recs := slices.Clone(s.recs)
+		if k, ok := m.keyFromManifest(n, pre, recs); ok {
+			cands = append(cands, candidate{key: k, recs: recs, lazy: s.lazy})
+		}
+	}
+	if len(cands) == 0 {
+		return nil, missGone
+	}
+	return cands, missNoEntry
 }
 
-// keyFromManifest completes n's key from its pre-key and the files a
-// stored manifest lists (recs, without real paths), digested as they are
-// now, and keeps them as the files n's key covers.
+// accept takes c as n's full key: an entry under it was found.
+func (m *memo) accept(n *Node, c candidate) {
+	m.mu.Lock()
+	m.used[n] = c.recs
+	m.keys[n] = c.key
+	m.mu.Unlock()
+}
+
+// keyFromManifest completes n's key from its pre-key and the files of one
+// read set (recs, without real paths), digested as they are now, which
+// it fills in; false when one of them cannot be resolved or read.
 func (m *memo) keyFromManifest(n *Node, pre cache.Key, recs []readRecord) (cache.Key, bool) {
 	for i, r := range recs {
 		real, _, err := n.Loader.Resolve(r.Path)
@@ -478,109 +559,67 @@ func (m *memo) keyFromManifest(n *Node, pre cache.Key, recs []readRecord) (cache
 		}
 		recs[i].Real, recs[i].Digest = real, d
 	}
-	m.mu.Lock()
-	m.used[n] = recs
-	m.mu.Unlock()
 	return m.completeKey(n.Dir, pre, recs), true
 }
 
-// finishedRoot looks a root up in its finished form (see
-// Builder.keepsFinished): its output and the output's digest, stored
-// with its manifest and its full key under its pre-key. It returns them,
-// and the full key, when the key completed from the manifest's files as
-// they are now is the stored one: the test a full key's entries pass
-// (the files' digests, and where they resolve to), so the output is what
-// building the root again would give.
-func (m *memo) finishedRoot(n *Node) (k cache.Key, out []byte, sum cache.Key, ok bool) {
-	pre, ok := m.preKey(n)
-	if !ok {
-		return k, nil, sum, false
-	}
-	data, ok := m.Store.Get(m.finishedKey(pre))
-	if !ok {
-		return k, nil, sum, false
-	}
-	recs, stored, out, sum, ok := decodeFinished(data)
-	if !ok {
-		return k, nil, sum, false
-	}
-	if k, ok = m.keyFromManifest(n, pre, recs); !ok || k != stored {
-		m.mu.Lock()
-		delete(m.used, n)
-		m.mu.Unlock()
-		return cache.Key{}, nil, cache.Key{}, false
-	}
-	return k, out, sum, true
+// rootKey is the entry of a root's output, under the root node's full
+// key.
+func (m *memo) rootKey(k cache.Key) cache.Key {
+	return m.key("root").Key(k).Sum()
 }
 
-// finishedManifest returns the manifest that root n's build recorded
-// (remember), encoded for its finished form, and n's pre-key; nil when
-// they are not known.
-func (m *memo) finishedManifest(n *Node) ([]byte, cache.Key) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	pre, okPre := m.pres[n]
-	recs, okRecs := m.used[n]
-	if !okPre || !okRecs {
-		return nil, cache.Key{}
+// lazyMark is the entry a lazy node (see resolve) or a component leaves
+// under its full key in place of an accumulation: the proof that a build
+// read exactly the files that key covers, which lets a later run take the
+// key (candidates). It is no accumulation (decodeAccumulation refuses
+// it): load builds the node when a dependent asks for it, and stores its
+// accumulation over it.
+var lazyMark = []byte("lazy")
+
+// encodeManifest and decodeManifest store a manifest, the read sets of a
+// node's builds (cache.Encoder's encoding): the count, and for each set
+// its lazy mark, the count of its files and for each file its path as
+// the kustomization names it and whether it is a tree. A node whose key
+// is checked reads one and resolves each path again (candidates), so
+// neither real paths nor digests are stored: the digests are in the full
+// key, and the entry under it is the proof that they were read. A
+// manifest is the same bytes for every node with its pre-key, wherever
+// its tree lies and whatever its files hold.
+func encodeManifest(sets []readSet) []byte {
+	w := cache.NewEncoder(manifestFormat)
+	w.Uint(len(sets))
+	for _, s := range sets {
+		w.Bool(s.lazy)
+		w.Uint(len(s.recs))
+		for _, r := range s.recs {
+			w.String(r.Path)
+			w.Bool(r.Tree)
+		}
 	}
-	return encodeManifest(recs, false), pre
+	return w.Bytes()
 }
 
-// finishedKey is the entry of a root's finished form, under its pre-key.
-func (m *memo) finishedKey(pre cache.Key) cache.Key {
-	return m.key("finished root").Key(pre).Sum()
-}
+const manifestFormat = 4
 
-// encodeFinished and decodeFinished store a root's finished form: the
-// output, then the manifest of the root node (man, encodeManifest's
-// encoding), the root's full key, the output's digest, and the
-// manifest's length (4 bytes, little-endian). The output comes first so
-// that one pass of SHA-256 over it gives both the output's digest and,
-// going on over the rest, the entry's, and so that the entry is the
-// output's own buffer with the rest appended in the capacity render left
-// for it: kubeflow's outputs are megabytes of CRDs, and hashing them
-// twice and copying them once more was most of what this form first
-// cost there.
-func encodeFinished(out, man []byte, key cache.Key) (entry []byte, sum, entrySum cache.Key) {
-	h := sha256.New()
-	h.Write(out)
-	if c, err := h.(hash.Cloner).Clone(); err == nil {
-		copy(sum[:], c.Sum(nil))
-	} else {
-		sum = cache.Digest(out) // (sha256's state always clones)
+// decodeManifest reads what encodeManifest wrote; false for anything
+// else, and for more than maxReadSets sets.
+func decodeManifest(data []byte) (sets []readSet, ok bool) {
+	r := cache.NewDecoder(data, manifestFormat)
+	n := r.Uint()
+	if n > maxReadSets {
+		return nil, false
 	}
-	entry = append(out, man...)
-	entry = append(entry, key[:]...)
-	entry = append(entry, sum[:]...)
-	entry = binary.LittleEndian.AppendUint32(entry, uint32(len(man)))
-	h.Write(entry[len(out):])
-	copy(entrySum[:], h.Sum(nil))
-	return entry, sum, entrySum
-}
-
-// finishedTrailer is what a finished form adds to the output besides the
-// manifest.
-const finishedTrailer = 2*sha256.Size + 4
-
-func decodeFinished(data []byte) (recs []readRecord, key cache.Key, out []byte, sum cache.Key, ok bool) {
-	if len(data) < finishedTrailer {
-		return nil, key, nil, sum, false
+	sets = make([]readSet, 0, n)
+	for i := 0; i < n; i++ {
+		s := readSet{lazy: r.Bool()}
+		c := r.Uint()
+		s.recs = make([]readRecord, 0, c)
+		for j := 0; j < c; j++ {
+			s.recs = append(s.recs, readRecord{Path: r.String(), Tree: r.Bool()})
+		}
+		sets = append(sets, s)
 	}
-	n := uint64(binary.LittleEndian.Uint32(data[len(data)-4:]))
-	rest := data[:len(data)-4]
-	copy(sum[:], rest[len(rest)-len(sum):])
-	rest = rest[:len(rest)-len(sum)]
-	copy(key[:], rest[len(rest)-len(key):])
-	rest = rest[:len(rest)-len(key)]
-	if n > uint64(len(rest)) {
-		return nil, key, nil, sum, false
-	}
-	man := rest[len(rest)-int(n):]
-	if recs, _, ok = decodeManifest(man); !ok {
-		return nil, key, nil, sum, false
-	}
-	return recs, key, rest[:len(rest)-int(n)], sum, true
+	return sets, r.Done()
 }
 
 func (m *memo) manifestKey(pre cache.Key) cache.Key {
@@ -611,16 +650,19 @@ func relTo(dir, path string) string {
 }
 
 // recorded returns the files read through n's loader this run, by path,
-// and forgets them: remember asks once, and keeps them as m.used (a
-// 10,000-root build held both, for every node, to the end).
-func (m *memo) recorded(n *Node) []readRecord {
+// and with drop forgets them: remember asks once, and keeps them as
+// m.used (a 10,000-root build held both, for every node, to the end). A
+// component's stay: other parents may be applying it (rememberComponent).
+func (m *memo) recorded(n *Node, drop bool) []readRecord {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	recs := make([]readRecord, 0, len(m.reads[n]))
 	for _, r := range m.reads[n] {
 		recs = append(recs, r)
 	}
-	delete(m.reads, n)
+	if drop {
+		delete(m.reads, n)
+	}
 	sort.Slice(recs, func(i, j int) bool { return recs[i].Path < recs[j].Path })
 	return recs
 }
@@ -632,12 +674,12 @@ func (m *memo) setVolatile(n *Node) {
 	m.mu.Unlock()
 }
 
-// remember stores n's manifest after n was built (or applied, for a
-// component) in this run, with lazy (see encodeManifest), and returns n's
-// full key; false for a volatile node, which gets no key. With
-// withOutput, the manifest is not stored here: finishRoot stores it with
-// the root's output (Builder.keepsFinished).
-func (m *memo) remember(n *Node, lazy, withOutput bool) (cache.Key, bool) {
+// remember records the files n's build (or, for a component, its
+// applications) read in this run in n's manifest, with lazy (see
+// readSet), and returns n's full key; false for a volatile node, which
+// gets no key. The caller stores what proves the key (resolve); a
+// component's mark is stored here.
+func (m *memo) remember(n *Node, lazy bool) (cache.Key, bool) {
 	m.mu.Lock()
 	v := m.volatile[n]
 	m.mu.Unlock()
@@ -646,10 +688,8 @@ func (m *memo) remember(n *Node, lazy, withOutput bool) (cache.Key, bool) {
 	}
 	for _, e := range n.Components {
 		if e.Child != nil {
-			if _, ok := m.knownKey(e.Child); !ok {
-				if _, ok := m.remember(e.Child, false, false); !ok {
-					return cache.Key{}, false
-				}
+			if _, ok := m.rememberComponent(e.Child); !ok {
+				return cache.Key{}, false
 			}
 		}
 	}
@@ -657,10 +697,8 @@ func (m *memo) remember(n *Node, lazy, withOutput bool) (cache.Key, bool) {
 	if !ok {
 		return cache.Key{}, false
 	}
-	recs := m.recorded(n)
-	if !withOutput {
-		m.Store.Put(m.manifestKey(pre), encodeManifest(recs, lazy))
-	}
+	recs := m.recorded(n, !n.IsComponent())
+	m.record(n, pre, readSet{recs: recs, lazy: lazy})
 	m.mu.Lock()
 	m.used[n] = recs
 	m.mu.Unlock()
@@ -669,38 +707,73 @@ func (m *memo) remember(n *Node, lazy, withOutput bool) (cache.Key, bool) {
 	return k, true
 }
 
-// encodeManifest and decodeManifest store the files a node's stages read
-// (cache.Encoder's encoding): the count, and for each file its path as
-// the kustomization names it, its digest and whether it is a tree; last,
-// lazy: the node's accumulation is not stored, because its build ran
-// only cheap stages (see resolve). A node whose key is checked reads one,
-// and resolves each path again (fullKey), so the real paths are not
-// stored: they were absolute, most of a manifest's bytes, and never read.
-func encodeManifest(recs []readRecord, lazy bool) []byte {
-	w := cache.NewEncoder(manifestFormat)
-	w.Uint(len(recs))
-	for _, r := range recs {
-		w.String(r.Path)
-		w.Key(r.Digest)
-		w.Bool(r.Tree)
+// rememberComponent is component c's full key, remembered (and marked)
+// by the first parent applied in this run that asks. Every application
+// of c reads the same files, and each has read them all once it is
+// done, so the first parent's are c's; the others may still be reading
+// them: c's reads are left in place for them (recorded), and c is
+// remembered once. (Remembered twice, the second took an empty read set,
+// and parents keyed by it missed every change of c's patches.)
+func (m *memo) rememberComponent(c *Node) (cache.Key, bool) {
+	if k, ok := m.knownKey(c); ok {
+		return k, true
 	}
-	w.Bool(lazy)
-	return w.Bytes()
+	m.mu.Lock()
+	once := m.components[c]
+	if once == nil {
+		once = &componentOnce{}
+		m.components[c] = once
+	}
+	m.mu.Unlock()
+	once.Do(func() {
+		if once.key, once.ok = m.knownKey(c); once.ok {
+			return
+		}
+		if once.key, once.ok = m.remember(c, false); once.ok {
+			m.Store.Put(once.key, lazyMark)
+		}
+	})
+	return once.key, once.ok
 }
 
-const manifestFormat = 3
+// componentOnce is a component's remembering (rememberComponent).
+type componentOnce struct {
+	sync.Once
+	key cache.Key
+	ok  bool
+}
 
-// decodeManifest reads what encodeManifest wrote; false for anything else.
-// The records it returns have no real paths.
-func decodeManifest(data []byte) (recs []readRecord, lazy, ok bool) {
-	r := cache.NewDecoder(data, manifestFormat)
-	n := r.Uint()
-	recs = make([]readRecord, 0, n)
-	for i := 0; i < n; i++ {
-		recs = append(recs, readRecord{Path: r.String(), Digest: r.Key(), Tree: r.Bool()})
+// record adds read set s to the manifest under pre: first, with the sets
+// it held (as this run's lookup of n found it, and as the directory holds
+// it now: another node with that pre-key may have written it since), at
+// most maxReadSets. An unchanged manifest is not written again.
+func (m *memo) record(n *Node, pre cache.Key, s readSet) {
+	s.recs = slices.Clone(s.recs)
+	for i := range s.recs {
+		s.recs[i] = readRecord{Path: s.recs[i].Path, Tree: s.recs[i].Tree}
 	}
-	lazy = r.Bool()
-	return recs, lazy, r.Done()
+	m.manifestMu.Lock()
+	defer m.manifestMu.Unlock()
+	key := m.manifestKey(pre)
+	stored, _ := m.Store.GetLocal(key)
+	now, _ := decodeManifest(stored)
+	m.mu.Lock()
+	seen := m.seen[n]
+	delete(m.seen, n)
+	m.mu.Unlock()
+	sets := []readSet{s}
+	for _, o := range append(now, seen...) {
+		if len(sets) == maxReadSets {
+			break
+		}
+		if !slices.ContainsFunc(sets, o.same) {
+			sets = append(sets, o)
+		}
+	}
+	data := encodeManifest(sets)
+	if !bytes.Equal(data, stored) {
+		m.Store.Put(key, data)
+	}
 }
 
 // encodeAccumulation and decodeAccumulation store a node's result:
@@ -816,44 +889,60 @@ func (b *Builder) resolve(ctx context.Context, n *Node) *nodeResult {
 		acc, err := b.buildNode(ctx, n)
 		return &nodeResult{acc: acc, err: err}
 	}
-	if b.isRoot(n) && !b.opts.VerifyCache {
-		if k, out, sum, ok := m.finishedRoot(n); ok {
-			// The root's output stands for its accumulation, as below;
-			// load builds the accumulation if a node asks for it.
-			m.setKey(n, k)
-			b.count(func(s *Stats) { s.NodesCached++ })
-			return &nodeResult{key: k, fromCache: true, lazy: true, output: out, outputSum: sum}
+	var miss string
+	if !b.opts.VerifyCache {
+		cands, why := m.candidates(n)
+		miss = why
+		if b.isRoot(n) {
+			// A root's output stands for its accumulation, which is not
+			// stored when no node includes the root: load builds it if a
+			// node asks for it. (The output is asked for first: with a
+			// remote cache each question is a round trip, and most roots
+			// have no accumulation entry.)
+			for _, c := range cands {
+				if out, sum, ok := m.Store.GetDigest(m.rootKey(c.key)); ok {
+					m.accept(n, c)
+					b.count(func(s *Stats) { s.NodesCached++ })
+					return &nodeResult{key: c.key, fromCache: true, lazy: true, output: out, outputSum: sum}
+				}
+			}
 		}
-	}
-	if k, lazy, ok := m.fullKey(n); ok && !b.opts.VerifyCache && (lazy || (b.isRoot(n) && m.Store.Has(m.key("root").Key(k).Sum())) || m.Store.Has(k)) {
-		// (A root's finished output stands for its accumulation, which is
-		// not stored when no node includes the root, and so does a lazy
-		// node's key: load builds either when needed after all. The
-		// output is asked for first: with a remote cache each question
-		// is a round trip, and most roots have no accumulation entry.)
-		m.setKey(n, k)
-		b.count(func(s *Stats) { s.NodesCached++ })
-		return &nodeResult{key: k, fromCache: true, lazy: lazy}
+		for _, c := range cands {
+			// The entry under the key is the node's accumulation, or the
+			// mark a lazy node leaves (lazyMark): load reads it, or
+			// builds the node, only when a dependent asks.
+			if m.Store.Has(c.key) {
+				m.accept(n, c)
+				b.count(func(s *Stats) { s.NodesCached++ })
+				return &nodeResult{key: c.key, fromCache: true, lazy: c.lazy}
+			}
+		}
 	}
 	acc, err := b.buildNode(ctx, n)
 	if err != nil {
 		return &nodeResult{err: err}
 	}
-	r := &nodeResult{acc: acc}
+	r := &nodeResult{acc: acc, miss: miss}
 	// A node whose build ran only cheap stages (or none: it gathered its
 	// files and its bases) is lazy: its accumulation is not stored by the
-	// build that made it. Building it again costs what its bases' entries
-	// cost to read plus a few field edits, about what reading its own
-	// entry would, and that entry would be the costliest to write, the
-	// whole content of every base under it once more; most such nodes
-	// are never asked for again (their dependents' outputs are stored).
-	// A later run that finds its key takes it as found; load reads it, or
-	// builds and then stores it, only when a dependent that is rebuilt
-	// asks for it.
+	// build that made it, only a mark under its key (lazyMark). Building
+	// it again costs what its bases' entries cost to read plus a few
+	// field edits, about what reading its own entry would, and that entry
+	// would be the costliest to write, the whole content of every base
+	// under it once more; most such nodes are never asked for again
+	// (their dependents' outputs are stored). A later run that finds the
+	// mark takes the key as found; load reads the entry, or builds the
+	// node and stores its accumulation, only when a dependent that is
+	// rebuilt asks for it.
 	lazy := !ranCostly(ctx)
-	r.finished = b.keepsFinished(n)
-	if k, ok := m.remember(n, lazy, r.finished); ok {
-		if !lazy {
+	if k, ok := m.remember(n, lazy); ok {
+		switch {
+		case !b.storesAccumulation(n):
+			// A root no node includes: its output (finishRoot) is its
+			// entry.
+		case lazy:
+			m.Store.Put(k, lazyMark)
+		default:
 			b.storeAccumulation(n, k, acc)
 		}
 		r.key = k
@@ -874,22 +963,29 @@ func (b *Builder) storeAccumulation(n *Node, k cache.Key, acc *Accumulation) {
 }
 
 // load returns a node result's accumulation, reading it from the cache on
-// first use; if the cached value is unusable the node is built instead.
+// first use; if the entry is a lazy node's mark, or unusable, the node is
+// built instead, and its accumulation stored under its key.
 func (b *Builder) load(ctx context.Context, n *Node, r *nodeResult) (*Accumulation, error) {
 	r.once.Do(func() {
 		if !r.fromCache {
 			return
 		}
+		marked := false
 		if data, ok := b.memo.Store.Get(r.key); ok {
-			if acc, err := b.decodeAccumulation(data); err == nil {
-				r.acc = acc
-				return
+			if marked = bytes.Equal(data, lazyMark); !marked {
+				if acc, err := b.decodeAccumulation(data); err == nil {
+					r.acc = acc
+					return
+				}
 			}
 		}
-		if b.opts.Explain && r.lazy {
-			status := "built when a dependent asked (lazy: not stored by the build that made it; stored now)"
-			if b.isRoot(n) && !b.storesAccumulation(n) {
+		if b.opts.Explain {
+			status := "built when a dependent asked (its entry was missing or unreadable; stored now)"
+			switch {
+			case b.isRoot(n) && !b.storesAccumulation(n):
 				status = "built (lazy: not stored by the build that made it)"
+			case marked || r.lazy:
+				status = "built when a dependent asked (lazy: not stored by the build that made it; stored now)"
 			}
 			e := b.explainOf(n.Key)
 			b.mu.Lock()
@@ -898,10 +994,11 @@ func (b *Builder) load(ctx context.Context, n *Node, r *nodeResult) (*Accumulati
 		}
 		r.rebuilt = true
 		r.acc, r.err = b.buildNode(ctx, n)
-		if r.lazy && r.err == nil {
-			// A lazy node asked for after all (a dependent changed, or
-			// one that runs plugins is built every run) is stored now:
-			// the next run that needs it reads it.
+		if r.err == nil {
+			// Asked for after all (a dependent changed, or one that runs
+			// plugins is built every run): stored now, so that the next
+			// run that needs it reads it. (The key was found under an
+			// entry that proves it: the build read the files it covers.)
 			b.storeAccumulation(n, r.key, r.acc)
 		}
 	})

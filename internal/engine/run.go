@@ -181,12 +181,12 @@ type nodeResult struct {
 	once      sync.Once
 
 	// output and outputSum are a root's output and its digest, when
-	// found in its finished form (memo.finishedRoot).
+	// found in the cache with its key (resolve).
 	output    []byte
 	outputSum cache.Key
-	// finished: the root was built, and is kept in its finished form
-	// (keepsFinished), its manifest with its output.
-	finished bool
+	// miss says why a node built had no entry (--explain; "" when its
+	// key could not be known).
+	miss string
 
 	// stagesRan and stagesCached count the node's own stage runs.
 	stagesRan, stagesCached int
@@ -401,18 +401,6 @@ func (b *Builder) runEach(ctx context.Context, loadErrs []error, emit func(i int
 	}
 }
 
-// keepsFinished reports whether n is kept in the cache in its finished
-// form: a root no node of the run includes stores its node's manifest
-// and its output as one entry, under its pre-key (memo.finishedRoot),
-// where another node stores its manifest and its accumulation or output
-// apart. That is one file fewer for each root to write (a third of the
-// names a cold build-all wrote went to root manifests), and one fewer to
-// read when it is found. A root that nodes include keeps the separate
-// entries: its parents need its key without its output.
-func (b *Builder) keepsFinished(n *Node) bool {
-	return b.isRoot(n) && !b.storesAccumulation(n)
-}
-
 // storesAccumulation reports whether n's accumulation is worth a cache
 // entry: some node includes it, or it is not a root.
 func (b *Builder) storesAccumulation(n *Node) bool {
@@ -617,13 +605,15 @@ func (b *Builder) finishRoot(ctx context.Context, n *Node, r *nodeResult, res *R
 		return
 	}
 	var key cache.Key
-	if b.memo != nil && r.key != (cache.Key{}) && !r.finished {
-		key = b.memo.key("root").Key(r.key).Sum()
-		if data, sum, ok := b.memo.Store.GetDigest(key); ok && !b.opts.VerifyCache {
-			b.count(func(s *Stats) { s.RootsCached++ })
-			res.YAML, res.Digest, res.Cached = data, sum, true
-			b.explainRoot(n, "hit (its output, stored under its key)")
-			return
+	if b.memo != nil && r.key != (cache.Key{}) {
+		key = b.memo.rootKey(r.key)
+		if r.fromCache && !b.opts.VerifyCache {
+			if data, sum, ok := b.memo.Store.GetDigest(key); ok {
+				b.count(func(s *Stats) { s.RootsCached++ })
+				res.YAML, res.Digest, res.Cached = data, sum, true
+				b.explainRoot(n, "hit (its output, stored under its key)")
+				return
+			}
 		}
 	}
 	acc, err := b.load(ctx, n, r)
@@ -639,26 +629,14 @@ func (b *Builder) finishRoot(ctx context.Context, n *Node, r *nodeResult, res *R
 		res.Err = err
 		return
 	}
-	var man []byte // the manifest of a root kept finished
-	var pre cache.Key
-	spare := 0
-	if r.finished && r.key != (cache.Key{}) {
-		man, pre = b.memo.finishedManifest(n)
-		spare = len(man) + finishedTrailer
-	}
-	y, err := b.render(out, spare)
+	y, err := b.render(out)
 	if err != nil {
 		res.Err = err
 		return
 	}
-	// (Capped, so that an append by the caller copies: the entry below
-	// may share the output's array, past its end.)
+	// (Capped, so that an append by the caller copies.)
 	res.Resources, res.YAML = out, y[:len(y):len(y)]
-	if man != nil {
-		entry, sum, entrySum := encodeFinished(y, man, r.key)
-		res.Digest = sum
-		b.memo.Store.PutDigest(b.memo.finishedKey(pre), entry, entrySum, hasSecret(out) || runsPlugins(n))
-	} else if key != (cache.Key{}) {
+	if key != (cache.Key{}) {
 		// The output as rendered is the whole entry: no second encoding,
 		// and its digest, computed once, serves the caller too.
 		res.Digest = cache.Digest(y)

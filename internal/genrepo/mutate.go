@@ -5,15 +5,29 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 )
 
 // Mutate makes one random change to a monorepo written by Write, as a
 // developer's commit would: edit a value in a resource, edit a file a
-// generator reads, add, remove or rename a resource file of an app base.
-// It returns a description of the change.
+// generator reads, add, remove or rename a resource file of an app base;
+// in a tree with regions or clusters (Spec), half the time, edit one of
+// the files that share their name with others' (a region's patch.yaml or
+// region.properties, a tuning component's patch.yaml, a cluster's
+// patch.yaml or credentials.env). It returns a description of the change.
 func Mutate(rng *rand.Rand, dir string) (string, error) {
+	var alike []string
+	for _, g := range []string{"apps/*/regions/*/patch.yaml", "apps/*/regions/*/region.properties", "platform/tuning/*/patch.yaml",
+		"platform/clusters/*/patch.yaml", "platform/clusters/*/credentials.env"} {
+		m, _ := filepath.Glob(filepath.Join(dir, filepath.FromSlash(g)))
+		alike = append(alike, m...)
+	}
+	if len(alike) > 0 && rng.Intn(2) == 0 {
+		sort.Strings(alike)
+		return editAlike(rng, alike[rng.Intn(len(alike))])
+	}
 	apps, _ := filepath.Glob(filepath.Join(dir, "apps", "*", "base"))
 	if len(apps) == 0 {
 		return "", fmt.Errorf("no app bases under %s", dir)
@@ -60,6 +74,24 @@ func Mutate(rng *rand.Rand, dir string) (string, error) {
 		}
 		return "rename " + old, os.WriteFile(kfile, []byte(strings.Replace(k, "- "+old+"\n", "- "+renamed+"\n", 1)), 0o644)
 	}
+}
+
+// lastNumber is the last run of digits in a file.
+var lastNumber = regexp.MustCompile(`[0-9]+([^0-9]*)$`)
+
+// editAlike changes one of the files that share their name with others':
+// a line added to a properties or env file, the last number of a patch
+// replaced (a replica count, a memory size, a cluster's annotation).
+func editAlike(rng *rand.Rand, f string) (string, error) {
+	if strings.HasSuffix(f, ".properties") || strings.HasSuffix(f, ".env") {
+		return "edit " + f, appendTo(f, fmt.Sprintf("X%d=%d\n", rng.Intn(1e6), rng.Intn(1e6)))
+	}
+	d, err := os.ReadFile(f)
+	if err != nil {
+		return "", err
+	}
+	n := fmt.Sprint(1000 + rng.Intn(1e6))
+	return "edit " + f, os.WriteFile(f, lastNumber.ReplaceAll(d, []byte(n+"$1")), 0o644)
 }
 
 func appendTo(path, s string) error {
