@@ -134,16 +134,7 @@ func TestDiffNamesRootsFailingOnBothSides(t *testing.T) {
 		t.Skip("git not found (apt-get install git)")
 	}
 	dir := t.TempDir()
-	write := func(rel, s string) {
-		t.Helper()
-		p := filepath.Join(dir, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(rel, s string) { writeFiles(t, dir, map[string]string{rel: s}) }
 	write("base/kustomization.yaml", "resources:\n- cm.yaml\n")
 	write("base/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  k: v1\n")
 	write("good/kustomization.yaml", "resources:\n- ../base\nnamePrefix: good-\n")

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -28,16 +26,7 @@ func warningLines(stderr string) []string {
 // build prints kustomize's words, as kustomize does.
 func TestWarningsNameTheirFile(t *testing.T) {
 	dir := t.TempDir()
-	write := func(rel, s string) {
-		t.Helper()
-		p := filepath.Join(dir, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(rel, s string) { writeFiles(t, dir, map[string]string{rel: s}) }
 	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\n"
 	write("base/cm.yaml", strings.ReplaceAll(cm, "%s", "cm"))
 	write("base/kustomization.yaml", "resources:\n- cm.yaml\ncommonLabels:\n  team: x\n")
