@@ -57,15 +57,15 @@ func TestDialect(t *testing.T) {
 		strict          bool
 	}{
 		{text: "${ENV}", want: "prod"},
-		{text: "$ENV", want: "$ENV"},                 // only the braced form
-		{text: "$${ENV}", want: "${ENV}"},            // $$ escapes
-		{text: `\${ENV}`, want: `\prod`},             // a backslash does not
-		{text: "${MISSING}", want: ""},               // non-strict: empty
-		{text: "${MISSING:=d}", want: "d"},           // := does not assign
-		{text: "${MISSING=d}${MISSING}", want: "d"},  // nor does =
-		{text: "${EMPTY=d}", want: "d"},              // = is "when empty" too
-		{text: "${MISSING:?oops}", want: "oops"},     // :? is a default
-		{text: "${ENV:+set}", want: "prod"},          // :+ is a default
+		{text: "$ENV", want: "$ENV"},                // only the braced form
+		{text: "$${ENV}", want: "${ENV}"},           // $$ escapes
+		{text: `\${ENV}`, want: `\prod`},            // a backslash does not
+		{text: "${MISSING}", want: ""},              // non-strict: empty
+		{text: "${MISSING:=d}", want: "d"},          // := does not assign
+		{text: "${MISSING=d}${MISSING}", want: "d"}, // nor does =
+		{text: "${EMPTY=d}", want: "d"},             // = is "when empty" too
+		{text: "${MISSING:?oops}", want: "oops"},    // :? is a default
+		{text: "${ENV:+set}", want: "prod"},         // :+ is a default
 		{text: "${MISSING:-${ENV}-x}", want: "prod-x"},
 		{text: "${PATHV//a/X}", want: "X/b/X/c"},
 		{text: "${PATHV##*/}", want: "c"},
