@@ -1,6 +1,7 @@
 package flux
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -201,4 +202,35 @@ func (k *Kustomization) PostBuild(from []map[string]string, strict bool) postbui
 		}
 	}
 	return o
+}
+
+// FromObject converts an object of a build's output (a Flux Kustomization
+// another one rendered, after its post-build steps) into a Kustomization,
+// as flux build --recursive converts the children it builds.
+func FromObject(obj map[string]any) (*Kustomization, error) {
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return nil, fmt.Errorf("failed to convert to kustomization: %w", err)
+	}
+	k := &Kustomization{}
+	if err := json.Unmarshal(b, k); err != nil {
+		return nil, fmt.Errorf("failed to convert to kustomization: %w", fluxTypeError(err))
+	}
+	return k, nil
+}
+
+// LocalPath is where flux build --recursive builds k: its source looked
+// up in --local-sources (keys Kind/Namespace/Name, the namespace
+// defaulting to k's own), joined with spec.path. The path is relative to
+// the working directory when the source's is; it is not checked.
+func (k *Kustomization) LocalPath(localSources map[string]string) (string, error) {
+	ref := k.Spec.SourceRef
+	if ref.Namespace == "" {
+		ref.Namespace = k.Namespace
+	}
+	dir, ok := localSources[ref.String()]
+	if !ok {
+		return "", fmt.Errorf("cannot get local path for %s of kustomization %s", ref.String(), k.Name)
+	}
+	return filepath.Join(dir, k.Spec.Path), nil
 }
