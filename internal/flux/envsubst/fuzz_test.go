@@ -1,101 +1,12 @@
 package envsubst
 
 import (
-	"bufio"
 	"encoding/json"
-	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"sync"
 	"testing"
+
+	"github.com/kpipe/kpipe/internal/flux/internal/fluxoracle"
 )
-
-// oracle is tools/fluxenvsubst, a program linking
-// github.com/fluxcd/pkg/envsubst (the library itself, at the version
-// flux2 pins), running for the whole test process.
-type oracle struct {
-	mu  sync.Mutex
-	cmd *exec.Cmd
-	in  io.WriteCloser
-	out *bufio.Reader
-}
-
-type oracleRequest struct {
-	Text   []byte            `json:"text"`
-	Vars   map[string][]byte `json:"vars"`
-	Strict bool              `json:"strict"`
-}
-
-type oracleResponse struct {
-	Out   []byte  `json:"out"`
-	Err   *string `json:"err"`
-	Panic *string `json:"panic"`
-}
-
-// oracleBuild is the command that builds the oracle, for the skip message.
-const oracleBuild = "go build -C tools/fluxenvsubst -o fluxenvsubst ."
-
-// startOracle builds tools/fluxenvsubst and starts it, or skips the test
-// naming the command that failed (the library comes from the module proxy
-// or the module cache: an offline machine without it cannot build it).
-func startOracle(tb testing.TB) *oracle {
-	tb.Helper()
-	dir, err := filepath.Abs("../../../tools/fluxenvsubst")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	bin := filepath.Join(tb.TempDir(), "fluxenvsubst")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Dir = dir
-	if out, err := build.CombinedOutput(); err != nil {
-		tb.Skipf("the oracle does not build (%s: %v), run %q from the repository root to see why:\n%s", dir, err, oracleBuild, out)
-	}
-	cmd := exec.Command(bin)
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	o := &oracle{cmd: cmd, in: in, out: bufio.NewReader(out)}
-	tb.Cleanup(func() {
-		in.Close()
-		cmd.Wait()
-	})
-	return o
-}
-
-func (o *oracle) eval(tb testing.TB, text string, vars map[string]string, strict bool) oracleResponse {
-	req := oracleRequest{Text: []byte(text), Vars: map[string][]byte{}, Strict: strict}
-	for k, v := range vars {
-		req.Vars[k] = []byte(v)
-	}
-	b, err := json.Marshal(req)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if _, err := o.in.Write(append(b, '\n')); err != nil {
-		tb.Fatalf("oracle: %v", err)
-	}
-	line, err := o.out.ReadBytes('\n')
-	if err != nil {
-		tb.Fatalf("oracle: %v", err)
-	}
-	var res oracleResponse
-	if err := json.Unmarshal(line, &res); err != nil {
-		tb.Fatalf("oracle answered %q: %v", line, err)
-	}
-	return res
-}
 
 // fuzzVars are the variables of every fuzzed evaluation, the corpus's plus
 // F, the fuzzed value.
@@ -108,9 +19,9 @@ func fuzzVars(f string) map[string]string {
 }
 
 // check compares Eval with the library on one text.
-func check(t *testing.T, o *oracle, text string, vars map[string]string, strict bool) {
+func check(t *testing.T, o *fluxoracle.Oracle, text string, vars map[string]string, strict bool) {
 	t.Helper()
-	want := o.eval(t, text, vars, strict)
+	want := o.Envsubst(t, text, vars, strict)
 	got, err := Eval(text, Mapping(vars, strict))
 	switch {
 	case want.Panic != nil:
@@ -155,7 +66,7 @@ func FuzzAgainstLibrary(f *testing.F) {
 		f.Add(s, false, "ab/cd")
 		f.Add(s, true, "")
 	}
-	o := startOracle(f)
+	o := fluxoracle.Start(f)
 	f.Fuzz(func(t *testing.T, text string, strict bool, value string) {
 		check(t, o, text, fuzzVars(value), strict)
 	})
@@ -168,7 +79,7 @@ func TestAgainstLibraryPieces(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the oracle")
 	}
-	o := startOracle(t)
+	o := fluxoracle.Start(t)
 	pieces := []string{
 		"", "$", "$$", "{", "}", "\\", "/", ":", "#", "%", "x", "é",
 		"${F}", "${F", "${", "${F:-d}", "${F:=${ENV}}", "${F:+s}", "${F:?e}", "${F=e}", "${F-e}",
