@@ -30,8 +30,8 @@ func TestIgnoreRules(t *testing.T) {
 	}{
 		{text: "*.yaml", path: "a.yaml", want: true},
 		{text: "*.yaml\n!keep.yaml", path: "x/keep.yaml", want: false}, // the last match wins
-		{text: "sub/", path: "sub/a.yaml", want: true},                  // through the directory
-		{text: "sub/", path: "sub", want: false},                        // a file named sub
+		{text: "sub/", path: "sub/a.yaml", want: true},                 // through the directory
+		{text: "sub/", path: "sub", want: false},                       // a file named sub
 		{text: "sub/", path: "sub", isDir: true, want: true},
 		{text: "/a.yaml", path: "x/a.yaml", want: false}, // anchored to the domain
 		{text: "x/a.yaml", path: "y/x/a.yaml", want: false},
