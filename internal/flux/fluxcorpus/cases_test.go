@@ -1,10 +1,13 @@
 package fluxcorpus
 
 import (
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/kpipe/kpipe/internal/flux"
 )
 
 // knownMisses are the testdata cases whose flux output kpipe's pieces do
@@ -48,6 +51,13 @@ func TestCases(t *testing.T) {
 		}
 		_, rootRel, _ := strings.Cut(c.Root, "/inputs/")
 		name := c.Repo + "/" + c.Case
+		if save := os.Getenv("KPIPE_FLUX_SAVE_KUSTOMIZED"); save != "" {
+			e.saveKustomized = func(k *flux.Kustomization, out []byte) {
+				d := filepath.Join(save, c.Repo, c.Case)
+				os.MkdirAll(d, 0o755)
+				os.WriteFile(filepath.Join(d, "kustomized.yaml"), out, 0o644)
+			}
+		}
 		var o outcome
 		if c.NetworkDependent {
 			o = e.runNetwork(t, c, filepath.Join(inputs, rel), filepath.Join(inputs, rootRel))

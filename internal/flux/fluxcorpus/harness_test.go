@@ -155,6 +155,8 @@ type env struct {
 	// copy, made lazily one top-level directory at a time.
 	origin, mirror string
 	copied         map[string]bool
+	// saveKustomized, when set, is given each kustomize output.
+	saveKustomized func(k *flux.Kustomization, out []byte)
 }
 
 // kustomizeCommand finds the build command: $KPIPE_FLUX_KUSTOMIZE (a
@@ -333,6 +335,9 @@ func (e *env) build(t testing.TB, k *flux.Kustomization, path, cwd string, a flu
 	kout, err := e.kustomizeBuild(t, gen, dir)
 	if err != nil {
 		return nil, err
+	}
+	if e.saveKustomized != nil {
+		e.saveKustomized(k, kout)
 	}
 	objs, err := postbuild.Objects(kout, k.PostBuild(nil, a.strict))
 	if err != nil {
