@@ -49,7 +49,7 @@ func (d *decoder) next() (*Kustomization, error) {
 		}
 		var syntax *json.SyntaxError
 		if errors.As(err, &syntax) {
-			firstErr = fmt.Errorf("json: offset %d: %s", int64(d.pos)+syntax.Offset, syntax.Error())
+			firstErr = &jsonSyntaxError{fmt.Sprintf("json: offset %d: %s", int64(d.pos)+syntax.Offset, syntax.Error())}
 		} else {
 			firstErr = fluxTypeError(err)
 		}
@@ -177,3 +177,9 @@ func fluxTypeName(t reflect.Type) string {
 		}
 	}
 }
+
+// jsonSyntaxError is apimachinery's JSONSyntaxError: a stream that starts
+// like JSON and is not.
+type jsonSyntaxError struct{ msg string }
+
+func (e *jsonSyntaxError) Error() string { return e.msg }

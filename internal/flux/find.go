@@ -82,6 +82,10 @@ func Decode(data []byte) ([]*Kustomization, error) {
 			if err == io.EOF {
 				return out, nil
 			}
+			var syntax *jsonSyntaxError
+			if errors.As(err, &syntax) || (err != nil && strings.HasPrefix(err.Error(), "error converting YAML to JSON")) {
+				return nil, &NotYAMLError{Err: err}
+			}
 			if err != nil {
 				return nil, err
 			}

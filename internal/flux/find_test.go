@@ -1,9 +1,11 @@
 package flux
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -96,4 +98,55 @@ func TestDecodeAll(t *testing.T) {
 	if _, err := Decode([]byte("a: [")); err == nil {
 		t.Fatal("no error for a file that is not YAML")
 	}
+}
+
+func TestDiscover(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"ks.yaml", "gotk-sync.yaml", "v1beta2.yaml", "notyaml.yaml"} {
+		b, err := os.ReadFile(filepath.Join("testdata/find", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sub := filepath.Join(dir, "clusters", f[:1])
+		if err := os.MkdirAll(sub, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(sub, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Files that are not YAML, or YAML without Flux objects, are not
+	// errors; Flux objects of other files are found in walk order.
+	objs, err := Discover(diskFS{}, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, o := range objs {
+		got = append(got, filepath.Base(o.File)+":"+o.Name)
+	}
+	want := []string{"gotk-sync.yaml:flux-system", "ks.yaml:app", "ks.yaml:other", "ks.yaml:nons", "v1beta2.yaml:app"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Discover = %q, want %q", got, want)
+	}
+	// A Flux object that does not decode is an error naming its file.
+	b, _ := os.ReadFile("testdata/find/bad-ks.yaml")
+	os.WriteFile(filepath.Join(dir, "bad.yaml"), b, 0o644)
+	if _, err := Discover(diskFS{}, dir); err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "bad.yaml")+": ") {
+		t.Errorf("Discover with a broken object: %v", err)
+	}
+}
+
+// diskFS is the FS of the local disk.
+type diskFS struct{}
+
+func (diskFS) Stat(p string) (fs.FileInfo, error)  { return os.Stat(p) }
+func (diskFS) Lstat(p string) (fs.FileInfo, error) { return os.Lstat(p) }
+func (diskFS) ReadFile(p string, _ bool) ([]byte, fs.FileInfo, error) {
+	b, err := os.ReadFile(p)
+	return b, nil, err
+}
+func (diskFS) ReadDir(p string) (fs.FileInfo, []fs.DirEntry, error) {
+	e, err := os.ReadDir(p)
+	return nil, e, err
 }
