@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strconv"
 
 	"sigs.k8s.io/yaml"
@@ -210,14 +209,4 @@ func stringField(m map[string]any, path ...string) string {
 	}
 	s, _ := parent[path[len(path)-1]].(string)
 	return s
-}
-
-// sortedKeys returns m's keys in byte order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 )
 
 // The owner labels, on every object of a Flux Kustomization's build.
@@ -103,7 +105,7 @@ func MaskSOPS(obj map[string]any) error {
 			}
 		}
 	} else {
-		for _, k := range sortedKeys(data) {
+		for _, k := range slices.Sorted(maps.Keys(data)) {
 			decoded, err := base64.StdEncoding.DecodeString(data[k])
 			var corrupt base64.CorruptInputError
 			if errors.As(err, &corrupt) {

@@ -3,8 +3,10 @@ package postbuild
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -283,4 +285,74 @@ func FuzzEncode(f *testing.F) {
 			t.Fatalf("%q:\n got %q\nwant %q", doc, got, want)
 		}
 	})
+}
+
+// BenchmarkApply post-builds the corpus cases' kustomize outputs together
+// (about a thousand objects), with substitution.
+func BenchmarkApply(b *testing.B) {
+	files, _ := filepath.Glob("testdata/cases/*/kustomized.yaml")
+	o := Options{Name: "app", Namespace: "flux-system", PostBuild: true, Always: true}
+	var all []byte
+	for i := 0; i < 4; i++ {
+		for j, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := Apply(data, o); err != nil {
+				continue // the cases of errors
+			}
+			// Unique names, so that no two resources share an id.
+			all = append(all, bytes.ReplaceAll(data, []byte("\n  name: "), fmt.Appendf(nil, "\n  name: b%d-%d-", i, j))...)
+			all = append(all, "\n---\n"...)
+		}
+	}
+	objs, err := Objects(all, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(len(objs)), "objects")
+	b.SetBytes(int64(len(all)))
+	for b.Loop() {
+		if _, err := Apply(all, o); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestSubstituteWithoutExpressions: a text without "$" is substituted
+// without being parsed again; the result must be what parsing gives.
+func TestSubstituteWithoutExpressions(t *testing.T) {
+	files, _ := filepath.Glob("testdata/cases/*/kustomized.yaml")
+	files = append(files, "") // and the document below
+	n := 0
+	for _, f := range files {
+		data := []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: 12345678901234567\n  b: 1e+30\n  c: 0.1\n  d: [1, 2.5, 9007199254740993]\n")
+		if f != "" {
+			var err error
+			if data, err = os.ReadFile(f); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, doc := range splitDocuments(data) {
+			if bytes.IndexByte(doc, '$') >= 0 {
+				continue
+			}
+			obj, err := yamlObject(doc)
+			if err != nil || obj == nil {
+				continue
+			}
+			want, err := Substitute(doc, nil, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := throughFloat64(obj); !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s:\n got %v\nwant %v", doc, got, want)
+			}
+			n++
+		}
+	}
+	if n < 100 {
+		t.Fatalf("only %d documents", n)
+	}
 }

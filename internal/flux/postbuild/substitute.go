@@ -1,9 +1,12 @@
 package postbuild
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 
 	"sigs.k8s.io/yaml"
 
@@ -26,28 +29,41 @@ var varName = regexp.MustCompile(varNameRegex)
 // failure aborts.
 func substituteAll(list []*resource, o Options) error {
 	run := len(o.Vars) > 0 || o.Always
+	// The current id of every resource, and how many resources have each.
+	ids := make([][4]string, len(list))
+	count := map[[4]string]int{}
+	for i, r := range list {
+		ids[i] = resID(r.obj)
+		count[ids[i]]++
+	}
 	for i, r := range list {
 		if optedOut(r.obj) {
 			continue
 		}
 		if run {
-			obj, err := Substitute(r.text, o.Vars, o.Strict)
+			var obj map[string]any
+			var err error
+			if bytes.IndexByte(r.text, '$') < 0 {
+				// No expression: the text comes out as it went in, and
+				// reading it back only takes its numbers through float64.
+				if err = checkVarNames(o.Vars); err == nil {
+					obj = throughFloat64(r.obj).(map[string]any)
+				}
+			} else {
+				obj, err = Substitute(r.text, o.Vars, o.Strict)
+			}
 			if err != nil {
 				return fmt.Errorf("var substitution failed for '%s': %w", stringField(r.obj, "metadata", "name"), err)
 			}
 			r.obj, r.text = obj, nil
+			count[ids[i]]--
+			ids[i] = resID(obj)
+			count[ids[i]]++
 		}
 		// ResMap.Replace(res), which runs even when nothing was
 		// substituted: the resource's id must be the current id of no
 		// other resource.
-		id := resID(r.obj)
-		n := 0
-		for j, other := range list {
-			if j == i || resID(other.obj) == id {
-				n++
-			}
-		}
-		if n > 1 {
+		if n := count[ids[i]]; n > 1 {
 			return fmt.Errorf("in Replace: id matched %d resources", n)
 		}
 	}
@@ -73,10 +89,8 @@ func optedOut(obj map[string]any) bool {
 // numbers are json.Number, as kustomize holds them after reading the JSON
 // back (through float64).
 func Substitute(text []byte, vars map[string]string, strict bool) (map[string]any, error) {
-	for _, name := range sortedKeys(vars) {
-		if !varName.MatchString(name) {
-			return nil, fmt.Errorf("envsubst error: '%s' var name is invalid, must match '%s'", name, varNameRegex)
-		}
+	if err := checkVarNames(vars); err != nil {
+		return nil, err
 	}
 	out, err := envsubst.Eval(string(text), envsubst.Mapping(vars, strict))
 	if err != nil {
@@ -100,6 +114,47 @@ func Substitute(text []byte, vars map[string]string, strict bool) (map[string]an
 		return nil, fmt.Errorf("UnmarshalJSON: %w", err)
 	}
 	return jsonObject(b)
+}
+
+// checkVarNames checks every variable's name (the first invalid one in
+// byte order is named; flux names a random one).
+func checkVarNames(vars map[string]string) error {
+	for _, name := range slices.Sorted(maps.Keys(vars)) {
+		if !varName.MatchString(name) {
+			return fmt.Errorf("envsubst error: '%s' var name is invalid, must match '%s'", name, varNameRegex)
+		}
+	}
+	return nil
+}
+
+// throughFloat64 is v with its JSON numbers as encoding/json writes them
+// after reading them into float64 (kustomize's Resource.UnmarshalJSON).
+func throughFloat64(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, e := range t {
+			out[k] = throughFloat64(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			out[i] = throughFloat64(e)
+		}
+		return out
+	case json.Number:
+		f, err := t.Float64()
+		if err != nil {
+			return t
+		}
+		b, err := json.Marshal(f)
+		if err != nil {
+			return t
+		}
+		return json.Number(b)
+	}
+	return v
 }
 
 // resID is a resource's current id as kustomize compares them: group,
