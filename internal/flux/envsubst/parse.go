@@ -17,6 +17,7 @@ limitations under the License.
 // Forked from: https://github.com/drone/envsubst
 // MIT License
 // Copyright (c) 2017 drone.io.
+
 package envsubst
 
 import "errors"
