@@ -23,6 +23,7 @@ require (
 	golang.org/x/tools v0.50.0
 	google.golang.org/protobuf v1.36.12
 	gopkg.in/evanphx/json-patch.v4 v4.12.0
+	sigs.k8s.io/yaml v1.6.0
 )
 
 require (
