@@ -7,11 +7,11 @@
 // (package postbuild); the bytes are compared with flux's stdout, or the
 // error with flux's stderr.
 //
-// testdata/ holds the corpus's synthetic cases and flux2's own
-// build-kustomization test data (inputs, flux's argv, stdout and stderr),
-// run by TestCases when a kustomize binary is found. TestRealCorpus runs
-// the cases of real repositories from a corpus directory named by
-// $KPIPE_FLUX_CORPUS.
+// testdata/ holds the corpus's synthetic cases (inputs written for kpipe,
+// flux's argv, stdout and stderr), run by TestCases when a kustomize
+// binary is found. TestRealCorpus runs the cases of real repositories and
+// of flux2's own build-kustomization test data from a corpus directory
+// named by $KPIPE_FLUX_CORPUS (fetched files are never committed here).
 //
 // It has no code of its own outside its tests.
 package fluxcorpus
