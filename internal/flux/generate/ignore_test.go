@@ -67,7 +67,7 @@ func FuzzIgnoreAgainstLibrary(f *testing.F) {
 	}
 	o := fluxoracle.Start(f)
 	f.Fuzz(func(t *testing.T, text, sub, rel string, isDir, withDefaults bool) {
-		if rel == "" || !utf8.ValidString(text+sub+rel) {
+		if rel == "" || !utf8.ValidString(text) || !utf8.ValidString(sub) || !utf8.ValidString(rel) {
 			return // JSON (the oracle's protocol) cannot carry invalid UTF-8
 		}
 		domain := []string{"", "repo", "app"}
