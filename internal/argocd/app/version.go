@@ -63,3 +63,25 @@ func isSpace(r rune) bool {
 	}
 	return r > 0xff && (r == 0x1680 || r >= 0x2000 && r <= 0x200a || r == 0x2028 || r == 0x2029 || r == 0x202f || r == 0x205f || r == 0x3000)
 }
+
+// CommandLine is CommandString for arguments naming paths under roots
+// (checkout labels that may hold spaces, such as "<path to cached
+// source>"): they are quoted as the real paths would be (not at all,
+// without spaces), then written with the label.
+func CommandLine(args []string, roots ...string) string {
+	tok := func(i int) string { return "\x01" + strconv.Itoa(i) + "\x01" }
+	a := make([]string, len(args))
+	for i, s := range args {
+		for j, r := range roots {
+			if r != "" {
+				s = strings.ReplaceAll(s, r, tok(j))
+			}
+		}
+		a[i] = s
+	}
+	out := CommandString(a)
+	for j, r := range roots {
+		out = strings.ReplaceAll(out, tok(j), r)
+	}
+	return out
+}

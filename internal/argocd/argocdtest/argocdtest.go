@@ -12,6 +12,7 @@ package argocdtest
 
 import (
 	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -118,7 +119,7 @@ func (c *Case) Arg(name, def string) string {
 func (c *Case) Checkout(repoURL string) (app.Checkout, bool) {
 	for u, d := range c.Repos {
 		if app.NormalizeGitURL(u) == app.NormalizeGitURL(repoURL) {
-			return app.Checkout{FS: os.DirFS(d), Root: "<path to cached source>"}, true
+			return app.Checkout{FS: Disk{FS: os.DirFS(d), Dir: d}, Root: "<path to cached source>"}, true
 		}
 	}
 	return app.Checkout{}, false
@@ -197,6 +198,19 @@ func load(t testing.TB, dir, editsDir, corpus string) *Case {
 	return c
 }
 
+// Disk is a directory as an fs.FS that remembers where it is (for the
+// tests' renderers, which run kustomize and helm in it).
+type Disk struct {
+	fs.FS
+	Dir string
+}
+
+// ReadLink and Lstat make Disk an fs.ReadLinkFS.
+func (d Disk) ReadLink(name string) (string, error) { return d.FS.(fs.ReadLinkFS).ReadLink(name) }
+
+// Lstat is fs.ReadLinkFS's Lstat.
+func (d Disk) Lstat(name string) (fs.FileInfo, error) { return d.FS.(fs.ReadLinkFS).Lstat(name) }
+
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 func readJSON(t testing.TB, p string, v any) {
@@ -207,4 +221,26 @@ func readJSON(t testing.TB, p string, v any) {
 	if err := json.Unmarshal(b, v); err != nil {
 		t.Fatalf("%s: %v", p, err)
 	}
+}
+
+// Kept reports a case kept in testdata (always run, must match).
+func Kept(id string) bool {
+	_, err := os.Stat(filepath.Join(Testdata(), "apps", id))
+	return err == nil
+}
+
+// Unstable reports a case the corpus lists in unstable.txt (its output
+// differs from run to run: a chart generating random secrets).
+func Unstable(id string) bool {
+	d := CorpusDir()
+	if d == "" {
+		return false
+	}
+	b, _ := os.ReadFile(filepath.Join(d, "unstable.txt"))
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) > 0 && f[0] == id {
+			return true
+		}
+	}
+	return false
 }

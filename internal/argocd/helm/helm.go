@@ -240,18 +240,32 @@ func Command(r Request) (*Template, error) {
 	return t, nil
 }
 
-// CommandString is the command as Argo CD reports it ("helm template
-// ..."), the values file named by ValuesPlaceholder.
-func (t *Template) CommandString() string {
-	const token = "\x00values\x00"
+// CommandLine is the command as Argo CD writes it ("helm template ..."),
+// the checkout labels in roots kept unquoted, the values file named by
+// values (Argo CD reports ValuesPlaceholder; its error messages the
+// temporary file's path).
+func (t *Template) CommandLine(values string, roots ...string) string {
 	args := make([]string, len(t.Args))
 	for i, a := range t.Args {
 		if a == ValuesPlaceholder {
-			a = token
+			a = values
 		}
 		args[i] = a
 	}
-	return strings.ReplaceAll(app.CommandString(append([]string{"helm"}, args...)), token, ValuesPlaceholder)
+	return app.CommandLine(append([]string{"helm"}, args...), append([]string{values}, roots...)...)
+}
+
+// Roots are the labels of the checkouts the command names.
+func (t *Template) Roots() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, f := range append(append([]File{}, t.ValueFiles...), t.SetFiles...) {
+		if f.URL == "" && !seen[f.Checkout.Root] {
+			seen[f.Checkout.Root] = true
+			out = append(out, f.Checkout.Root)
+		}
+	}
+	return out
 }
 
 // sortedPairs writes k=v with Argo CD's escaping, sorted.

@@ -90,7 +90,7 @@ func TestCommandsAgainstArgoCD(t *testing.T) {
 			if len(want.Commands) == 0 {
 				continue // helm failed: the command is not recorded
 			}
-			got := tmpl.CommandString()
+			got := tmpl.CommandLine(helm.ValuesPlaceholder, tmpl.Roots()...)
 			if got != want.Commands[0] {
 				t.Errorf("%s: source %d:\n got: %s\nwant: %s", c.ID, i, got, want.Commands[0])
 			}
