@@ -45,7 +45,7 @@ func Generate(as *ApplicationSet, repos Repos, controllerNamespace string) *Resu
 	for _, g := range as.Spec.Generators {
 		ts, err := e.transform(g, as.Spec.Template, map[string]any{})
 		for _, t := range ts {
-			res.Params = append(res.Params, t.Params)
+			res.Params = append(res.Params, append([]map[string]any{}, t.Params...))
 		}
 		if err != nil {
 			if res.Err == nil {

@@ -2,6 +2,8 @@ package appset
 
 import (
 	"fmt"
+
+	"github.com/bmatcuk/doublestar/v4"
 	"io/fs"
 	"strings"
 )
@@ -16,6 +18,10 @@ type LocalRepo struct {
 	// IncludeHidden lists directories under hidden ones too (the
 	// repo-server's --include-hidden-directories).
 	IncludeHidden bool
+	// NewGlobbing matches file patterns with doublestar on the tree
+	// instead of git's pathspecs on the tracked files
+	// (ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_NEW_GIT_FILE_GLOBBING).
+	NewGlobbing bool
 }
 
 // Files is `git ls-files -- <pattern>`: the tracked files the pattern
@@ -26,8 +32,16 @@ func (l *LocalRepo) Files(pattern string) (map[string][]byte, error) {
 		pattern = "."
 	}
 	out := map[string][]byte{}
-	for _, f := range l.Tracked {
-		if !PathspecMatch(pattern, f) {
+	files := l.Tracked
+	if l.NewGlobbing {
+		m, err := doublestar.Glob(l.FS, pattern)
+		if err != nil {
+			return nil, err
+		}
+		files = m
+	}
+	for _, f := range files {
+		if !l.NewGlobbing && !PathspecMatch(pattern, f) {
 			continue
 		}
 		b, err := fs.ReadFile(l.FS, f)
