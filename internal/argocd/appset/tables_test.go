@@ -84,9 +84,14 @@ func (r tableRepo) Files(pattern string) (map[string][]byte, error) {
 
 // TestGeneratorTables runs the cases of Argo CD's own generator tests
 // that its generators agree with (52) and compares the parameter sets
-// (or the error) with what Argo CD's generator returned.
+// (or the error) with what Argo CD's generator returned. The tables are
+// taken from Argo CD's sources, so they live in the reference corpus
+// (appset-tables/), not in this repository.
 func TestGeneratorTables(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(argocdtest.Testdata(), "appset-tables", "*.json"))
+	files, _ := filepath.Glob(filepath.Join(argocdtest.Corpus(t), "appset-tables", "*.json"))
+	if len(files) == 0 {
+		t.Fatal("no appset-tables/*.json in the reference corpus")
+	}
 	ran := 0
 	for _, f := range files {
 		b, err := os.ReadFile(f)
