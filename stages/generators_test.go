@@ -9,7 +9,8 @@ import (
 	"testing"
 
 	"github.com/kpipe/kpipe/internal/output"
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/resyaml"
+	"github.com/kpipe/kpipe/resource"
 )
 
 // memFiles is a ReadFile over an in-memory tree; a missing file is an
@@ -415,7 +416,7 @@ func TestMergeGeneratorOptions(t *testing.T) {
 // prefix, and a plain one read from a file.
 func baseList(t *testing.T) *resource.List {
 	t.Helper()
-	rs, err := resource.Decode([]byte(`
+	rs, err := resyaml.Decode([]byte(`
 apiVersion: v1
 kind: ConfigMap
 metadata:
@@ -594,7 +595,7 @@ func TestGeneratorBehaviorErrors(t *testing.T) {
 }
 
 func TestGeneratorAmbiguousMerge(t *testing.T) {
-	rs, err := resource.Decode([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n"))
+	rs, err := resyaml.Decode([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

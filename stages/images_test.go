@@ -10,7 +10,8 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/kpipe/kpipe/internal/output"
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/resyaml"
+	"github.com/kpipe/kpipe/resource"
 )
 
 func TestImagesCases(t *testing.T) {
@@ -902,7 +903,7 @@ spec:
 // output.
 func runStages(t *testing.T, ss []Stage, input string) string {
 	t.Helper()
-	rs, err := resource.Decode([]byte(input))
+	rs, err := resyaml.Decode([]byte(input))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -923,7 +924,7 @@ func runStages(t *testing.T, ss []Stage, input string) string {
 // TestImagesCopiesOnlyChangedResources checks that a shared resource is
 // copied only when an image in it changes.
 func TestImagesCopiesOnlyChangedResources(t *testing.T) {
-	rs, err := resource.Decode([]byte(`
+	rs, err := resyaml.Decode([]byte(`
 apiVersion: v1
 kind: Pod
 metadata:

@@ -6,7 +6,8 @@ import (
 	"testing"
 
 	"github.com/kpipe/kpipe/internal/output"
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/resyaml"
+	"github.com/kpipe/kpipe/resource"
 	"github.com/kpipe/kpipe/stages/fieldspec"
 )
 
@@ -28,7 +29,7 @@ func runTx(t *testing.T, s Stage, input string) (string, error) {
 	var outs [2]string
 	var errs [2]error
 	for pass, freeze := range []bool{true, false} {
-		rs, err := resource.Decode([]byte(input))
+		rs, err := resyaml.Decode([]byte(input))
 		if err != nil {
 			t.Fatalf("decoding input: %v", err)
 		}
@@ -156,7 +157,7 @@ func TestLabelsTemplatesNoSelectors(t *testing.T) {
 		"app.kubernetes.io/part-of":   "d",
 	}, FieldSpecs: fss})
 	common := NewLabels(LabelsConfig{Labels: map[string]string{"app": "test-server"}, FieldSpecs: tc.CommonLabels})
-	rs, err := resource.Decode([]byte(`
+	rs, err := resyaml.Decode([]byte(`
 apiVersion: apps/v1
 kind: Deployment
 metadata:

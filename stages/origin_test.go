@@ -5,13 +5,14 @@ import (
 	"context"
 	"testing"
 
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/resyaml"
+	"github.com/kpipe/kpipe/resource"
 	"github.com/kpipe/kpipe/stages/fieldspec"
 )
 
 func decodeList(t *testing.T, y string) *resource.List {
 	t.Helper()
-	rs, err := resource.Decode([]byte(y))
+	rs, err := resyaml.Decode([]byte(y))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +184,7 @@ type fakePlugin struct{ objs string }
 func (f fakePlugin) Kind() string        { return "executable" }
 func (f fakePlugin) Fingerprint() []byte { return Fingerprint("fake", f.objs) }
 func (f fakePlugin) Run(_ context.Context, rs *resource.List) error {
-	made, err := resource.Decode([]byte(f.objs))
+	made, err := resyaml.Decode([]byte(f.objs))
 	if err != nil {
 		return err
 	}

@@ -10,8 +10,9 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/kpipe/kpipe/internal/output"
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/resyaml"
 	"github.com/kpipe/kpipe/loaders"
+	"github.com/kpipe/kpipe/resource"
 )
 
 // defaultReplacementFieldPath is the field a replacement reads or writes
@@ -262,7 +263,7 @@ func replacementValue(rs *resource.List, r *Replacement) (*yaml.Node, error) {
 	if o.Index >= len(parts) || o.Index < 0 {
 		return nil, fmt.Errorf("options.index %d is out of bounds for value %s", o.Index, nodeValue(n))
 	}
-	n = resource.CopyNode(n)
+	n = resyaml.CopyNode(n)
 	n.Value = parts[o.Index]
 	return n, nil
 }
@@ -450,7 +451,7 @@ func fieldRetrievalError(fieldPath string, create bool) string {
 // by a copy of value. With a delimiter, only one part of the field's text
 // is replaced.
 func setFieldValue(o *ReplacementOptions, f, value *yaml.Node) error {
-	value = resource.CopyNode(value)
+	value = resyaml.CopyNode(value)
 	if o != nil && o.Delimiter != "" {
 		if f.Kind != yaml.ScalarNode {
 			return errors.New("delimiter option can only be used with scalar nodes")

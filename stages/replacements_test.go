@@ -9,7 +9,8 @@ import (
 	"testing"
 
 	"github.com/kpipe/kpipe/internal/output"
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/resyaml"
+	"github.com/kpipe/kpipe/resource"
 )
 
 // replacementCase runs a ReplacementTransformer config over input.
@@ -655,7 +656,7 @@ metadata:
 // TestReplacementsEarlierNames checks that sources and targets are found
 // by the names objects had before a prefix was added.
 func TestReplacementsEarlierNames(t *testing.T) {
-	rs, err := resource.Decode([]byte(`
+	rs, err := resyaml.Decode([]byte(`
 apiVersion: v1
 kind: ConfigMap
 metadata:
@@ -769,7 +770,7 @@ func FuzzReplacementsFromConfig(f *testing.F) {
 		if err != nil {
 			return
 		}
-		rs, err := resource.Decode([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  x: one-two\n  y: old\n"))
+		rs, err := resyaml.Decode([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  x: one-two\n  y: old\n"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -812,7 +813,7 @@ replacements:
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs, err := resource.Decode([]byte(`apiVersion: v1
+	rs, err := resyaml.Decode([]byte(`apiVersion: v1
 kind: ConfigMap
 metadata:
   name: src

@@ -5,7 +5,8 @@ import (
 	"testing"
 
 	"github.com/kpipe/kpipe/internal/output"
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/resyaml"
+	"github.com/kpipe/kpipe/resource"
 )
 
 func TestReplicasCases(t *testing.T) {
@@ -16,7 +17,7 @@ func TestReplicasCases(t *testing.T) {
 // object by a name it had before namePrefix renamed it, as well as by its
 // current name.
 func TestReplicasPreviousNames(t *testing.T) {
-	rs, err := resource.Decode([]byte(`
+	rs, err := resyaml.Decode([]byte(`
 apiVersion: apps/v1
 kind: Deployment
 metadata:

@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/resyaml"
+	"github.com/kpipe/kpipe/resource"
 	"github.com/kpipe/kpipe/stages/smp"
 )
 
@@ -37,7 +38,7 @@ func NewPatchStrategicMerge(cfg PatchStrategicMergeConfig, read ReadFile) (Stage
 				return nil, rerr
 			}
 			if patches, err = decodePatches(string(data)); err != nil {
-				var se *resource.SyntaxError
+				var se *resyaml.SyntaxError
 				if errors.As(err, &se) {
 					return nil, fmt.Errorf("MalformedYAMLError: yaml: line %d: %s in File: %s", se.Line, se.Msg, p)
 				}
@@ -347,7 +348,7 @@ var errMissingMetadata = errors.New("missing Resource metadata")
 // document must be an object with a kind and (unless a list) a
 // metadata.name, and lists are expanded into their items.
 func decodePatches(text string) ([]*resource.Resource, error) {
-	docs, err := resource.DecodeValues([]byte(text))
+	docs, err := resyaml.DecodeValues([]byte(text))
 	if err != nil {
 		return nil, err
 	}
@@ -356,7 +357,7 @@ func decodePatches(text string) ([]*resource.Resource, error) {
 			return nil, err
 		}
 	}
-	return resource.Decode([]byte(text))
+	return resyaml.Decode([]byte(text))
 }
 
 // validatePatchMeta checks one document as kyaml's GetValidatedMetadata

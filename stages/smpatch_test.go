@@ -11,7 +11,8 @@ import (
 	"testing"
 
 	"github.com/kpipe/kpipe/internal/output"
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/resyaml"
+	"github.com/kpipe/kpipe/resource"
 	"github.com/kpipe/kpipe/stages/smp"
 )
 
@@ -259,7 +260,7 @@ func TestPatchSMPRename(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs, err := resource.Decode([]byte(smpDeployments))
+	rs, err := resyaml.Decode([]byte(smpDeployments))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -378,7 +379,7 @@ func FuzzNewPatch(f *testing.F) {
 		if _, isSMP := s.(*smpStage); !isSMP {
 			return
 		}
-		rs, err := resource.Decode([]byte(smpDeployments))
+		rs, err := resyaml.Decode([]byte(smpDeployments))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -393,7 +394,7 @@ func FuzzNewPatch(f *testing.F) {
 		if err != nil && !strings.HasPrefix(err.Error(), "PatchTransformer: ") {
 			t.Fatalf("error %q does not name the stage", err)
 		}
-		var se *resource.SyntaxError
+		var se *resyaml.SyntaxError
 		if errors.As(err, &se) {
 			t.Fatalf("syntax error at run time: %v", err)
 		}

@@ -7,7 +7,8 @@ import (
 	"testing"
 
 	"github.com/kpipe/kpipe/internal/output"
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/resyaml"
+	"github.com/kpipe/kpipe/resource"
 )
 
 func TestExpandVars(t *testing.T) {
@@ -196,7 +197,7 @@ func TestVarNamespaceDisambiguates(t *testing.T) {
 // resolver leaves shared objects alone.
 func resolveVarsWithState(t *testing.T, input string, vars []Var) (string, error) {
 	t.Helper()
-	rs, err := resource.Decode([]byte(input))
+	rs, err := resyaml.Decode([]byte(input))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/kpipe/kpipe/internal/buildid"
 	"github.com/kpipe/kpipe/internal/engine"
 	"github.com/kpipe/kpipe/internal/output"
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/resyaml"
 	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/plugins"
 )
@@ -353,7 +353,7 @@ func writeOutput(c *cli.Context, res engine.Result) error {
 	if st, err := os.Stat(out); err == nil && st.IsDir() {
 		if res.Resources == nil && len(res.YAML) > 0 {
 			// Output from the cache is kept as YAML only.
-			rs, err := resource.Decode(res.YAML)
+			rs, err := resyaml.Decode(res.YAML)
 			if err != nil {
 				return err
 			}

@@ -6,9 +6,9 @@ import (
 	"fmt"
 
 	"github.com/kpipe/kpipe/internal/remote"
-	"github.com/kpipe/kpipe/internal/resource"
 	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/plugins"
+	"github.com/kpipe/kpipe/resource"
 	"github.com/kpipe/kpipe/stages"
 )
 

@@ -17,8 +17,9 @@ import (
 	"time"
 
 	"github.com/kpipe/kpipe/cache"
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/rescodec"
 	"github.com/kpipe/kpipe/loaders"
+	"github.com/kpipe/kpipe/resource"
 	"github.com/kpipe/kpipe/stages"
 	"github.com/kpipe/kpipe/stages/fieldspec"
 )
@@ -781,7 +782,7 @@ func (m *memo) record(n *Node, pre cache.Key, s readSet) {
 // which most nodes have and which is large, so not stored, else 0; the
 // length (uvarint) and encoding of the rest (encodeExtra: the Config when
 // it is not the default, the Vars), empty when there is neither; then the
-// resources in resource.AppendListUnsorted's encoding, which is most of
+// resources in rescodec.AppendListUnsorted's encoding, which is most of
 // the bytes. The encoding is written
 // into a buffer reused across nodes (Builder.scratch) and copied out at
 // its final size.
@@ -810,7 +811,7 @@ func (b *Builder) encodeAccumulation(acc *Accumulation) ([]byte, error) {
 	if rs == nil {
 		rs = resource.NewList()
 	}
-	buf, err := resource.AppendListUnsorted(buf, rs)
+	buf, err := rescodec.AppendListUnsorted(buf, rs)
 	out := append([]byte(nil), buf...)
 	if cap(buf) <= maxScratch {
 		*bp = buf[:0]
@@ -846,7 +847,7 @@ func (b *Builder) decodeAccumulation(data []byte) (*Accumulation, error) {
 		}
 		acc.Config, acc.Vars = cfg, vars
 	}
-	rs, err := resource.DecodeList(list)
+	rs, err := rescodec.DecodeList(list)
 	if err != nil {
 		return nil, err
 	}
@@ -1059,13 +1060,13 @@ func (b *Builder) runStageEncoded(ctx context.Context, s stages.Stage, rs *resou
 	if b.memo != nil && b.memo.Store != nil && expensive(s, isPlugin) && !(isPlugin && b.opts.NoCachePlugins) {
 		var err error
 		if in == nil {
-			in, err = resource.EncodeList(rs)
+			in, err = rescodec.EncodeList(rs)
 		}
 		if err == nil {
 			key = b.memo.key("stage").String(s.Kind()).Bytes(s.Fingerprint()).Key(cache.Digest(in)).Sum()
 			cacheable = true
 			if data, ok := b.memo.Store.Get(key); ok {
-				if out, err := resource.DecodeList(data); err == nil {
+				if out, err := rescodec.DecodeList(data); err == nil {
 					if !b.opts.VerifyCache {
 						rs.Replace(out.All())
 						b.explainStage(ctx, s, cache.Digest(in), true)
@@ -1087,7 +1088,7 @@ func (b *Builder) runStageEncoded(ctx context.Context, s stages.Stage, rs *resou
 	}
 	rs.Settle()
 	if b.opts.VerifyCache && (want != nil || again != nil) {
-		got, err := resource.EncodeList(rs)
+		got, err := rescodec.EncodeList(rs)
 		if err != nil {
 			return nil, err
 		}
@@ -1095,7 +1096,7 @@ func (b *Builder) runStageEncoded(ctx context.Context, s stages.Stage, rs *resou
 			if err := s.Run(ctx, again); err != nil {
 				return nil, err
 			}
-			if want, err = resource.EncodeList(again); err != nil {
+			if want, err = rescodec.EncodeList(again); err != nil {
 				return nil, err
 			}
 		}
@@ -1109,7 +1110,7 @@ func (b *Builder) runStageEncoded(ctx context.Context, s stages.Stage, rs *resou
 	var out []byte
 	if cacheable {
 		b.explainStage(ctx, s, cache.Digest(in), false)
-		if enc, err := resource.EncodeList(rs); err == nil {
+		if enc, err := rescodec.EncodeList(rs); err == nil {
 			b.memo.put(key, enc, isPlugin || hasSecret(rs.All()))
 			out = enc
 		}

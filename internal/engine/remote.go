@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/kpipe/kpipe/internal/remote"
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/resyaml"
 	"github.com/kpipe/kpipe/loaders"
 )
 
@@ -43,14 +43,14 @@ func (g *Graph) loadURL(n *Node, e *Entry, chain []string) *Entry {
 			// kustomize tries a body that is not resources (a web page at
 			// a repository's URL) as a repository, and reports only the
 			// body's syntax error when that fails too.
-			_, derr := resource.Decode(data)
+			_, derr := resyaml.Decode(data)
 			if derr == nil {
 				return e
 			}
 			fileErr := decodeError(e, derr)
 			f := &Entry{Path: p, Remote: true}
 			g.resourceDir(n, f, fileErr, chain)
-			var se *resource.SyntaxError
+			var se *resyaml.SyntaxError
 			if f.Err != nil && errors.As(derr, &se) {
 				f.Err = fileErr
 			}

@@ -9,7 +9,8 @@ import (
 	"time"
 
 	"github.com/kpipe/kpipe/cache"
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/resyaml"
+	"github.com/kpipe/kpipe/resource"
 	"github.com/kpipe/kpipe/stages"
 	"github.com/kpipe/kpipe/stages/fieldspec"
 )
@@ -563,7 +564,7 @@ func (b *Builder) parse(e *Entry) *parsedFile {
 	if ok {
 		return p
 	}
-	rs, err := resource.Decode(e.Data)
+	rs, err := resyaml.Decode(e.Data)
 	p = &parsedFile{}
 	if err != nil {
 		p.err = decodeError(e, err)
@@ -578,9 +579,9 @@ func (b *Builder) parse(e *Entry) *parsedFile {
 }
 
 // decodeError is the error of a resource file entry e whose content does
-// not decode (err from resource.Decode), in kustomize's words.
+// not decode (err from resyaml.Decode), in kustomize's words.
 func decodeError(e *Entry, err error) error {
-	var se *resource.SyntaxError
+	var se *resyaml.SyntaxError
 	if errors.As(err, &se) {
 		return fmt.Errorf("accumulating resources from '%s': MalformedYAMLError: yaml: line %d: %s in File: %s", e.Path, se.Line, se.Msg, e.File)
 	}

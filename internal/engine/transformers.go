@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"io/fs"
 
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/resyaml"
 	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/plugins"
+	"github.com/kpipe/kpipe/resource"
 	"github.com/kpipe/kpipe/stages"
 	"github.com/kpipe/kpipe/stages/fieldspec"
 )
@@ -273,7 +274,7 @@ func inlineFirst(entries []string) []string {
 // isInlineConfig reports whether an entry is YAML holding objects rather
 // than a path.
 func isInlineConfig(p string) bool {
-	rs, err := resource.Decode([]byte(p))
+	rs, err := resyaml.Decode([]byte(p))
 	return err == nil && len(rs) > 0
 }
 
@@ -283,7 +284,7 @@ func isInlineConfig(p string) bool {
 // kustomization file for inline ones), from which the plugin's own origin
 // is taken (stages.OriginFromPluginConfig).
 func (b *Builder) pluginConfigs(ctx context.Context, n *Node, p string) ([]*resource.Resource, error) {
-	if rs, err := resource.Decode([]byte(p)); err == nil && len(rs) > 0 {
+	if rs, err := resyaml.Decode([]byte(p)); err == nil && len(rs) > 0 {
 		return withOrigin(rs, n.Origin.Append(n.KustFileName()), n.Origin != nil)
 	}
 	if e := n.PluginDir(p); e != nil {
@@ -311,7 +312,7 @@ func (b *Builder) pluginConfigs(ctx context.Context, n *Node, p string) ([]*reso
 	if err != nil {
 		return nil, fmt.Errorf("%s: loading plugin config '%s': %w", n.File.Path, p, err)
 	}
-	rs, err := resource.Decode(data)
+	rs, err := resyaml.Decode(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: loading plugin config: %w", real, err)
 	}

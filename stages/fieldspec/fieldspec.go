@@ -17,7 +17,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/resource"
 )
 
 // FieldSpec names a field of the objects of some GVK: the objects selected

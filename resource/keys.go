@@ -38,19 +38,16 @@ type FieldKey struct {
 	Tag  string
 }
 
-// nonStringTag reports whether a mapping key node is one kustomize does not
-// read as a string in a nested map: its resolved tag is not !!str, nor a
-// merge key, nor null (which kpipe writes as "").
-func nonStringTag(k *yaml.Node) (string, bool) {
-	if k.Kind != yaml.ScalarNode {
-		return "", false
-	}
-	switch t := k.ShortTag(); t {
+// NonStringKeyTag reports whether a map key whose resolved YAML tag is tag
+// (a short tag: !!int, !!bool, !x...) is one kustomize does not read as a
+// string in a nested map: any tag but !!str, a merge key (!!merge) or null
+// (!!null, which kpipe writes as "").
+func NonStringKeyTag(tag string) bool {
+	switch tag {
 	case "!!str", "!!merge", "!!null":
-		return "", false
-	default:
-		return t, true
+		return false
 	}
+	return true
 }
 
 // PlainKeyTag returns the tag key resolves to when written as a plain YAML
@@ -58,7 +55,11 @@ func nonStringTag(k *yaml.Node) (string, bool) {
 // the labels it adds), and whether that makes it a key that is not a
 // string.
 func PlainKeyTag(key string) (tag string, nonString bool) {
-	return nonStringTag(&yaml.Node{Kind: yaml.ScalarNode, Value: key})
+	t := (&yaml.Node{Kind: yaml.ScalarNode, Value: key}).ShortTag()
+	if !NonStringKeyTag(t) {
+		return "", false
+	}
+	return t, true
 }
 
 // AddNonStringKeys records the keys of the map at path (from the object's

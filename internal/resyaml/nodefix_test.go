@@ -1,11 +1,10 @@
-package resource
+package resyaml
 
 import (
-	"encoding/json"
 	"reflect"
 	"testing"
 
-	"go.yaml.in/yaml/v3"
+	"github.com/kpipe/kpipe/resource"
 )
 
 // TestDecodeNullsAndEmpties checks that the model keeps apart what
@@ -32,43 +31,16 @@ flow: {a: , b: null, c: [x, ]}
 	}
 	got := vs[0].(map[string]any)
 	want := map[string]any{
-		"bare": EmptyNull{}, "null": nil, "tilde": nil, "Null": nil, "tagged": EmptyNull{},
+		"bare": resource.EmptyNull{}, "null": nil, "tilde": nil, "Null": nil, "tagged": resource.EmptyNull{},
 		"quoted": "", "map": map[string]any{}, "list": []any{},
-		"nested": map[string]any{"bare": EmptyNull{}, "list": []any{EmptyNull{}, nil}},
-		"flow":   map[string]any{"a": EmptyNull{Flow: true}, "b": nil, "c": []any{"x"}},
+		"nested": map[string]any{"bare": resource.EmptyNull{}, "list": []any{resource.EmptyNull{}, nil}},
+		"flow":   map[string]any{"a": resource.EmptyNull{Flow: true}, "b": nil, "c": []any{"x"}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("decoded\n%#v\nwant\n%#v", got, want)
 	}
 	if _, has := got["absent"]; has {
 		t.Error("an absent key is present")
-	}
-}
-
-// TestEmptyNullReadsAsNull checks the helpers treat EmptyNull as null, and
-// that JSON and YAML write it as null ("" in a flow collection).
-func TestEmptyNullReadsAsNull(t *testing.T) {
-	if !IsNull(EmptyNull{}) || !IsNull(nil) || IsNull("") || IsNull(map[string]any{}) {
-		t.Error("IsNull")
-	}
-	if KindOf(EmptyNull{}) != "null" {
-		t.Errorf("KindOf = %s", KindOf(EmptyNull{}))
-	}
-	if s, ok := ScalarString(EmptyNull{}); s != "" || !ok {
-		t.Errorf("ScalarString = %q, %v", s, ok)
-	}
-	obj := map[string]any{"metadata": map[string]any{"labels": EmptyNull{}}}
-	m, err := EnsureMap(obj, "metadata", "labels")
-	if err != nil || m == nil {
-		t.Fatalf("EnsureMap over a bare null: %v", err)
-	}
-	j, err := json.Marshal(map[string]any{"a": EmptyNull{}, "b": EmptyNull{Flow: true}})
-	if err != nil || string(j) != `{"a":null,"b":""}` {
-		t.Errorf("JSON: %s, %v", j, err)
-	}
-	y, err := yaml.Marshal(map[string]any{"a": EmptyNull{}, "b": EmptyNull{Flow: true}})
-	if err != nil || string(y) != "a: null\nb: \"\"\n" {
-		t.Errorf("YAML: %q, %v", y, err)
 	}
 }
 
@@ -113,37 +85,5 @@ func TestDecodeKeysKeepTheirText(t *testing.T) {
 	want := map[string]any{"0": "a", "00": "b", "true": "c", "1.50": "d", "0x1F": "e", "nested": map[string]any{"1": "f"}}
 	if got := vs[0]; !reflect.DeepEqual(got, want) {
 		t.Errorf("decoded %#v, want %#v", got, want)
-	}
-}
-
-// TestEncodeListKeepsEmptyNulls checks the cache encoding keeps the two
-// nulls apart.
-func TestEncodeListKeepsEmptyNulls(t *testing.T) {
-	rs, err := Decode([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  annotations:\ndata: {a: , b: null}\nlist: [null, {x: }]\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	enc, err := EncodeList(NewList(rs...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	back, err := DecodeList(enc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := back.At(0).Object(), rs[0].Object(); !reflect.DeepEqual(got, want) {
-		t.Errorf("round trip:\n%#v\nwant\n%#v", got, want)
-	}
-	if v := back.At(0).Object()["metadata"].(map[string]any)["annotations"]; v != (EmptyNull{}) {
-		t.Errorf("annotations = %#v, want EmptyNull", v)
-	}
-}
-
-// TestPlainNulls checks Go plugins get only nil for nulls.
-func TestPlainNulls(t *testing.T) {
-	v := map[string]any{"a": EmptyNull{}, "b": []any{EmptyNull{Flow: true}, map[string]any{"c": EmptyNull{}}}, "d": "x"}
-	want := map[string]any{"a": nil, "b": []any{nil, map[string]any{"c": nil}}, "d": "x"}
-	if got := PlainNulls(v); !reflect.DeepEqual(got, want) {
-		t.Errorf("got %#v", got)
 	}
 }

@@ -51,11 +51,11 @@ type identity struct {
 
 // readIdentity reads the identity from the tree.
 func (r *Resource) readIdentity() identity {
-	av := lookupScalar(r.obj, "apiVersion")
+	av := LookupScalar(r.obj, "apiVersion")
 	return identity{apiVersion: av, id: ID{
-		GVK:       NewGVK(av, lookupScalar(r.obj, "kind")),
-		Name:      lookupScalar(r.obj, "metadata", "name"),
-		Namespace: lookupScalar(r.obj, "metadata", "namespace"),
+		GVK:       NewGVK(av, LookupScalar(r.obj, "kind")),
+		Name:      LookupScalar(r.obj, "metadata", "name"),
+		Namespace: LookupScalar(r.obj, "metadata", "namespace"),
 	}}
 }
 
@@ -209,7 +209,7 @@ func (r *Resource) APIVersion() string {
 	if r.identOK || r.settled {
 		return r.identity().apiVersion
 	}
-	return lookupScalar(r.obj, "apiVersion")
+	return LookupScalar(r.obj, "apiVersion")
 }
 
 // Kind returns the kind field.
@@ -217,7 +217,7 @@ func (r *Resource) Kind() string {
 	if r.identOK || r.settled {
 		return r.identity().id.Kind
 	}
-	return lookupScalar(r.obj, "kind")
+	return LookupScalar(r.obj, "kind")
 }
 
 // Name returns metadata.name.
@@ -225,7 +225,7 @@ func (r *Resource) Name() string {
 	if r.identOK || r.settled {
 		return r.identity().id.Name
 	}
-	return lookupScalar(r.obj, "metadata", "name")
+	return LookupScalar(r.obj, "metadata", "name")
 }
 
 // Namespace returns metadata.namespace.
@@ -233,13 +233,13 @@ func (r *Resource) Namespace() string {
 	if r.identOK || r.settled {
 		return r.identity().id.Namespace
 	}
-	return lookupScalar(r.obj, "metadata", "namespace")
+	return LookupScalar(r.obj, "metadata", "namespace")
 }
 
-// lookupScalar returns the text of the scalar at path: a string as it is,
+// LookupScalar returns the text of the scalar at path: a string as it is,
 // a number or a boolean as kustomize reads it (`name: 123` is the name
 // "123", `kind: 5` the kind "5"); "" for anything else.
-func lookupScalar(obj map[string]any, path ...string) string {
+func LookupScalar(obj map[string]any, path ...string) string {
 	v, _ := Lookup(obj, path...)
 	if s, ok := v.(string); ok {
 		return s
@@ -421,6 +421,15 @@ func (r *Resource) RememberID() {
 	id := r.ID()
 	r.mustBeMutable()
 	r.prev = append(r.prev, prevName{Kind: id.Kind, Name: id.Name, Namespace: id.EffectiveNamespace()})
+}
+
+// AddPrevID records id as the newest of the object's previous IDs (see
+// PrevIDs), its namespace as it is; its group and version are not kept,
+// as PrevIDs takes them from the current apiVersion. It restores what
+// PrevIDs returned (the cache's encoding of resources).
+func (r *Resource) AddPrevID(id ID) {
+	r.mustBeMutable()
+	r.prev = append(r.prev, prevName{Kind: id.Kind, Name: id.Name, Namespace: id.Namespace})
 }
 
 // SetOriginalName records name (in namespace ns) as the object's original

@@ -1,8 +1,10 @@
-package resource
+package resyaml
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/kpipe/kpipe/resource"
 )
 
 // `metadata.name: 123`, `namespace: 456` and `kind: 5` are read as their
@@ -42,7 +44,7 @@ func TestAliasesAreLimitedByExpandedSize(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a 9^5 expansion: %v", err)
 	}
-	l4, _ := Lookup(rs[0].Object(), "x", "l4")
+	l4, _ := resource.Lookup(rs[0].Object(), "x", "l4")
 	if n := len(l4.([]any)); n != 9 {
 		t.Errorf("l4 has %d items", n)
 	}

@@ -1,15 +1,18 @@
-package resource
+package resource_test
 
 import (
 	"sync"
 	"testing"
+
+	"github.com/kpipe/kpipe/internal/resyaml"
+	"github.com/kpipe/kpipe/resource"
 )
 
 // settledCM returns a settled ConfigMap whose ID has been read once, so
 // that the resource keeps it.
-func settledCM(t *testing.T) *Resource {
+func settledCM(t *testing.T) *resource.Resource {
 	t.Helper()
-	rs, err := Decode([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: ns\n"))
+	rs, err := resyaml.Decode([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: ns\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,50 +31,50 @@ func settledCM(t *testing.T) *Resource {
 func TestIDFollowsChanges(t *testing.T) {
 	for _, c := range []struct {
 		name   string
-		change func(r *Resource) *Resource
+		change func(r *resource.Resource) *resource.Resource
 		want   string
 	}{
-		{"SetName", func(r *Resource) *Resource { r.SetName("b"); return r }, "ConfigMap.v1.[noGrp]/b.ns"},
-		{"SetNamespace", func(r *Resource) *Resource { r.SetNamespace("x"); return r }, "ConfigMap.v1.[noGrp]/a.x"},
-		{"SetKind", func(r *Resource) *Resource { r.SetKind("Secret"); return r }, "Secret.v1.[noGrp]/a.ns"},
-		{"Edit, then ID, then write", func(r *Resource) *Resource {
+		{"SetName", func(r *resource.Resource) *resource.Resource { r.SetName("b"); return r }, "ConfigMap.v1.[noGrp]/b.ns"},
+		{"SetNamespace", func(r *resource.Resource) *resource.Resource { r.SetNamespace("x"); return r }, "ConfigMap.v1.[noGrp]/a.x"},
+		{"SetKind", func(r *resource.Resource) *resource.Resource { r.SetKind("Secret"); return r }, "Secret.v1.[noGrp]/a.ns"},
+		{"Edit, then ID, then write", func(r *resource.Resource) *resource.Resource {
 			obj := r.Edit()
 			_ = r.ID()
 			obj["apiVersion"] = "example.com/v2"
-			LookupMap(obj, "metadata")["name"] = "c"
+			resource.LookupMap(obj, "metadata")["name"] = "c"
 			return r
 		}, "ConfigMap.v2.example.com/c.ns"},
-		{"Edit, delete the namespace", func(r *Resource) *Resource {
+		{"Edit, delete the namespace", func(r *resource.Resource) *resource.Resource {
 			obj := r.Edit()
 			_ = r.ID()
-			delete(LookupMap(obj, "metadata"), "namespace")
+			delete(resource.LookupMap(obj, "metadata"), "namespace")
 			return r
 		}, "ConfigMap.v1.[noGrp]/a.[noNs]"},
-		{"SetObject, then write", func(r *Resource) *Resource {
+		{"SetObject, then write", func(r *resource.Resource) *resource.Resource {
 			obj := map[string]any{"apiVersion": "v1", "kind": "Service", "metadata": map[string]any{"name": "s"}}
 			r.SetObject(obj)
 			_ = r.ID()
 			obj["kind"] = "Pod"
 			return r
 		}, "Pod.v1.[noGrp]/s.[noNs]"},
-		{"clone of a frozen one, edited", func(r *Resource) *Resource {
+		{"clone of a frozen one, edited", func(r *resource.Resource) *resource.Resource {
 			r.Freeze()
 			c := r.Clone()
 			_ = c.ID()
-			LookupMap(c.Edit(), "metadata")["name"] = "d"
+			resource.LookupMap(c.Edit(), "metadata")["name"] = "d"
 			if r.Name() != "a" {
 				t.Errorf("the frozen original was renamed %q", r.Name())
 			}
 			return c
 		}, "ConfigMap.v1.[noGrp]/d.ns"},
-		{"List.EditTree of a frozen one, SetObject", func(r *Resource) *Resource {
+		{"List.EditTree of a frozen one, SetObject", func(r *resource.Resource) *resource.Resource {
 			r.Freeze()
-			l := NewList(r)
+			l := resource.NewList(r)
 			e := l.EditTree(0)
 			e.SetObject(map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "e"}})
 			return l.At(0)
 		}, "ConfigMap.v1.[noGrp]/e.[noNs]"},
-		{"RememberID, then rename", func(r *Resource) *Resource {
+		{"RememberID, then rename", func(r *resource.Resource) *resource.Resource {
 			r.RememberID()
 			r.SetName("f")
 			if got := r.OrigID().String(); got != "ConfigMap.v1.[noGrp]/a.ns" {
@@ -103,9 +106,9 @@ func TestIDFollowsChanges(t *testing.T) {
 // holds reads the ID from the tree each time until it is settled.
 func TestIDUnsettledReadsTree(t *testing.T) {
 	obj := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "a"}}
-	r := New(obj)
+	r := resource.New(obj)
 	_ = r.ID()
-	LookupMap(obj, "metadata")["name"] = "b"
+	resource.LookupMap(obj, "metadata")["name"] = "b"
 	if r.Name() != "b" || r.ID().Name != "b" {
 		t.Errorf("name %q, ID %s: the tree says b", r.Name(), r.ID())
 	}

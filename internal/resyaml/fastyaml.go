@@ -1,10 +1,11 @@
-package resource
+package resyaml
 
 import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/kpipe/kpipe/resource"
 	yaml2 "go.yaml.in/yaml/v2"
 	"go.yaml.in/yaml/v3"
 )
@@ -351,7 +352,7 @@ func (p *fastParser) value(ind, c int, inMap bool) (any, bool) {
 		p.i++
 		p.skipBlank()
 		if p.i >= len(p.lines) {
-			return EmptyNull{}, true
+			return resource.EmptyNull{}, true
 		}
 		next := p.lines[p.i]
 		n := indentOf(next)
@@ -361,7 +362,7 @@ func (p *fastParser) value(ind, c int, inMap bool) (any, bool) {
 		if inMap && n == ind && (next[n:] == "-" || strings.HasPrefix(next[n:], "- ")) {
 			return p.sequence(n)
 		}
-		return EmptyNull{}, true
+		return resource.EmptyNull{}, true
 	}
 	rest := line[c:]
 	switch rest[0] {

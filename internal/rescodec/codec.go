@@ -1,4 +1,12 @@
-package resource
+// Package rescodec is the binary encoding of resource lists that kpipe's
+// cache stores and hashes: the object tree with every scalar's Go type
+// kept (an int stays an int, a float a float), and the build state.
+// EncodeList writes map keys in sorted order, so equal resources encode to
+// equal bytes and the encoding can be hashed; AppendListUnsorted, for
+// values only stored, does not sort.
+//
+// It imports the resource package only.
+package rescodec
 
 import (
 	"encoding/binary"
@@ -7,13 +15,9 @@ import (
 	"math"
 	"sort"
 	"time"
-)
 
-// This file is the binary encoding of resources for the cache: the object
-// tree with every scalar's Go type kept (an int stays an int, a float a
-// float), and the build state. EncodeList writes map keys in sorted
-// order, so equal resources encode to equal bytes and the encoding can be
-// hashed; AppendListUnsorted, for values only stored, does not sort.
+	"github.com/kpipe/kpipe/resource"
+)
 
 // Value tags of the encoding.
 const (
@@ -41,18 +45,21 @@ type unencodable struct{ t string }
 
 // appendEncoded appends the encoding of r to buf, its map keys sorted
 // when sorted is true.
-func (r *Resource) appendEncoded(buf []byte, sorted bool) []byte {
-	buf = appendValue(buf, r.obj, sorted)
-	buf = binary.AppendUvarint(buf, uint64(len(r.prev)))
-	for _, p := range r.prev {
+func appendEncoded(buf []byte, r *resource.Resource, sorted bool) []byte {
+	buf = appendValue(buf, r.Object(), sorted)
+	prev := r.PrevIDs()
+	buf = binary.AppendUvarint(buf, uint64(len(prev)))
+	for _, p := range prev {
 		buf = appendString(appendString(appendString(buf, p.Kind), p.Name), p.Namespace)
 	}
-	buf = binary.AppendUvarint(buf, uint64(len(r.refBy)))
-	for _, id := range r.refBy {
+	refBy := r.RefBy()
+	buf = binary.AppendUvarint(buf, uint64(len(refBy)))
+	for _, id := range refBy {
 		buf = appendID(buf, id)
 	}
-	buf = binary.AppendUvarint(buf, uint64(len(r.refVars)))
-	for _, v := range r.refVars {
+	refVars := r.RefVarNames()
+	buf = binary.AppendUvarint(buf, uint64(len(refVars)))
+	for _, v := range refVars {
 		buf = appendString(buf, v)
 	}
 	if r.Gen == nil {
@@ -62,8 +69,9 @@ func (r *Resource) appendEncoded(buf []byte, sorted bool) []byte {
 		buf = appendString(buf, r.Gen.Behavior)
 		buf = appendBool(buf, r.Gen.NeedsHash)
 	}
-	buf = binary.AppendUvarint(buf, uint64(len(r.keys)))
-	for _, k := range r.keys {
+	keys := r.NonStringKeys()
+	buf = binary.AppendUvarint(buf, uint64(len(keys)))
+	for _, k := range keys {
 		buf = binary.AppendUvarint(buf, uint64(len(k.Path)))
 		for _, p := range k.Path {
 			buf = appendString(buf, p)
@@ -76,7 +84,7 @@ func (r *Resource) appendEncoded(buf []byte, sorted bool) []byte {
 // EncodeList encodes the resources of l, in order. It fails only when an
 // object holds a value of a type YAML decoding never produces (which a
 // stage put there); callers then do without the cache.
-func EncodeList(l *List) ([]byte, error) {
+func EncodeList(l *resource.List) ([]byte, error) {
 	return appendList(nil, l, true)
 }
 
@@ -85,11 +93,11 @@ func EncodeList(l *List) ([]byte, error) {
 // resources as EncodeList's encoding and costs less to write, but equal
 // lists may encode to different bytes: it is for values that are stored,
 // never for values that are hashed into a key.
-func AppendListUnsorted(buf []byte, l *List) ([]byte, error) {
+func AppendListUnsorted(buf []byte, l *resource.List) ([]byte, error) {
 	return appendList(buf, l, false)
 }
 
-func appendList(buf []byte, l *List, sorted bool) (_ []byte, err error) {
+func appendList(buf []byte, l *resource.List, sorted bool) (_ []byte, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			u, ok := p.(unencodable)
@@ -102,14 +110,14 @@ func appendList(buf []byte, l *List, sorted bool) (_ []byte, err error) {
 	buf = append(buf, codecVersion)
 	buf = binary.AppendUvarint(buf, uint64(l.Len()))
 	for _, r := range l.All() {
-		buf = r.appendEncoded(buf, sorted)
+		buf = appendEncoded(buf, r, sorted)
 	}
 	return buf, nil
 }
 
 // DecodeList decodes what EncodeList wrote. The resources are new and
 // unfrozen.
-func DecodeList(data []byte) (*List, error) {
+func DecodeList(data []byte) (*resource.List, error) {
 	d := &decoder{buf: data}
 	if v := d.byte(); v != codecVersion {
 		return nil, fmt.Errorf("resource encoding version %d, want %d", v, codecVersion)
@@ -118,7 +126,7 @@ func DecodeList(data []byte) (*List, error) {
 	if n > uint64(len(data)) {
 		return nil, errBadEncoding
 	}
-	items := make([]*Resource, 0, n)
+	items := make([]*resource.Resource, 0, n)
 	for i := uint64(0); i < n && d.err == nil; i++ {
 		items = append(items, d.resource())
 	}
@@ -128,7 +136,9 @@ func DecodeList(data []byte) (*List, error) {
 	if len(d.buf) != 0 {
 		return nil, errBadEncoding
 	}
-	return &List{items: items}, nil
+	l := resource.NewList()
+	l.Replace(items)
+	return l, nil
 }
 
 var errBadEncoding = errors.New("malformed resource encoding")
@@ -145,7 +155,7 @@ func appendBool(buf []byte, v bool) []byte {
 	return append(buf, 0)
 }
 
-func appendID(buf []byte, id ID) []byte {
+func appendID(buf []byte, id resource.ID) []byte {
 	for _, s := range []string{id.Group, id.Version, id.Kind, id.Name, id.Namespace} {
 		buf = appendString(buf, s)
 	}
@@ -188,7 +198,7 @@ func appendScalar(buf []byte, v any) []byte {
 	switch t := v.(type) {
 	case nil:
 		return append(buf, tagNil)
-	case EmptyNull:
+	case resource.EmptyNull:
 		if t.Flow {
 			return append(buf, tagFlowEmptyNull)
 		}
@@ -267,8 +277,8 @@ func (d *decoder) string() string {
 	return s
 }
 
-func (d *decoder) id() ID {
-	var id ID
+func (d *decoder) id() resource.ID {
+	var id resource.ID
 	id.Group, id.Version, id.Kind, id.Name, id.Namespace = d.string(), d.string(), d.string(), d.string(), d.string()
 	return id
 }
@@ -282,32 +292,32 @@ func (d *decoder) count() int {
 	return int(n)
 }
 
-func (d *decoder) resource() *Resource {
+func (d *decoder) resource() *resource.Resource {
 	obj, ok := d.value().(map[string]any)
 	if !ok {
 		d.fail()
 		return nil
 	}
-	r := &Resource{obj: obj}
+	r := resource.New(obj)
 	for i, n := 0, d.count(); i < n; i++ {
-		r.prev = append(r.prev, prevName{Kind: d.string(), Name: d.string(), Namespace: d.string()})
+		r.AddPrevID(resource.ID{GVK: resource.GVK{Kind: d.string()}, Name: d.string(), Namespace: d.string()})
 	}
 	for i, n := 0, d.count(); i < n; i++ {
-		r.refBy = append(r.refBy, d.id())
+		r.AddRefBy(d.id())
 	}
 	for i, n := 0, d.count(); i < n; i++ {
-		r.refVars = append(r.refVars, d.string())
+		r.AddRefVarName(d.string())
 	}
 	if d.byte() == 1 {
-		r.Gen = &Generated{Behavior: d.string(), NeedsHash: d.byte() == 1}
+		r.Gen = &resource.Generated{Behavior: d.string(), NeedsHash: d.byte() == 1}
 	}
 	for i, n := 0, d.count(); i < n; i++ {
-		var k FieldKey
+		var k resource.FieldKey
 		for j, m := 0, d.count(); j < m; j++ {
 			k.Path = append(k.Path, d.string())
 		}
 		k.Key, k.Tag = d.string(), d.string()
-		r.keys = append(r.keys, k)
+		r.AddNonStringKey(k)
 	}
 	return r
 }
@@ -317,9 +327,9 @@ func (d *decoder) value() any {
 	case tagNil:
 		return nil
 	case tagEmptyNull:
-		return EmptyNull{}
+		return resource.EmptyNull{}
 	case tagFlowEmptyNull:
-		return EmptyNull{Flow: true}
+		return resource.EmptyNull{Flow: true}
 	case tagString:
 		return d.string()
 	case tagFalse:

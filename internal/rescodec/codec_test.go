@@ -1,14 +1,17 @@
-package resource
+package rescodec
 
 import (
 	"bytes"
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/kpipe/kpipe/internal/resyaml"
+	"github.com/kpipe/kpipe/resource"
 )
 
 func TestEncodeListRoundTrip(t *testing.T) {
-	rs, err := Decode([]byte(`apiVersion: apps/v1
+	rs, err := resyaml.Decode([]byte(`apiVersion: apps/v1
 kind: Deployment
 metadata:
   name: web
@@ -29,9 +32,9 @@ spec:
 	r.Edit()["when"] = time.Date(2001, 12, 15, 2, 59, 43, 0, time.UTC)
 	r.RememberID()
 	r.SetName("prod-web")
-	r.AddRefBy(ID{GVK: GVK{Kind: "Service", Version: "v1"}, Name: "svc"})
-	r.Gen = &Generated{Behavior: "merge", NeedsHash: true}
-	l := NewList(r)
+	r.AddRefBy(resource.ID{GVK: resource.GVK{Kind: "Service", Version: "v1"}, Name: "svc"})
+	r.Gen = &resource.Generated{Behavior: "merge", NeedsHash: true}
+	l := resource.NewList(r)
 	enc, err := EncodeList(l)
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +75,7 @@ spec:
 }
 
 func TestDecodeListRejectsGarbage(t *testing.T) {
-	enc, _ := EncodeList(NewList(New(map[string]any{"kind": "A", "metadata": map[string]any{"name": "a"}})))
+	enc, _ := EncodeList(resource.NewList(resource.New(map[string]any{"kind": "A", "metadata": map[string]any{"name": "a"}})))
 	for i := 0; i < len(enc); i++ {
 		if _, err := DecodeList(enc[:i]); err == nil {
 			t.Errorf("truncated encoding (%d of %d bytes) decoded without error", i, len(enc))
@@ -81,7 +84,7 @@ func TestDecodeListRejectsGarbage(t *testing.T) {
 }
 
 func TestEncodeListRejectsUnknownTypes(t *testing.T) {
-	l := NewList(New(map[string]any{"kind": "A", "x": []string{"a"}}))
+	l := resource.NewList(resource.New(map[string]any{"kind": "A", "x": []string{"a"}}))
 	if _, err := EncodeList(l); err == nil {
 		t.Error("a []string value encoded without error")
 	}

@@ -1,4 +1,4 @@
-package resource
+package resyaml
 
 import (
 	"bytes"
@@ -6,55 +6,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kpipe/kpipe/resource"
 	"go.yaml.in/yaml/v3"
 )
-
-// EmptyNull is the value of a field written with no value at all (`x:`),
-// told apart from an explicit null (`x: null`, `x: ~`), which is nil.
-//
-// Both print as null, and most of kustomize treats them alike, but not
-// all: kustomize works on YAML nodes, where `x:` is a null whose text is
-// empty. Its strategic-merge patch drops such a field from the object when
-// the patch says nothing about it, and keeps an explicit null; a
-// replacement into a field below `x:` fails, and one below `x: null`
-// creates it. Any trip through JSON (a JSON patch, for one) makes every
-// null explicit; EmptyNull marshals to JSON and YAML as null, so that
-// happens here too.
-//
-// Code that reads object trees must treat EmptyNull as it treats nil; use
-// IsNull.
-type EmptyNull struct {
-	// Flow is set for a bare null inside a flow collection (`{a: }`):
-	// yaml.v3 cannot write an empty plain scalar there, so kustomize's trip
-	// from nodes to JSON turns it into an empty string, and prints "".
-	Flow bool
-}
-
-// MarshalJSON writes null, or "" for a null in a flow collection (see
-// Flow): the JSON kustomize makes of the object.
-func (e EmptyNull) MarshalJSON() ([]byte, error) {
-	if e.Flow {
-		return []byte(`""`), nil
-	}
-	return []byte("null"), nil
-}
-
-// MarshalYAML writes what MarshalJSON writes.
-func (e EmptyNull) MarshalYAML() (any, error) {
-	if e.Flow {
-		return "", nil
-	}
-	return nil, nil
-}
-
-// IsNull reports whether v is a null of either kind (nil or EmptyNull).
-func IsNull(v any) bool {
-	switch v.(type) {
-	case nil, EmptyNull:
-		return true
-	}
-	return false
-}
 
 // The decoder reads each document into YAML nodes first, and fixNodes
 // then corrects the value tree where kustomize, which keeps the nodes,
@@ -117,7 +71,7 @@ func isFoldedString(n *yaml.Node) bool {
 // document's top level; a nil recorder records nothing.
 type keyRecorder struct {
 	path []string
-	keys []FieldKey
+	keys []resource.FieldKey
 }
 
 func (kr *keyRecorder) push(p string) {
@@ -138,8 +92,8 @@ func (kr *keyRecorder) note(k *yaml.Node, key string) {
 	if kr == nil || len(kr.path) == 0 {
 		return
 	}
-	if t, bad := nonStringTag(k); bad {
-		kr.keys = append(kr.keys, FieldKey{Path: append([]string(nil), kr.path...), Key: key, Tag: t})
+	if t := k.ShortTag(); k.Kind == yaml.ScalarNode && resource.NonStringKeyTag(t) {
+		kr.keys = append(kr.keys, resource.FieldKey{Path: append([]string(nil), kr.path...), Key: key, Tag: t})
 	}
 }
 
@@ -154,7 +108,7 @@ func fixNodes(n *yaml.Node, v any, flow bool, rec *keyRecorder) any {
 		}
 	case yaml.ScalarNode:
 		if v == nil && isEmptyNullNode(n) {
-			return EmptyNull{Flow: flow}
+			return resource.EmptyNull{Flow: flow}
 		}
 		if _, ok := v.(string); ok && isFoldedString(n) {
 			if s, err := reencode(n); err == nil {
@@ -221,7 +175,7 @@ func rebuildMap(n *yaml.Node, flow bool, rec *keyRecorder) (map[string]any, bool
 		}
 	}
 	m := make(map[string]any, len(n.Content)/2)
-	var noted []FieldKey
+	var noted []resource.FieldKey
 	if rec != nil {
 		noted = rec.keys
 	}
@@ -269,23 +223,4 @@ func reencode(n *yaml.Node) (string, error) {
 		return "", fmt.Errorf("folded scalar %q does not read back as a string", n.Value)
 	}
 	return s, nil
-}
-
-// PlainNulls replaces every EmptyNull in the tree v by nil, in place, and
-// returns v: for code outside kpipe (Go plugins), which is promised only
-// the types YAML decoding gives.
-func PlainNulls(v any) any {
-	switch t := v.(type) {
-	case EmptyNull:
-		return nil
-	case map[string]any:
-		for k, e := range t {
-			t[k] = PlainNulls(e)
-		}
-	case []any:
-		for i, e := range t {
-			t[i] = PlainNulls(e)
-		}
-	}
-	return v
 }

@@ -1,4 +1,4 @@
-package resource
+package resyaml
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kpipe/kpipe/resource"
 	yaml2 "go.yaml.in/yaml/v2"
 )
 
@@ -443,7 +444,7 @@ func v2Comparable(v any) (any, error) {
 // empty value (EmptyNull) is yaml.v2's nil.
 func fastComparable(v any) any {
 	return mapLeaves(v, func(v any) any {
-		if _, ok := v.(EmptyNull); ok {
+		if _, ok := v.(resource.EmptyNull); ok {
 			return nil
 		}
 		return nanLeaf(v)

@@ -1,4 +1,4 @@
-package resource
+package resyaml
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/kpipe/kpipe/resource"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -94,7 +95,7 @@ func decodeOne(d document) (any, error) {
 // decodeOneKeys is decodeOne that also returns the keys of nested maps
 // that are not strings (keys.go), with their paths from the document's
 // top level.
-func decodeOneKeys(d document) (any, []FieldKey, error) {
+func decodeOneKeys(d document) (any, []resource.FieldKey, error) {
 	if v, ok := fastDecode(d.text); ok {
 		return v, nil, nil // (fastDecode leaves every key that is not a string)
 	}
@@ -110,7 +111,7 @@ func decodeNodes(d document) (any, error) {
 
 // decodeNodesKeys is decodeNodes that also returns the keys of nested
 // maps that are not strings.
-func decodeNodesKeys(d document) (any, []FieldKey, error) {
+func decodeNodesKeys(d document) (any, []resource.FieldKey, error) {
 	var n yaml.Node
 	err := yaml.NewDecoder(strings.NewReader(d.text)).Decode(&n)
 	if err == io.EOF {
@@ -142,7 +143,7 @@ func decodeNodesKeys(d document) (any, []FieldKey, error) {
 	if needsFix(node) {
 		v = fixNodes(node, v, false, &rec)
 	}
-	if _, ok := v.(EmptyNull); ok {
+	if _, ok := v.(resource.EmptyNull); ok {
 		return nil, nil, nil
 	}
 	return v, rec.keys, nil
@@ -233,7 +234,7 @@ func normalize(v any) any {
 	case map[any]any:
 		m := make(map[string]any, len(t))
 		for k, e := range t {
-			ks, ok := ScalarString(k)
+			ks, ok := resource.ScalarString(k)
 			if !ok {
 				ks = fmt.Sprint(k)
 			}
@@ -254,7 +255,7 @@ func normalize(v any) any {
 // document is replaced by its items, every other kind ending in "List" that
 // has items is expanded (its items placed after the file's other objects),
 // and each object must have a kind and a metadata.name.
-func Decode(data []byte) ([]*Resource, error) {
+func Decode(data []byte) ([]*resource.Resource, error) {
 	docs, err := splitDocuments(strings.ReplaceAll(string(data), "\r\n", "\n"))
 	if err != nil {
 		return nil, err
@@ -270,7 +271,7 @@ func Decode(data []byte) ([]*Resource, error) {
 		}
 		m, ok := v.(map[string]any)
 		if !ok {
-			return nil, &SyntaxError{Line: d.firstLine, Msg: fmt.Sprintf("expected a Kubernetes object (a map) but found %s", KindOf(v))}
+			return nil, &SyntaxError{Line: d.firstLine, Msg: fmt.Sprintf("expected a Kubernetes object (a map) but found %s", resource.KindOf(v))}
 		}
 		kind, _ := m["kind"].(string)
 		if len(docs) == 1 && (kind == "List" || kind == "ResourceList") {
@@ -285,7 +286,7 @@ func Decode(data []byte) ([]*Resource, error) {
 		queue = append(queue, queued{m, keys})
 	}
 
-	var out []*Resource
+	var out []*resource.Resource
 	for len(queue) > 0 {
 		v, keys := queue[0].v, queue[0].keys
 		queue = queue[1:]
@@ -294,7 +295,7 @@ func Decode(data []byte) ([]*Resource, error) {
 		}
 		m, ok := v.(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("expected a Kubernetes object (a map) but found %s", KindOf(v))
+			return nil, fmt.Errorf("expected a Kubernetes object (a map) but found %s", resource.KindOf(v))
 		}
 		if err := validateMeta(m); err != nil {
 			return nil, err
@@ -303,19 +304,21 @@ func Decode(data []byte) ([]*Resource, error) {
 		if strings.HasSuffix(kind, "List") {
 			items, ok := m["items"]
 			if ok {
-				if IsNull(items) {
+				if resource.IsNull(items) {
 					continue
 				}
 				list, ok := items.([]any)
 				if !ok {
-					return nil, fmt.Errorf("expected array in %s/items, but found %s", kind, KindOf(items))
+					return nil, fmt.Errorf("expected array in %s/items, but found %s", kind, resource.KindOf(items))
 				}
 				queue = append(queue, itemsOf(list, keys)...)
 				continue
 			}
 		}
-		r := New(m)
-		r.keys = keys
+		r := resource.New(m)
+		for _, k := range keys {
+			r.AddNonStringKey(k)
+		}
 		out = append(out, r)
 	}
 	return out, nil
@@ -325,20 +328,20 @@ func Decode(data []byte) ([]*Resource, error) {
 // level that are not strings (keys.go), their paths from its own top level.
 type queued struct {
 	v    any
-	keys []FieldKey
+	keys []resource.FieldKey
 }
 
 // itemsOf pairs the items of a List with the keys below each item's top
 // level that are not strings, taken from keys (the List's) and made
 // relative to the item; an item's own top-level keys are read as text.
-func itemsOf(list []any, keys []FieldKey) []queued {
+func itemsOf(list []any, keys []resource.FieldKey) []queued {
 	out := make([]queued, len(list))
 	for i, v := range list {
 		out[i].v = v
 		idx := strconv.Itoa(i)
 		for _, k := range keys {
 			if len(k.Path) > 2 && k.Path[0] == "items" && k.Path[1] == idx {
-				out[i].keys = append(out[i].keys, FieldKey{Path: k.Path[2:], Key: k.Key, Tag: k.Tag})
+				out[i].keys = append(out[i].keys, resource.FieldKey{Path: k.Path[2:], Key: k.Key, Tag: k.Tag})
 			}
 		}
 	}
@@ -347,7 +350,7 @@ func itemsOf(list []any, keys []FieldKey) []queued {
 
 func isEmptyValue(v any) bool {
 	switch t := v.(type) {
-	case nil, EmptyNull:
+	case nil, resource.EmptyNull:
 		return true
 	case map[string]any:
 		return len(t) == 0
@@ -359,28 +362,28 @@ func isEmptyValue(v any) bool {
 
 // validateMeta checks what kustomize checks of every object it reads.
 func validateMeta(m map[string]any) error {
-	if md, ok := m["metadata"]; ok && !IsNull(md) {
+	if md, ok := m["metadata"]; ok && !resource.IsNull(md) {
 		if _, ok := md.(map[string]any); !ok {
-			return fmt.Errorf("metadata must be a map, found %s in object %s", KindOf(md), describe(m))
+			return fmt.Errorf("metadata must be a map, found %s in object %s", resource.KindOf(md), describe(m))
 		}
 	}
 	// A number or a boolean is read as its text, as kustomize reads it
 	// (`kind: 5`, `name: 123`); a map or a list is an error.
 	for _, f := range []string{"apiVersion", "kind"} {
-		if v, ok := m[f]; ok && !IsNull(v) {
-			if _, ok := ScalarString(v); !ok {
+		if v, ok := m[f]; ok && !resource.IsNull(v) {
+			if _, ok := resource.ScalarString(v); !ok {
 				return fmt.Errorf("%s must be a string in object %s", f, describe(m))
 			}
 		}
 	}
-	kind := lookupScalar(m, "kind")
+	kind := resource.LookupScalar(m, "kind")
 	if kind == "" {
 		return fmt.Errorf("missing kind in object %s", describe(m))
 	}
 	if strings.HasSuffix(kind, "List") {
 		return nil
 	}
-	if lookupScalar(m, "metadata", "name") == "" {
+	if resource.LookupScalar(m, "metadata", "name") == "" {
 		return fmt.Errorf("missing metadata.name in object %s", describe(m))
 	}
 	return nil
@@ -389,8 +392,8 @@ func validateMeta(m map[string]any) error {
 // describe summarises an object for error messages.
 func describe(m map[string]any) string {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "{apiVersion: %q, kind: %q", lookupScalar(m, "apiVersion"), lookupScalar(m, "kind"))
-	if n := lookupScalar(m, "metadata", "name"); n != "" {
+	fmt.Fprintf(&b, "{apiVersion: %q, kind: %q", resource.LookupScalar(m, "apiVersion"), resource.LookupScalar(m, "kind"))
+	if n := resource.LookupScalar(m, "metadata", "name"); n != "" {
 		fmt.Fprintf(&b, ", name: %q", n)
 	}
 	b.WriteString("}")
