@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/kpipe/kpipe/internal/resyaml"
+	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/resource"
-	"github.com/kpipe/kpipe/stages/fieldspec"
 )
 
 func decodeList(t *testing.T, y string) *resource.List {
@@ -81,7 +81,7 @@ metadata:
   name: b
 `)
 	o := (&Origin{}).BuiltinOrigin("kustomization.yaml", "PrefixTransformer")
-	prefix, err := NewPrefixSuffix("PrefixTransformer", PrefixSuffixConfig{Prefix: "p-", FieldSpecs: []fieldspec.FieldSpec{{Path: "metadata/name"}}})
+	prefix, err := NewPrefixSuffix("PrefixTransformer", PrefixSuffixConfig{Prefix: "p-", FieldSpecs: []loaders.FieldSpec{{Path: "metadata/name"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ metadata:
 func TestGeneratorWithOriginMerge(t *testing.T) {
 	ctx := context.Background()
 	rs := resource.NewList()
-	base, _ := NewConfigMapGenerator(GeneratorConfig{Name: "cm", Literals: []string{"a=1"}}, nil)
+	base, _ := NewConfigMapGenerator(loaders.GeneratorArgs{Name: "cm", Literals: []string{"a=1"}}, nil)
 	baseOrigin := (&Origin{}).Append("../base").BuiltinOrigin("kustomization.yaml", "ConfigMapGenerator")
 	s, err := GeneratorWithOrigin(base, baseOrigin)
 	if err != nil {
@@ -142,7 +142,7 @@ func TestGeneratorWithOriginMerge(t *testing.T) {
 	}
 	overlayOrigin := (&Origin{}).BuiltinOrigin("kustomization.yaml", "ConfigMapGenerator")
 	for _, behavior := range []string{behaviorMerge, behaviorReplace} {
-		g, _ := NewConfigMapGenerator(GeneratorConfig{Name: "cm", Behavior: behavior, Literals: []string{"b=2"}}, nil)
+		g, _ := NewConfigMapGenerator(loaders.GeneratorArgs{Name: "cm", Behavior: behavior, Literals: []string{"b=2"}}, nil)
 		if g, err = GeneratorWithOrigin(g, overlayOrigin); err != nil {
 			t.Fatal(err)
 		}

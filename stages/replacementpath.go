@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/kpipe/kpipe/internal/resyaml"
+	"github.com/kpipe/kpipe/loaders"
 	yaml "go.yaml.in/yaml/v3"
 )
 
@@ -319,7 +320,7 @@ var errNotStructured = errors.New("no structured data found in path")
 // such a scalar; the caller then follows the path normally. The target's
 // options apply inside as outside (delimiter and index: kustomize v5.8.1+;
 // v5.8.0 replaced the whole inner value).
-func setInStructuredData(root, value *yaml.Node, fieldPath string, create yaml.Kind, o *ReplacementOptions) error {
+func setInStructuredData(root, value *yaml.Node, fieldPath string, create yaml.Kind, o *loaders.FieldOptions) error {
 	parts := splitFieldPath(fieldPath)
 	if len(parts) < 2 {
 		return errNotStructured

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kpipe/kpipe/internal/resyaml"
+	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/resource"
 	"github.com/kpipe/kpipe/stages/smp"
 )
@@ -73,7 +74,7 @@ func PatchStrategicMergeFromConfig(data []byte, read ReadFile) (Stage, error) {
 
 // newStrategicMergePatch builds the stage for the strategic-merge patches
 // of one `patches` entry.
-func newStrategicMergePatch(cfg PatchConfig, patches []*resource.Resource, text, source string) (Stage, error) {
+func newStrategicMergePatch(cfg loaders.Patch, patches []*resource.Resource, text, source string) (Stage, error) {
 	s := &smpStage{kind: "PatchTransformer", mode: smpByID}
 	if cfg.Target != nil {
 		if len(patches) > 1 {
@@ -104,13 +105,13 @@ const (
 type smpStage struct {
 	kind   string
 	mode   smpMode
-	target Selector
+	target loaders.Selector
 	// copyPatch applies a normalized copy of the patch whose type is the
 	// target's, as kustomize's ResMap.ApplySmPatch does (the
 	// PatchStrategicMergeTransformer, and `patches` with a target); without
 	// it the patch applies as written.
 	copyPatch bool
-	options   PatchOptions
+	options   loaders.PatchOptions
 	texts     []string
 	patches   []map[string]any
 	ids       []resource.ID
@@ -137,9 +138,9 @@ func (s *smpStage) Kind() string { return s.kind }
 func (s *smpStage) Fingerprint() []byte {
 	return Fingerprint(s.kind, struct {
 		Mode      smpMode
-		Target    Selector
+		Target    loaders.Selector
 		CopyPatch bool
-		Options   PatchOptions
+		Options   loaders.PatchOptions
 		Texts     []string
 		Schema    string
 	}{s.mode, s.target, s.copyPatch, s.options, s.texts, s.mergeSchema().ID()})
@@ -181,7 +182,7 @@ func (s *smpStage) withMergeSchema(schema *smp.Schema) Stage {
 // Run applies the patches in order.
 func (s *smpStage) Run(_ context.Context, rs *resource.List) error {
 	if s.mode == smpByTarget {
-		idx, err := s.target.selects(rs)
+		idx, err := selectIndexes(s.target, rs)
 		if err != nil {
 			return fmt.Errorf("%s: unable to find patch target %q in `resources`: %w", s.kind, s.target.String(), err)
 		}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kpipe/kpipe/internal/resyaml"
+	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/resource"
 	"github.com/kpipe/kpipe/stages"
 	"github.com/kpipe/kpipe/stages/fieldspec"
@@ -50,7 +51,7 @@ func TestAccumulationRoundTripAndDamage(t *testing.T) {
 		t.Fatal(err)
 	}
 	vars := stages.VarSet{}
-	if err := vars.Merge(stages.Var{Name: "SVC", ObjRef: stages.VarObjRef{Kind: "Service", Name: "s"}}); err != nil {
+	if err := vars.Merge(loaders.Var{Name: "SVC", ObjRef: loaders.VarTarget{Kind: "Service", Name: "s"}}); err != nil {
 		t.Fatal(err)
 	}
 	b := &Builder{}
