@@ -93,7 +93,6 @@ import (
 	"github.com/kpipe/kpipe/internal/engine"
 	"github.com/kpipe/kpipe/internal/remote"
 	"github.com/kpipe/kpipe/loaders"
-	"github.com/kpipe/kpipe/plugins"
 )
 
 // KustomizeVersion is the kustomize release whose `kustomize build` output
@@ -213,18 +212,14 @@ func (r *Renderer) buildAll(ctx context.Context, fsys loaders.FS, dirs []string)
 	remoteDir, done := r.remoteDir()
 	defer done()
 	fetcher := remote.New(remote.Options{Dir: remoteDir, Offline: r.opts.Offline})
-	g, loadErrs := engine.LoadContext(ctx, dirs, engine.LoadOptions{FS: fsys, Restriction: restriction, Remote: fetcher})
-	for _, w := range g.Warnings {
-		opts.Warn(w)
-	}
 	if c := r.opts.Cache; c != nil {
 		opts.Cache = c.engineCache()
-	}
-	if r.opts.Cache != nil {
 		// Commit this call's entries, so that the next call finds them.
-		defer r.opts.Cache.store.Flush()
+		defer c.store.Flush()
 	}
-	for i, res := range engine.NewBuilder(g, opts).Run(ctx, loadErrs) {
+	_, built := engine.Build(ctx, engine.Request{Dirs: dirs, Options: opts,
+		Load: engine.LoadOptions{FS: fsys, Restriction: restriction, Remote: fetcher}})
+	for i, res := range built {
 		results[i].YAML, results[i].Err, results[i].Cached = res.YAML, res.Err, res.Cached
 		if res.Err != nil {
 			results[i].YAML = nil
@@ -247,21 +242,10 @@ func (r *Renderer) remoteDir() (string, func()) {
 	return dir, func() { _ = os.RemoveAll(dir) }
 }
 
-// engineOptions translates the public options.
+// engineOptions translates the public options, field for field: their
+// zero values take their defaults in the engine, as every caller's do.
 func (r *Renderer) engineOptions() engine.Options {
 	o := r.opts
-	warn := o.Warn
-	if warn == nil {
-		warn = func(string) {}
-	}
-	helm := o.Helm.Command
-	if helm == "" {
-		helm = "helm"
-	}
-	timeout := o.PluginTimeout
-	if timeout == 0 {
-		timeout = plugins.DefaultTimeout
-	}
 	return engine.Options{
 		Jobs:               o.Jobs,
 		Reorder:            o.Reorder,
@@ -269,11 +253,11 @@ func (r *Renderer) engineOptions() engine.Options {
 		EnableAlphaPlugins: o.EnableAlphaPlugins,
 		EnableExec:         o.EnableExec,
 		EnableHelm:         o.EnableHelm,
-		PluginTimeout:      timeout,
+		PluginTimeout:      o.PluginTimeout,
 		FnEnv:              o.FnEnv,
-		Helm: engine.HelmOptions{Command: helm, APIVersions: o.Helm.APIVersions,
+		Helm: engine.HelmOptions{Command: o.Helm.Command, APIVersions: o.Helm.APIVersions,
 			KubeVersion: o.Helm.KubeVersion, Debug: o.Helm.Debug},
-		Warn: warn,
+		Warn: o.Warn,
 	}
 }
 

@@ -114,12 +114,9 @@ func writeInPlace(path string, data []byte) error {
 // buildForFix builds dir as `kpipe build` with default flags and no cache,
 // its warnings to warn (kustomize prints its builds' warnings).
 func buildForFix(ctx context.Context, dir string, warn func(string)) ([]byte, error) {
-	g, loadErrs := engine.Load([]string{dir}, loaders.RootOnly)
-	for _, w := range g.Warnings {
-		warn(w)
-	}
-	res := engine.NewBuilder(g, engine.Options{Warn: warn}).Run(ctx, loadErrs)[0]
-	return res.YAML, res.Err
+	_, res := engine.Build(ctx, engine.Request{Dirs: []string{dir}, Load: engine.LoadOptions{Restriction: loaders.RootOnly},
+		Options: engine.Options{Warn: warn}})
+	return res[0].YAML, res[0].Err
 }
 
 // builtinPluginNames are kustomize v5.8.2's builtin plugins, sorted

@@ -529,100 +529,105 @@ func buildGraph(ctx context.Context, o Options, load loadSettings, roots []strin
 	for j, i := range todo {
 		dirs[j] = roots[i]
 	}
-	g, loadErrs := engine.LoadContext(ctx, dirs, engine.LoadOptions{FS: o.FS, Restriction: o.Restriction, Remote: o.Remote,
-		Resolved: load.resolved, Listed: load.listed, Since: load.since, Warned: warned})
-	// The warnings of the run are given now; those of kustomization files
-	// go with the roots that include them (RootReport.Warnings).
-	if opts.Warn != nil {
-		for _, w := range g.RunWarnings() {
-			opts.Warn(w)
-		}
-	}
 	store := opts.Cache.Store
-	b := engine.NewBuilder(g, opts)
+	var g *engine.Graph
+	var b *engine.Builder
 	// Each root's output is written, and its record kept, as soon as the
 	// root is finished; nothing of it is kept after that.
-	b.RunEach(ctx, loadErrs, func(j int, res engine.Result) {
-		t0 := time.Now()
-		i := todo[j]
-		root := roots[i]
-		rr := RootReport{Path: root, Output: outputOf(root), Cached: res.Cached, NodesBuilt: res.NodesBuilt, NodesCached: res.NodesCached,
-			StageHits: res.StagesCached, StageMisses: res.StagesRan}
-		for _, w := range g.WarningsOf(g.Roots[j]) {
-			rr.Warnings = append(rr.Warnings, WarningOf(w))
-		}
-		err := res.Err
-		if err == nil {
-			sum := res.OutputDigest()
-			rr.Digest = hex.EncodeToString(sum[:])
-			// Changed follows the output, not the cache: with an output
-			// directory, whether the file there had to be written; else
-			// whether the digest differs from the previous report's, or
-			// from the root's last build.
-			switch {
-			case rr.Output != "":
-			case o.Previous != nil:
-				rr.Changed = o.Previous[root] != rr.Digest
-			default:
-				prev, known := index.Root(root)
-				rr.Changed = !known || prev.OutputDigest != sum
-			}
-			switch {
-			case rr.Output != "" && o.Check:
-				old, rerr := fsread.Own(rr.Output, int64(len(res.YAML)))
-				rr.OutOfDate = rerr != nil || string(old) != string(res.YAML)
-				rr.Changed = rr.OutOfDate
-			case rr.Output != "":
-				var wrote bool
-				wrote, err = writeIfChanged(rr.Output, res.YAML)
-				rr.Changed = wrote
-			}
-			if err == nil && store != nil {
-				// Record the root when the build knows every input. The
-				// record is true even if an input changed while the root
-				// was built: each digest in it is of the bytes the build
-				// used (the listing of a directory is taken before the
-				// build), and the next run compares every input with its
-				// digest again before it trusts the record. Checking the
-				// inputs here too cost a stat of each, for nothing.
-				//
-				// A base's inputs go in a set of their own, stored once
-				// and named by every root that includes the base.
-				if own, sets, ok := b.InputSets(g.Roots[j]); ok {
-					keys := make([]cache.Key, len(sets))
-					for k, s := range sets {
-						keys[k] = index.SaveInputSet(s)
-					}
-					index.SetRoot(root, &cache.RootRecord{Inputs: own, Sets: keys, Output: rr.Output, OutputDigest: sum})
+	b, _ = engine.Build(ctx, engine.Request{Dirs: dirs, Options: opts,
+		Load: engine.LoadOptions{FS: o.FS, Restriction: o.Restriction, Remote: o.Remote,
+			Resolved: load.resolved, Listed: load.listed, Since: load.since, Warned: warned},
+		Loaded: func(loaded *engine.Graph) {
+			g = loaded
+			// The warnings of the run are given now; those of kustomization
+			// files go with the roots that include them (RootReport.Warnings).
+			if opts.Warn != nil {
+				for _, w := range g.RunWarnings() {
+					opts.Warn(w)
 				}
 			}
-		}
-		if err != nil {
-			rr.Status, rr.Error = "error", err.Error()
-			var h *loaders.Hinted
-			if errors.As(err, &h) {
-				rr.Hint = h.Hint
+		},
+		Each: func(b *engine.Builder, j int, res engine.Result) {
+			t0 := time.Now()
+			i := todo[j]
+			root := roots[i]
+			rr := RootReport{Path: root, Output: outputOf(root), Cached: res.Cached, NodesBuilt: res.NodesBuilt, NodesCached: res.NodesCached,
+				StageHits: res.StagesCached, StageMisses: res.StagesRan}
+			for _, w := range g.WarningsOf(g.Roots[j]) {
+				rr.Warnings = append(rr.Warnings, WarningOf(w))
 			}
-			// No stale output stays behind a failing root: its
-			// previous output goes, if a run wrote it.
-			if rr.Output != "" && !o.Check {
-				rr.RemovedOutput = man.removeOutput(rr.Output)
+			err := res.Err
+			if err == nil {
+				sum := res.OutputDigest()
+				rr.Digest = hex.EncodeToString(sum[:])
+				// Changed follows the output, not the cache: with an output
+				// directory, whether the file there had to be written; else
+				// whether the digest differs from the previous report's, or
+				// from the root's last build.
+				switch {
+				case rr.Output != "":
+				case o.Previous != nil:
+					rr.Changed = o.Previous[root] != rr.Digest
+				default:
+					prev, known := index.Root(root)
+					rr.Changed = !known || prev.OutputDigest != sum
+				}
+				switch {
+				case rr.Output != "" && o.Check:
+					old, rerr := fsread.Own(rr.Output, int64(len(res.YAML)))
+					rr.OutOfDate = rerr != nil || string(old) != string(res.YAML)
+					rr.Changed = rr.OutOfDate
+				case rr.Output != "":
+					var wrote bool
+					wrote, err = writeIfChanged(rr.Output, res.YAML)
+					rr.Changed = wrote
+				}
+				if err == nil && store != nil {
+					// Record the root when the build knows every input. The
+					// record is true even if an input changed while the root
+					// was built: each digest in it is of the bytes the build
+					// used (the listing of a directory is taken before the
+					// build), and the next run compares every input with its
+					// digest again before it trusts the record. Checking the
+					// inputs here too cost a stat of each, for nothing.
+					//
+					// A base's inputs go in a set of their own, stored once
+					// and named by every root that includes the base.
+					if own, sets, ok := b.InputSets(g.Roots[j]); ok {
+						keys := make([]cache.Key, len(sets))
+						for k, s := range sets {
+							keys[k] = index.SaveInputSet(s)
+						}
+						index.SetRoot(root, &cache.RootRecord{Inputs: own, Sets: keys, Output: rr.Output, OutputDigest: sum})
+					}
+				}
 			}
-			rr.Output = ""
-		} else {
-			rr.Status = "ok"
-		}
-		if o.Reads {
-			rs := engine.ReadSet{Trees: []string{root}}
-			if n := g.Roots[j]; n != nil {
-				rs = b.Reads(n)
+			if err != nil {
+				rr.Status, rr.Error = "error", err.Error()
+				var h *loaders.Hinted
+				if errors.As(err, &h) {
+					rr.Hint = h.Hint
+				}
+				// No stale output stays behind a failing root: its
+				// previous output goes, if a run wrote it.
+				if rr.Output != "" && !o.Check {
+					rr.RemovedOutput = man.removeOutput(rr.Output)
+				}
+				rr.Output = ""
+			} else {
+				rr.Status = "ok"
 			}
-			rr.Reads = &rs
-		}
-		rr.Seconds = time.Since(t0).Seconds()
-		rep.Roots[i] = rr
-		step()
-	})
+			if o.Reads {
+				rs := engine.ReadSet{Trees: []string{root}}
+				if n := g.Roots[j]; n != nil {
+					rs = b.Reads(n)
+				}
+				rr.Reads = &rs
+			}
+			rr.Seconds = time.Since(t0).Seconds()
+			rep.Roots[i] = rr
+			step()
+		}})
 	if opts.Explain {
 		for _, e := range b.Explain() {
 			if !explained[e.Node] {

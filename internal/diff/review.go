@@ -404,35 +404,33 @@ func renderRoots(ctx context.Context, eo engine.Options, lo engine.LoadOptions, 
 		return out, 0
 	}
 	dirs := under(tree, todo)
-	g, loadErrs := engine.LoadContext(ctx, dirs, lo)
-	if eo.Warn != nil {
-		eo.Warn = nil // warnings were printed when the new side was found
-	}
-	included := map[string]bool{}
-	for _, n := range g.Nodes {
-		for _, e := range n.Children() {
-			included[e.Child.Dir] = true
-		}
-	}
+	eo.Warn = nil // warnings were printed when the new side was found
 	keep := make([]bool, len(todo))
-	for i, rel := range todo {
-		keep[i] = true
-		if maybe[rel] {
-			dir := dirs[i]
-			if real, err := g.FS().EvalSymlinks(dir); err == nil {
-				dir = real
-			}
-			if n := g.Roots[i]; included[dir] || n != nil && n.IsComponent() {
-				keep[i] = false
+	b, results := engine.Build(ctx, engine.Request{Dirs: dirs, Load: lo, Options: eo, Loaded: func(g *engine.Graph) {
+		included := map[string]bool{}
+		for _, n := range g.Nodes {
+			for _, e := range n.Children() {
+				included[e.Child.Dir] = true
 			}
 		}
-		reals = append(reals, "")
-		if n := g.Roots[i]; n != nil {
-			reals[i] = n.Dir
+		for i, rel := range todo {
+			keep[i] = true
+			if maybe[rel] {
+				dir := dirs[i]
+				if real, err := g.FS().EvalSymlinks(dir); err == nil {
+					dir = real
+				}
+				if n := g.Roots[i]; included[dir] || n != nil && n.IsComponent() {
+					keep[i] = false
+				}
+			}
+			reals = append(reals, "")
+			if n := g.Roots[i]; n != nil {
+				reals[i] = n.Dir
+			}
 		}
-	}
-	b := engine.NewBuilder(g, eo)
-	results := b.Run(ctx, loadErrs)
+	}})
+	g := b.Graph()
 	for i, res := range results {
 		if !keep[i] {
 			continue

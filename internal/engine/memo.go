@@ -171,6 +171,7 @@ type readRecord struct {
 // was about 1% of a warm `kpipe build`.) TestSettingsCoverTheOptions fails
 // when a field of HelmOptions is left out.
 func settingValues(o Options, r loaders.Restriction) [][2]string {
+	o = o.withDefaults()
 	versions := make([]string, len(o.Helm.APIVersions))
 	for i, v := range o.Helm.APIVersions {
 		versions[i] = strconv.Quote(v)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
 	"time"
 
@@ -200,12 +199,7 @@ type parsedFile struct {
 
 // NewBuilder returns a builder for g.
 func NewBuilder(g *Graph, opts Options) *Builder {
-	if opts.Jobs < 1 {
-		opts.Jobs = runtime.NumCPU()
-	}
-	if opts.Warn == nil {
-		opts.Warn = func(string) {}
-	}
+	opts = opts.withDefaults()
 	b := &Builder{g: g, opts: opts, done: map[string]*nodeResult{}, parsed: map[*fileRead]*parsedFile{}, roots: make(map[*Node]bool, len(g.Roots))}
 	for _, r := range g.Roots {
 		if r != nil {
