@@ -65,6 +65,30 @@
 // kept in the Cache's directory by commit (or chart version);
 // Options.Offline builds from what is kept.
 //
+// # Stages
+//
+// A program can add generators and transformers of its own, written in Go
+// and run in process: a stages.Stage (which works on the public resource
+// model, package resource) made by a stages.Definition given in
+// Options.Stages. A kustomization uses one as it uses a builtin, by
+// listing a config object with the definition's apiVersion and kind under
+// `transformers:` or `generators:`:
+//
+//	apiVersion: example.com/v1
+//	kind: TeamLabel
+//	metadata:
+//	  name: label
+//	team: payments
+//
+// Such a stage keeps the stage contract of package stages (its
+// Fingerprint covers everything its output depends on besides its input;
+// its Run is a pure function of those). With a Cache, its output is kept
+// under its kind, fingerprint and input, so it runs again only when one
+// of them changes; a kustomization that lists one is built again on each
+// call (cheaply, from its bases' entries), as its own key cannot cover the
+// stage's code. testdata/embed is a program in a module of its own that
+// does this.
+//
 // # Stability
 //
 // This package is kpipe's public API: its exported names follow semantic
@@ -93,6 +117,7 @@ import (
 	"github.com/kpipe/kpipe/internal/engine"
 	"github.com/kpipe/kpipe/internal/remote"
 	"github.com/kpipe/kpipe/loaders"
+	"github.com/kpipe/kpipe/stages"
 )
 
 // KustomizeVersion is the kustomize release whose `kustomize build` output
@@ -144,6 +169,13 @@ type Options struct {
 	// used, ...), one line each; nil discards them. It may be called from
 	// several goroutines at once.
 	Warn func(msg string)
+	// Stages are the program's own generators and transformers. A
+	// kustomization lists one under `transformers:` or `generators:` by a
+	// config object with the definition's apiVersion and kind, as it
+	// lists a builtin, with no flag needed (see Stages in the package
+	// doc). An apiVersion of "builtin" is kpipe's own and cannot be
+	// defined.
+	Stages []stages.Definition
 }
 
 // HelmOptions are the settings of helm chart inflation.
@@ -204,6 +236,12 @@ func (r *Renderer) buildAll(ctx context.Context, fsys loaders.FS, dirs []string)
 	if len(dirs) == 0 {
 		return results
 	}
+	if err := checkDefinitions(r.opts.Stages); err != nil {
+		for i := range results {
+			results[i].Err = err
+		}
+		return results
+	}
 	restriction := loaders.RootOnly
 	if r.opts.LoadRestrictionsNone {
 		restriction = loaders.None
@@ -257,8 +295,24 @@ func (r *Renderer) engineOptions() engine.Options {
 		FnEnv:              o.FnEnv,
 		Helm: engine.HelmOptions{Command: o.Helm.Command, APIVersions: o.Helm.APIVersions,
 			KubeVersion: o.Helm.KubeVersion, Debug: o.Helm.Debug},
-		Warn: o.Warn,
+		Warn:   o.Warn,
+		Stages: o.Stages,
 	}
+}
+
+// checkDefinitions refuses a stage definition that no config could select.
+func checkDefinitions(defs []stages.Definition) error {
+	for i, d := range defs {
+		switch {
+		case d.APIVersion == "" || d.Kind == "":
+			return fmt.Errorf("kpipe: Options.Stages[%d]: no apiVersion or no kind", i)
+		case d.APIVersion == "builtin":
+			return fmt.Errorf("kpipe: Options.Stages[%d]: apiVersion builtin is kpipe's own (kind %s)", i, d.Kind)
+		case d.New == nil:
+			return fmt.Errorf("kpipe: Options.Stages[%d] (%s %s): no New", i, d.APIVersion, d.Kind)
+		}
+	}
+	return nil
 }
 
 // A Cache is kpipe's on-disk cache, opened for use by Renderers. It is

@@ -320,6 +320,18 @@ func (r *Resource) SetAnnotation(key, value string) {
 	m[key] = value
 }
 
+// SetLabel sets one label, creating metadata.labels when it is absent or
+// null. It fails, changing nothing, when metadata.labels is not a map.
+func (r *Resource) SetLabel(key, value string) error {
+	r.mustBeMutable()
+	m, err := EnsureMap(r.obj, "metadata", "labels")
+	if err != nil {
+		return err
+	}
+	m[key] = value
+	return nil
+}
+
 // SetAnnotations replaces all annotations, written as strings, and removes
 // the annotations map when ann is empty (kustomize's SetAnnotations).
 func (r *Resource) SetAnnotations(ann map[string]string) {

@@ -1121,9 +1121,25 @@ func (b *Builder) runStageEncoded(ctx context.Context, s stages.Stage, rs *resou
 }
 
 // expensive reports whether a stage is worth a cache entry of its own:
-// an external plugin or function, or helm.
+// an external plugin or function, helm, or an embedder's stage (whose
+// node is not memoized: see definedStage).
 func expensive(s stages.Stage, isPlugin bool) bool {
-	return isPlugin || s.Kind() == "HelmChartInflationGenerator"
+	return isPlugin || s.Kind() == "HelmChartInflationGenerator" || isDefined(s)
+}
+
+// isDefined reports whether s is, or wraps, an embedder's stage
+// (definedStage).
+func isDefined(s stages.Stage) bool {
+	for {
+		if _, ok := s.(*definedStage); ok {
+			return true
+		}
+		u, ok := s.(interface{ Unwrap() stages.Stage })
+		if !ok {
+			return false
+		}
+		s = u.Unwrap()
+	}
 }
 
 // describer is implemented by plugin stages, which name themselves for

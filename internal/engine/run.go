@@ -57,6 +57,10 @@ type Options struct {
 	// Events, when set, receives an Event as each node and stage ends
 	// (from many goroutines at once: it must be safe for that).
 	Events func(Event)
+	// Stages are the embedding program's stage definitions
+	// (kpipe.Options.Stages), which configs listed under transformers: or
+	// generators: select by apiVersion and kind.
+	Stages []stages.Definition
 	// Explain records, for each node and cached stage, whether it came
 	// from the cache and, when it did not, which named inputs changed
 	// since its last build (Builder.Explain). Needs a cache.
