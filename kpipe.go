@@ -115,7 +115,7 @@ import (
 	"github.com/kpipe/kpipe/cache/badger"
 	"github.com/kpipe/kpipe/internal/buildid"
 	"github.com/kpipe/kpipe/internal/engine"
-	"github.com/kpipe/kpipe/internal/remote"
+	"github.com/kpipe/kpipe/internal/fetch"
 	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/stages"
 )
@@ -249,7 +249,7 @@ func (r *Renderer) buildAll(ctx context.Context, fsys loaders.FS, dirs []string)
 	opts := r.engineOptions()
 	remoteDir, done := r.remoteDir()
 	defer done()
-	fetcher := remote.New(remote.Options{Dir: remoteDir, Offline: r.opts.Offline})
+	fetcher := fetch.New(fetch.Options{Dir: remoteDir, Offline: r.opts.Offline})
 	if c := r.opts.Cache; c != nil {
 		opts.Cache = c.engineCache()
 		// Commit this call's entries, so that the next call finds them.
@@ -390,7 +390,7 @@ func (c *Cache) Dir() string { return c.dir }
 func (c *Cache) Close() error {
 	c.closeOnce.Do(func() {
 		// Remote bases, files and charts no build used for five days.
-		remote.New(remote.Options{Dir: filepath.Join(c.dir, "remote")}).Trim()
+		fetch.New(fetch.Options{Dir: filepath.Join(c.dir, "remote")}).Trim()
 		err := c.files.Save("")
 		if c.store != nil {
 			c.store.RecordRun()

@@ -32,7 +32,7 @@ import (
 
 	"github.com/kpipe/kpipe/cache"
 	"github.com/kpipe/kpipe/internal/engine"
-	"github.com/kpipe/kpipe/internal/remote"
+	"github.com/kpipe/kpipe/internal/fetch"
 	"github.com/kpipe/kpipe/loaders"
 )
 
@@ -59,7 +59,7 @@ type Options struct {
 	// Restriction is the load restrictor.
 	Restriction loaders.Restriction
 	// Remote fetches remote bases and files (nil: they fail).
-	Remote *remote.Fetcher
+	Remote *fetch.Fetcher
 	// Engine are the build options; Engine.Cache.Store may be nil.
 	Engine engine.Options
 	// Version is written into the report.

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/kpipe/kpipe/internal/remote"
+	"github.com/kpipe/kpipe/internal/fetch"
 	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/plugins"
 	"github.com/kpipe/kpipe/resource"
@@ -126,7 +126,7 @@ func (b *Builder) builtinGenerator(ctx context.Context, n *Node, c *resource.Res
 			if home != "" {
 				args.ChartHome = home
 				read = readPulledChart(home, read)
-				if !remote.IsExactChartVersion(args.Version) && b.memo != nil {
+				if !fetch.IsExactChartVersion(args.Version) && b.memo != nil {
 					b.memo.setVolatile(n) // pulled again every run
 				}
 			}

@@ -2,7 +2,7 @@ package engine
 
 import (
 	"github.com/kpipe/kpipe/cache"
-	"github.com/kpipe/kpipe/internal/remote"
+	"github.com/kpipe/kpipe/internal/giturl"
 )
 
 // Inputs lists everything root's build in this run read, with the digests
@@ -101,7 +101,7 @@ func (m *memo) nodeInputs(n *Node) *ownInputs {
 }
 
 func (m *memo) findNodeInputs(n *Node) *ownInputs {
-	if n.Repo != nil || remote.IsHTTPURL(n.K.OpenAPI["path"]) {
+	if n.Repo != nil || giturl.IsHTTPURL(n.K.OpenAPI["path"]) {
 		return nil // in a remote base, or a schema by URL: see Entry.Remote below
 	}
 	k := n.K

@@ -1,4 +1,11 @@
-package remote
+// Package giturl reads the URLs of remote bases with kustomize's rules
+// (ParseGitURL: a `resources` or `components` entry such as
+// github.com/org/repo//dir?ref=v1), and tells remote entries from local
+// ones. It does no I/O: package fetch fetches what it names, and package
+// stages names remote objects' origins with it.
+//
+// It imports nothing of kpipe.
+package giturl
 
 import (
 	"errors"

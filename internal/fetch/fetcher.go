@@ -1,4 +1,4 @@
-package remote
+package fetch
 
 import (
 	"bytes"
@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/kpipe/kpipe/internal/giturl"
 )
 
 // Options are the settings of a Fetcher.
@@ -106,7 +108,7 @@ type Checkout struct {
 // that commit's checkout is kept (Checkout.Stale says so). A remote that
 // answers that it has no such ref or repository fails the build, as in
 // kustomize.
-func (f *Fetcher) Repo(ctx context.Context, spec *GitSpec) (*Checkout, error) {
+func (f *Fetcher) Repo(ctx context.Context, spec *giturl.GitSpec) (*Checkout, error) {
 	f.beforeFetch()
 	key := spec.CloneURL() + "\x00" + spec.Ref + fmt.Sprintf("\x00%v", spec.Submodules)
 	f.mu.Lock()
@@ -123,7 +125,7 @@ func (f *Fetcher) Repo(ctx context.Context, spec *GitSpec) (*Checkout, error) {
 // HasPinnedCheckout reports whether spec's ref is a full commit id whose
 // checkout is kept: then the URL is known to be a repository, and using
 // it asks nothing.
-func (f *Fetcher) HasPinnedCheckout(spec *GitSpec) bool {
+func (f *Fetcher) HasPinnedCheckout(spec *giturl.GitSpec) bool {
 	if !IsCommitID(spec.Ref) {
 		return false
 	}
@@ -157,7 +159,7 @@ func IsCommitID(ref string) bool {
 	return true
 }
 
-func (f *Fetcher) repo(ctx context.Context, spec *GitSpec) (*Checkout, error) {
+func (f *Fetcher) repo(ctx context.Context, spec *giturl.GitSpec) (*Checkout, error) {
 	url := spec.CloneURL()
 	// git would read either as an option (--upload-pack=... runs a
 	// command).
@@ -245,7 +247,7 @@ func (f *Fetcher) repo(ctx context.Context, spec *GitSpec) (*Checkout, error) {
 // any more (moved, deleted, refused). Only an answer from the repository
 // that the ref is gone fails the build (lsRemote then succeeds, finding
 // no ref); so does a run that was cancelled. Nil otherwise.
-func (f *Fetcher) keptWhenUnreachable(ctx context.Context, err error, spec *GitSpec, refFile string, kept func(string) (*Checkout, bool)) *Checkout {
+func (f *Fetcher) keptWhenUnreachable(ctx context.Context, err error, spec *giturl.GitSpec, refFile string, kept func(string) (*Checkout, bool)) *Checkout {
 	var ge *gitError
 	if !errors.As(err, &ge) || ctx.Err() != nil {
 		return nil
@@ -280,7 +282,7 @@ func refName(ref string) string {
 // of <ref>, refs/<ref>, refs/tags/<ref> (its commit for an annotated
 // tag), refs/heads/<ref>, refs/remotes/<ref>, refs/remotes/<ref>/HEAD that
 // the remote has); "" when it has none of them (the fetch then decides).
-func (f *Fetcher) lsRemote(ctx context.Context, spec *GitSpec) (string, error) {
+func (f *Fetcher) lsRemote(ctx context.Context, spec *giturl.GitSpec) (string, error) {
 	ref := refName(spec.Ref)
 	// A pattern matches refs by their last components; "<ref>^{}" asks
 	// for the commit an annotated tag points to.
@@ -310,7 +312,7 @@ func (f *Fetcher) lsRemote(ctx context.Context, spec *GitSpec) (string, error) {
 // fetch of the ref, checkout, submodules) in a new directory beside the
 // checkouts, then keeps it under the commit it got. It returns the
 // commit.
-func (f *Fetcher) fetch(ctx context.Context, spec *GitSpec, dir string, checkoutDir func(string) string) (string, error) {
+func (f *Fetcher) fetch(ctx context.Context, spec *giturl.GitSpec, dir string, checkoutDir func(string) string) (string, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("%s: %w", spec.CloneURL(), err)
 	}
@@ -357,7 +359,7 @@ func (f *Fetcher) fetch(ctx context.Context, spec *GitSpec, dir string, checkout
 
 // git runs one git command in dir ("" for none) under spec's timeout. Its
 // error names the command and carries git's message.
-func (f *Fetcher) git(ctx context.Context, spec *GitSpec, dir string, args ...string) ([]byte, error) {
+func (f *Fetcher) git(ctx context.Context, spec *giturl.GitSpec, dir string, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, spec.Timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, f.o.Git, args...)

@@ -1,4 +1,4 @@
-package remote
+package giturl
 
 import (
 	"strings"
