@@ -33,6 +33,7 @@ import (
 	"github.com/kpipe/kpipe/cache"
 	"github.com/kpipe/kpipe/internal/engine"
 	"github.com/kpipe/kpipe/internal/fetch"
+	"github.com/kpipe/kpipe/internal/rootindex"
 	"github.com/kpipe/kpipe/loaders"
 )
 
@@ -114,7 +115,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	// The index of the disk (outputs) and the one of the trees.
 	disk, files := o.indexes()
 	opts.Cache.Files, o.Engine.Cache.Files = files, files
-	index := store.RootIndex(engine.SettingsKey(opts, o.Restriction))
+	index := rootindex.Open(store, engine.SettingsKey(opts, o.Restriction))
 	checker := cache.NewInputChecker(opts.Cache.Files)
 	roots, load, err := findRootsContext(ctx, o, index, checker)
 	if err != nil {
@@ -207,7 +208,6 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if len(todo) > 0 {
 		st = buildRoots(ctx, o, load, roots, todo, outputOf, index, man, rep)
 	}
-	_ = index.Save()
 	_ = files.Save("")
 	if disk != files {
 		_ = disk.Save("")
@@ -301,7 +301,7 @@ func readsOfInputs(inputs []cache.Input) *engine.ReadSet {
 
 // outputIntact reports whether the output file a root record names still
 // holds the recorded output.
-func outputIntact(files *cache.FileIndex, rec cache.RootRecord) bool {
+func outputIntact(files *cache.FileIndex, rec rootindex.Record) bool {
 	if rec.Output == "" {
 		return true
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kpipe/kpipe/cache"
 	"github.com/kpipe/kpipe/internal/engine"
+	"github.com/kpipe/kpipe/internal/rootindex"
 	"github.com/kpipe/kpipe/loaders"
 	"golang.org/x/sync/errgroup"
 )
@@ -36,7 +37,7 @@ type loadSettings struct {
 func Discover(o Options) ([]string, error) {
 	opts := o.Engine
 	_, files := o.indexes()
-	index := opts.Cache.Store.RootIndex(engine.SettingsKey(opts, o.Restriction))
+	index := rootindex.Open(opts.Cache.Store, engine.SettingsKey(opts, o.Restriction))
 	roots, _, err := findRoots(o, index, cache.NewInputChecker(files))
 	return roots, err
 }
@@ -48,13 +49,13 @@ func Discover(o Options) ([]string, error) {
 // Discovery walks the trees for kustomization files; when they are the
 // same files, unchanged, as at the last discovery of the same trees, the
 // roots are those found then, and nothing is parsed.
-func findRoots(o Options, index *cache.RootIndex, checker *cache.InputChecker) ([]string, loadSettings, error) {
+func findRoots(o Options, index *rootindex.Index, checker *cache.InputChecker) ([]string, loadSettings, error) {
 	return findRootsContext(context.Background(), o, index, checker)
 }
 
 // findRootsContext is findRoots with the context remote bases are fetched
 // under (o.Remote).
-func findRootsContext(ctx context.Context, o Options, index *cache.RootIndex, checker *cache.InputChecker) ([]string, loadSettings, error) {
+func findRootsContext(ctx context.Context, o Options, index *rootindex.Index, checker *cache.InputChecker) ([]string, loadSettings, error) {
 	fsys := o.fs()
 	if f := o.RootsFrom; f != "" {
 		roots, err := readRootsFile(fsys, f)
@@ -163,7 +164,7 @@ func findRootsContext(ctx context.Context, o Options, index *cache.RootIndex, ch
 			}
 		}
 		_ = eg.Wait()
-		index.SetDiscovery(key, cache.DiscoveryRecord{Files: files, Dirs: dirs, Roots: roots})
+		index.SetDiscovery(key, rootindex.DiscoveryRecord{Files: files, Dirs: dirs, Roots: roots})
 	}
 	return roots, load, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/kpipe/kpipe/cache"
 	"github.com/kpipe/kpipe/internal/engine"
 	"github.com/kpipe/kpipe/internal/fsread"
+	"github.com/kpipe/kpipe/internal/rootindex"
 	"github.com/kpipe/kpipe/loaders"
 )
 
@@ -41,7 +42,7 @@ func (o Options) perGraph() int {
 // over one graph at a time, writes their outputs, fills their report
 // entries and records their inputs in index.
 func buildRoots(ctx context.Context, o Options, load loadSettings, roots []string, todo []int, outputOf func(string) string,
-	index *cache.RootIndex, man *manifest, rep *Report) engine.Stats {
+	index *rootindex.Index, man *manifest, rep *Report) engine.Stats {
 	step := func() {}
 	if o.Progress != nil {
 		step = o.Progress(len(todo))
@@ -89,7 +90,7 @@ func addStages(to *map[string]engine.StageStats, from map[string]engine.StageSta
 // explained (a shared base, explained by the graph that built it first),
 // are not given again.
 func buildGraph(ctx context.Context, o Options, load loadSettings, roots []string, todo []int, outputOf func(string) string,
-	index *cache.RootIndex, man *manifest, rep *Report, step func(), warned, explained map[string]bool) engine.Stats {
+	index *rootindex.Index, man *manifest, rep *Report, step func(), warned, explained map[string]bool) engine.Stats {
 	opts := o.Engine
 	dirs := make([]string, len(todo))
 	for j, i := range todo {
@@ -164,7 +165,7 @@ func buildGraph(ctx context.Context, o Options, load loadSettings, roots []strin
 						for k, s := range sets {
 							keys[k] = index.SaveInputSet(s)
 						}
-						index.SetRoot(root, &cache.RootRecord{Inputs: own, Sets: keys, Output: rr.Output, OutputDigest: sum})
+						index.SetRoot(root, &rootindex.Record{Inputs: own, Sets: keys, Output: rr.Output, OutputDigest: sum})
 					}
 				}
 			}

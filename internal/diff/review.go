@@ -16,6 +16,7 @@ import (
 	"github.com/kpipe/kpipe/internal/batch"
 	"github.com/kpipe/kpipe/internal/engine"
 	"github.com/kpipe/kpipe/internal/gitfs"
+	"github.com/kpipe/kpipe/internal/rootindex"
 	"github.com/kpipe/kpipe/loaders"
 )
 
@@ -461,7 +462,7 @@ func renderRoots(ctx context.Context, eo engine.Options, lo engine.LoadOptions, 
 // against it by the names of git's objects (package cache).
 type outputRecords struct {
 	store    *cache.Store
-	index    *cache.RootIndex
+	index    *rootindex.Index
 	checker  *cache.InputChecker
 	settings cache.Key
 	version  string
@@ -486,7 +487,7 @@ func newOutputRecords(eo engine.Options, lo engine.LoadOptions) *outputRecords {
 	if files.Source() != src {
 		files = files.On(src)
 	}
-	return &outputRecords{store: store, index: store.RootIndex(settings), checker: cache.NewInputChecker(files), settings: settings, version: eo.Cache.Version}
+	return &outputRecords{store: store, index: rootindex.Open(store, settings), checker: cache.NewInputChecker(files), settings: settings, version: eo.Cache.Version}
 }
 
 // key is where root's output is kept.
@@ -516,7 +517,7 @@ func (r *outputRecords) record(b *engine.Builder, n *engine.Node, root string, r
 	}
 	sum := res.OutputDigest()
 	r.store.PutDigest(r.key(root), res.YAML, sum, res.Sensitive)
-	r.index.SetRoot(root, &cache.RootRecord{Inputs: inputs, OutputDigest: sum})
+	r.index.SetRoot(root, &rootindex.Record{Inputs: inputs, OutputDigest: sum})
 }
 
 // compareSides fills res from the two sides' outputs.

@@ -52,7 +52,7 @@ func settings(b *cache.KeyBuilder, o Options, r loaders.Restriction) *cache.KeyB
 
 // SettingsKey is the digest of everything besides its inputs that a
 // build's output depends on: kpipe's version (o.Cache.Version) and the
-// options that change output. It names a cache.RootIndex.
+// options that change output. It names a rootindex.Index.
 func SettingsKey(o Options, r loaders.Restriction) cache.Key {
 	return settings(cache.NewKey(o.Cache.Version, "settings"), o, r).Sum()
 }
