@@ -93,11 +93,14 @@
 //
 // This package is kpipe's public API: its exported names follow semantic
 // versioning, as do those of pluginapi, the interface Go plugins are built
-// against. The building blocks at the module root (dag, loaders, stages,
-// plugins, cache and their subpackages) can be imported too, with no
-// compatibility promise before v1 (docs/architecture.md, "What is
-// public"); the engine and the rest of the machinery are under internal/,
-// which Go forbids importing from outside the module.
+// against. The building blocks at the module root (resource, dag, loaders,
+// stages, plugins, cache and their subpackages) can be imported too, with
+// no compatibility promise before v1 (docs/architecture.md, "What is
+// public"); none of them, nor this package, names an internal type in
+// what it exports. The engine and the rest of the machinery are under
+// internal/, which Go forbids importing from outside the module; this
+// package is a thin shell over the engine's one entry, which kpipe's own
+// commands call too.
 package kpipe
 
 import (

@@ -55,9 +55,9 @@
 // entries sound. A Definition's New is called once per config listed, on
 // each build.
 //
-// It imports loaders, stages/fieldspec, stages/smp and the internal packages
-// resource, output, procgroup and remote (remote fetches of helm charts);
-// never the engine or the cache.
+// It imports loaders, resource, stages/fieldspec, stages/smp and the
+// internal packages resyaml, output, procgroup and giturl (the origin of
+// remote objects); never the engine, the cache or a package that fetches.
 //
 // Stability: kpipe's stable API is the packages kpipe and pluginapi. This
 // package is an importable building block with no compatibility promise

@@ -15,8 +15,8 @@
 // prunes by it), report.go is the report and shard.go splits the roots
 // among runners.
 //
-// It imports engine, cache, loaders and output; the CLI (flags, progress
-// bar, exit codes) sits above it.
+// It imports engine, rootindex, cache, loaders, output, fetch and fsread;
+// the CLI (flags, progress bar, exit codes) sits above it.
 package batch
 
 import (

@@ -7,7 +7,8 @@
 // JSON-to-YAML marshalling writes it. Writes are atomic (temporary file and
 // rename).
 //
-// It imports nothing of kpipe.
+// It reads and writes the loaders' kustomization types, kpipe's one
+// schema: it imports loaders and the internal package fsread.
 package kustfile
 
 import (

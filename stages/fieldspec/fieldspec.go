@@ -9,7 +9,8 @@
 // de-duplication and ordering rules, and Walk visits the fields a spec
 // reaches in an object tree the way kustomize's fieldspec filter does.
 //
-// It imports only resource.
+// A field spec's type is the kustomization schema's (loaders.FieldSpec).
+// It imports only loaders and resource.
 package fieldspec
 
 import (
