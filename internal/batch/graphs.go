@@ -97,15 +97,12 @@ func buildGraph(ctx context.Context, o Options, load loadSettings, roots []strin
 		dirs[j] = roots[i]
 	}
 	store := opts.Cache.Store
-	var g *engine.Graph
-	var b *engine.Builder
 	// Each root's output is written, and its record kept, as soon as the
 	// root is finished; nothing of it is kept after that.
-	b, _ = engine.Build(ctx, engine.Request{Dirs: dirs, Options: opts,
+	b, _ := engine.Build(ctx, engine.Request{Dirs: dirs, Options: opts,
 		Load: engine.LoadOptions{FS: o.FS, Restriction: o.Restriction, Remote: o.Remote,
 			Resolved: load.resolved, Listed: load.listed, Since: load.since, Warned: warned},
-		Loaded: func(loaded *engine.Graph) {
-			g = loaded
+		Loaded: func(g *engine.Graph) {
 			// The warnings of the run are given now; those of kustomization
 			// files go with the roots that include them (RootReport.Warnings).
 			if opts.Warn != nil {
@@ -115,6 +112,7 @@ func buildGraph(ctx context.Context, o Options, load loadSettings, roots []strin
 			}
 		},
 		Each: func(b *engine.Builder, j int, res engine.Result) {
+			g := b.Graph()
 			t0 := time.Now()
 			i := todo[j]
 			root := roots[i]
