@@ -65,15 +65,42 @@
 // kept in the Cache's directory by commit (or chart version);
 // Options.Offline builds from what is kept.
 //
+// # Stages
+//
+// A program can add generators and transformers of its own, written in Go
+// and run in process: a stages.Stage (which works on the public resource
+// model, package resource) made by a stages.Definition given in
+// Options.Stages. A kustomization uses one as it uses a builtin, by
+// listing a config object with the definition's apiVersion and kind under
+// `transformers:` or `generators:`:
+//
+//	apiVersion: example.com/v1
+//	kind: TeamLabel
+//	metadata:
+//	  name: label
+//	team: payments
+//
+// Such a stage keeps the stage contract of package stages (its
+// Fingerprint covers everything its output depends on besides its input;
+// its Run is a pure function of those). With a Cache, its output is kept
+// under its kind, fingerprint and input, so it runs again only when one
+// of them changes; a kustomization that lists one is built again on each
+// call (cheaply, from its bases' entries), as its own key cannot cover the
+// stage's code. testdata/embed is a program in a module of its own that
+// does this.
+//
 // # Stability
 //
 // This package is kpipe's public API: its exported names follow semantic
 // versioning, as do those of pluginapi, the interface Go plugins are built
-// against. The building blocks at the module root (dag, loaders, stages,
-// plugins, cache and their subpackages) can be imported too, with no
-// compatibility promise before v1 (docs/architecture.md, "What is
-// public"); the engine and the rest of the machinery are under internal/,
-// which Go forbids importing from outside the module.
+// against. The building blocks at the module root (resource, dag, loaders,
+// stages, plugins, cache and their subpackages) can be imported too, with
+// no compatibility promise before v1 (docs/architecture.md, "What is
+// public"); none of them, nor this package, names an internal type in
+// what it exports. The engine and the rest of the machinery are under
+// internal/, which Go forbids importing from outside the module; this
+// package is a thin shell over the engine's one entry, which kpipe's own
+// commands call too.
 package kpipe
 
 import (
@@ -91,9 +118,9 @@ import (
 	"github.com/kpipe/kpipe/cache/badger"
 	"github.com/kpipe/kpipe/internal/buildid"
 	"github.com/kpipe/kpipe/internal/engine"
-	"github.com/kpipe/kpipe/internal/remote"
+	"github.com/kpipe/kpipe/internal/fetch"
 	"github.com/kpipe/kpipe/loaders"
-	"github.com/kpipe/kpipe/plugins"
+	"github.com/kpipe/kpipe/stages"
 )
 
 // KustomizeVersion is the kustomize release whose `kustomize build` output
@@ -145,6 +172,13 @@ type Options struct {
 	// used, ...), one line each; nil discards them. It may be called from
 	// several goroutines at once.
 	Warn func(msg string)
+	// Stages are the program's own generators and transformers. A
+	// kustomization lists one under `transformers:` or `generators:` by a
+	// config object with the definition's apiVersion and kind, as it
+	// lists a builtin, with no flag needed (see Stages in the package
+	// doc). An apiVersion of "builtin" is kpipe's own and cannot be
+	// defined.
+	Stages []stages.Definition
 }
 
 // HelmOptions are the settings of helm chart inflation.
@@ -205,6 +239,12 @@ func (r *Renderer) buildAll(ctx context.Context, fsys loaders.FS, dirs []string)
 	if len(dirs) == 0 {
 		return results
 	}
+	if err := checkDefinitions(r.opts.Stages); err != nil {
+		for i := range results {
+			results[i].Err = err
+		}
+		return results
+	}
 	restriction := loaders.RootOnly
 	if r.opts.LoadRestrictionsNone {
 		restriction = loaders.None
@@ -212,19 +252,15 @@ func (r *Renderer) buildAll(ctx context.Context, fsys loaders.FS, dirs []string)
 	opts := r.engineOptions()
 	remoteDir, done := r.remoteDir()
 	defer done()
-	fetcher := remote.New(remote.Options{Dir: remoteDir, Offline: r.opts.Offline})
-	g, loadErrs := engine.LoadContext(ctx, dirs, engine.LoadOptions{FS: fsys, Restriction: restriction, Remote: fetcher})
-	for _, w := range g.Warnings {
-		opts.Warn(w)
-	}
+	fetcher := fetch.New(fetch.Options{Dir: remoteDir, Offline: r.opts.Offline})
 	if c := r.opts.Cache; c != nil {
 		opts.Cache = c.engineCache()
-	}
-	if r.opts.Cache != nil {
 		// Commit this call's entries, so that the next call finds them.
-		defer r.opts.Cache.store.Flush()
+		defer c.store.Flush()
 	}
-	for i, res := range engine.NewBuilder(g, opts).Run(ctx, loadErrs) {
+	_, built := engine.Build(ctx, engine.Request{Dirs: dirs, Options: opts,
+		Load: engine.LoadOptions{FS: fsys, Restriction: restriction, Remote: fetcher}})
+	for i, res := range built {
 		results[i].YAML, results[i].Err, results[i].Cached = res.YAML, res.Err, res.Cached
 		if res.Err != nil {
 			results[i].YAML = nil
@@ -247,21 +283,10 @@ func (r *Renderer) remoteDir() (string, func()) {
 	return dir, func() { _ = os.RemoveAll(dir) }
 }
 
-// engineOptions translates the public options.
+// engineOptions translates the public options, field for field: their
+// zero values take their defaults in the engine, as every caller's do.
 func (r *Renderer) engineOptions() engine.Options {
 	o := r.opts
-	warn := o.Warn
-	if warn == nil {
-		warn = func(string) {}
-	}
-	helm := o.Helm.Command
-	if helm == "" {
-		helm = "helm"
-	}
-	timeout := o.PluginTimeout
-	if timeout == 0 {
-		timeout = plugins.DefaultTimeout
-	}
 	return engine.Options{
 		Jobs:               o.Jobs,
 		Reorder:            o.Reorder,
@@ -269,12 +294,28 @@ func (r *Renderer) engineOptions() engine.Options {
 		EnableAlphaPlugins: o.EnableAlphaPlugins,
 		EnableExec:         o.EnableExec,
 		EnableHelm:         o.EnableHelm,
-		PluginTimeout:      timeout,
+		PluginTimeout:      o.PluginTimeout,
 		FnEnv:              o.FnEnv,
-		Helm: engine.HelmOptions{Command: helm, APIVersions: o.Helm.APIVersions,
+		Helm: engine.HelmOptions{Command: o.Helm.Command, APIVersions: o.Helm.APIVersions,
 			KubeVersion: o.Helm.KubeVersion, Debug: o.Helm.Debug},
-		Warn: warn,
+		Warn:   o.Warn,
+		Stages: o.Stages,
 	}
+}
+
+// checkDefinitions refuses a stage definition that no config could select.
+func checkDefinitions(defs []stages.Definition) error {
+	for i, d := range defs {
+		switch {
+		case d.APIVersion == "" || d.Kind == "":
+			return fmt.Errorf("kpipe: Options.Stages[%d]: no apiVersion or no kind", i)
+		case d.APIVersion == "builtin":
+			return fmt.Errorf("kpipe: Options.Stages[%d]: apiVersion builtin is kpipe's own (kind %s)", i, d.Kind)
+		case d.New == nil:
+			return fmt.Errorf("kpipe: Options.Stages[%d] (%s %s): no New", i, d.APIVersion, d.Kind)
+		}
+	}
+	return nil
 }
 
 // A Cache is kpipe's on-disk cache, opened for use by Renderers. It is
@@ -352,7 +393,7 @@ func (c *Cache) Dir() string { return c.dir }
 func (c *Cache) Close() error {
 	c.closeOnce.Do(func() {
 		// Remote bases, files and charts no build used for five days.
-		remote.New(remote.Options{Dir: filepath.Join(c.dir, "remote")}).Trim()
+		fetch.New(fetch.Options{Dir: filepath.Join(c.dir, "remote")}).Trim()
 		err := c.files.Save("")
 		if c.store != nil {
 			c.store.RecordRun()

@@ -1,13 +1,15 @@
 // Package cache is kpipe's on-disk, content-addressed cache: memoized
 // nodes, stages and root outputs (Store), the stat index that finds file
-// digests without reading files (FileIndex), and the root index that lets
-// a build skip an up-to-date root without loading it (RootIndex).
+// digests without reading files (FileIndex), the check of recorded inputs
+// against the tree (InputChecker), and records that callers name and
+// check themselves (Store.Record: build-all's records of roots are kept
+// there by internal/rootindex).
 //
 // It imports nothing of kpipe but its subpackage remote and the internal
 // package fsread, and no Badger (see "Badger outside the CLI's binary"
-// below); the engine, package batch, the CLI, the public kpipe package,
-// the Badger backend (cache/badger) and the cache server (cache/server)
-// use it.
+// below); the engine, internal/rootindex, package batch, the CLI, the
+// public kpipe package, the Badger backend (cache/badger) and the cache
+// server (cache/server) use it.
 //
 // Stability: kpipe's stable API is the packages kpipe and pluginapi. This
 // package is an importable building block with no compatibility promise
@@ -76,10 +78,10 @@
 //     size, time, flags) and, for values up to 16 KiB, the value after it;
 //     "-d" files hold larger content, named by its SHA-256; "-i" files are
 //     stat-index records (of a path on disk, or of a content's name in a
-//     tree that names content, a git revision: files.go), "-r" files root
-//     and discovery records and the
-//     input sets that root records share (a base's inputs, stored once
-//     under the set's own digest: roots.go);
+//     tree that names content, a git revision: files.go), "-r" files callers'
+//     records (records.go: internal/rootindex's root and discovery
+//     records and the input sets that root records share, a base's
+//     inputs stored once under the set's own digest);
 //   - with Options.Pack (the CLI's choice), the files a run writes are
 //     gathered and written a few hundred at a time as one pack file linked
 //     under each file's name (pack.go): a hard link costs about 3 us where

@@ -2,7 +2,6 @@ package cache
 
 import (
 	"bytes"
-	"encoding/hex"
 	"os"
 	"path/filepath"
 	"testing"
@@ -70,32 +69,6 @@ func TestDamagedStatRecordIsIgnored(t *testing.T) {
 		if d, ok := s.FileIndex().Digest(f); !ok || d != Digest(make([]byte, persistMin)) {
 			t.Error("a damaged record changed a digest")
 		}
-	}
-}
-
-func TestRootRecords(t *testing.T) {
-	dir := t.TempDir()
-	var warns []string
-	s := mustOpen(t, dir, &warns)
-	ri := s.RootIndex(key("settings"))
-	rec := &RootRecord{Inputs: []Input{{Path: "/a", Real: "/a", Digest: key("a")}}, OutputDigest: key("out")}
-	ri.SetRoot("/root", rec)
-	ri.SetDiscovery("trees", DiscoveryRecord{Roots: []string{"/root"}})
-	ri.Save()
-	again := s.RootIndex(key("settings"))
-	if r, ok := again.Root("/root"); !ok || r.OutputDigest != rec.OutputDigest || len(r.Inputs) != 1 {
-		t.Errorf("root record not read back: %+v %v", r, ok)
-	}
-	if d, ok := again.Discovery("trees"); !ok || len(d.Roots) != 1 {
-		t.Error("discovery record not read back")
-	}
-	if _, ok := s.RootIndex(key("other settings")).Root("/root"); ok {
-		t.Error("a record of other settings was used")
-	}
-	again.SetRoot("/root", nil)
-	again.Save()
-	if _, ok := s.RootIndex(key("settings")).Root("/root"); ok {
-		t.Error("a forgotten root still has a record")
 	}
 }
 
@@ -211,11 +184,13 @@ func TestStampedInputIsCheckedByStat(t *testing.T) {
 	}
 	data, _ := os.ReadFile(f)
 	read := StampRead(Input{Path: f, Real: f, Digest: Digest(data)}, fi, len(data), statAt)
-	ri := s.RootIndex(key("settings"))
-	ri.SetRoot("/root", &RootRecord{Inputs: inputs})
-	rec, ok := s.RootIndex(key("settings")).Root("/root")
-	if !ok {
-		t.Fatal("no record")
+	// Kept in a record (Encoder.Inputs) and read back.
+	w := NewEncoder(1)
+	w.Inputs(inputs)
+	r := NewDecoder(w.Bytes(), 1)
+	rec := struct{ Inputs []Input }{r.Inputs()}
+	if !r.Done() {
+		t.Fatal("the inputs did not read back")
 	}
 
 	var fromIndex int
@@ -268,77 +243,4 @@ func editInPlace(t *testing.T, path string, c byte, mtime time.Time) {
 		t.Fatal(err)
 	}
 	time.Sleep(20 * time.Millisecond)
-}
-
-// TestRootRecordSets checks that a root record's input sets are read back
-// with it and checked as its own inputs are: an edited file in a set, or
-// a set that is damaged, makes the root changed.
-func TestRootRecordSets(t *testing.T) {
-	dir := t.TempDir()
-	var warns []string
-	s := mustOpen(t, filepath.Join(dir, "cache"), &warns)
-	defer s.Close()
-	tree := filepath.Join(dir, "tree")
-	if err := os.MkdirAll(tree, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	write := func(name, data string) string {
-		p := filepath.Join(tree, name)
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	input := func(p string) Input {
-		d, ok := s.FileIndex().Digest(p)
-		if !ok {
-			t.Fatal("no digest of", p)
-		}
-		return Input{Path: p, Real: p, Digest: d}
-	}
-	own, shared := write("overlay.yaml", "overlay"), write("base.yaml", "base")
-
-	ri := s.RootIndex(key("settings"))
-	set := &InputSet{Inputs: []Input{input(shared)}}
-	k := ri.SaveInputSet(set)
-	if again := ri.SaveInputSet(set); again != k {
-		t.Fatalf("SaveInputSet: %v, then %v", k, again)
-	}
-	ri.SetRoot("/root", &RootRecord{Inputs: []Input{input(own)}, Sets: []Key{k}, OutputDigest: key("out")})
-
-	check := func() (same bool, all []Input, allOK bool) {
-		again := s.RootIndex(key("settings"))
-		rec, ok := again.Root("/root")
-		if !ok || len(rec.Sets) != 1 || rec.Sets[0] != k {
-			t.Fatalf("the record was not read back with its set: %+v %v", rec, ok)
-		}
-		all, allOK = again.AllInputs(rec)
-		return again.Unchanged(NewInputChecker(s.FileIndex()), rec), all, allOK
-	}
-	if same, all, ok := check(); !same || !ok || len(all) != 2 || all[1].Path != shared {
-		t.Errorf("unchanged tree: unchanged %v, inputs %v (%v), want the record's and the set's", same, all, ok)
-	}
-	write("base.yaml", "base, edited")
-	if same, _, _ := check(); same {
-		t.Error("an edited file of a set was not seen")
-	}
-	write("base.yaml", "base")
-	if same, _, _ := check(); !same {
-		t.Error("a file of a set edited back to its recorded content counts as changed")
-	}
-	if _, ok := s.RootIndex(key("other settings")).inputSet(k); ok {
-		t.Error("a set was read under other settings")
-	}
-	path := ri.d.name(ri.recordName(inputSetKind, hex.EncodeToString(k[:])), sufRecord)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data[len(data)/2] ^= 1
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if same, _, ok := check(); same || ok {
-		t.Errorf("a damaged set: unchanged %v, its inputs read %v", same, ok)
-	}
 }

@@ -77,13 +77,13 @@ func TestPlantedStateFilesAreMisses(t *testing.T) {
 				}
 			})
 
-			ri := s.RootIndex(key("settings"))
-			ri.SetRoot("/root", &RootRecord{OutputDigest: key("out")})
-			ri.Save()
-			plant(t, ri.d.name(ri.recordName("root", "/root"), sufRecord), what)
-			withinAMinute(t, "RootIndex.Root", func() {
-				if _, ok := s.RootIndex(key("settings")).Root("/root"); ok {
-					t.Error("a planted root record was used")
+			rec := key("record")
+			name := hex.EncodeToString(rec[:])
+			s.WriteRecord(name, []byte("a record"))
+			plant(t, s.name(name, sufRecord), what)
+			withinAMinute(t, "Record", func() {
+				if _, ok := s.Record(name); ok {
+					t.Error("a planted record was read")
 				}
 			})
 		})

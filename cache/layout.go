@@ -20,7 +20,7 @@ import (
 //	<dir>/v2/<x>/<hex>-a       an entry: key -> content digest (one line)
 //	<dir>/v2/<x>/<hex>-d       content, named by its SHA-256
 //	<dir>/v2/<x>/<hex>-i       a stat-index record (files.go)
-//	<dir>/v2/<x>/<hex>-r       a root or discovery record (roots.go)
+//	<dir>/v2/<x>/<hex>-r       a caller's record (records.go; internal/rootindex)
 //	<dir>/v2/<x>/.tmp-*        a file being written (renamed when whole),
 //	                           or a pack being linked (pack.go)
 //	<dir>/v2/trim.txt          the size estimate and last trim (trim.go)
@@ -85,10 +85,11 @@ type disk struct {
 	// may write entries meanwhile; not seeing them is only a miss.
 	fresh bool
 	mine  names // written by this process (when fresh)
-	// rootsSaved are the root records this process wrote (when fresh),
-	// by settings and root: RootIndex.Root asks them before it hashes a
-	// record's name, most of what a cold run's lookups of records cost.
-	rootsSaved sync.Map
+	// recordsNoted are the records this process wrote (when fresh), by
+	// the ids their writers know them by (Store.NoteRecord): a caller asks
+	// them before it hashes a record's name, most of what a cold run's
+	// lookups of records cost.
+	recordsNoted sync.Map
 }
 
 // claim makes dir a kpipe cache directory, or says why it cannot be one:
@@ -343,12 +344,12 @@ func (d *disk) remove(path string) {
 // failed reports whether a write failed.
 func (d *disk) failed() bool { return d.broken.Load() }
 
-// freshRoots is rootsSaved when the directory was fresh.
-func (d *disk) freshRoots() *sync.Map {
+// freshRecords is recordsNoted when the directory was fresh.
+func (d *disk) freshRecords() *sync.Map {
 	if !d.fresh {
 		return nil
 	}
-	return &d.rootsSaved
+	return &d.recordsNoted
 }
 
 // close does nothing: every file is whole once flushPack returns.

@@ -10,9 +10,9 @@ import (
 	"sync/atomic"
 )
 
-// objects is where a Store, its FileIndex and its RootIndex keep what
-// they write: entry lines with their inline values ("-a"), content named
-// by its SHA-256 ("-d"), stat records ("-i"), root records ("-r"). Every
+// objects is where a Store and its FileIndex keep what they write: entry
+// lines with their inline values ("-a"), content named by its SHA-256
+// ("-d"), stat records ("-i"), callers' records ("-r", records.go). Every
 // object is self-checking, and the callers check what they read: a
 // backend only keeps bytes under names. Two backends implement it: the
 // directory of files in the Go build cache's shape (disk, layout.go and
@@ -48,10 +48,10 @@ type objects interface {
 	// warnOnce gives msg to the warning function, unless the store warned
 	// already.
 	warnOnce(msg string)
-	// freshRoots is the set of root records this process saved, when the
-	// backend knows that nothing else is there (disk.fresh); nil
-	// otherwise.
-	freshRoots() *sync.Map
+	// freshRecords is the set of records this process noted as written
+	// (Store.NoteRecord), when the backend knows that nothing else is there
+	// (disk.fresh); nil otherwise.
+	freshRecords() *sync.Map
 	// close releases the backend.
 	close() error
 }
@@ -189,7 +189,7 @@ func (k *kvObjects) warnOnce(msg string) {
 	})
 }
 
-func (k *kvObjects) freshRoots() *sync.Map { return nil }
+func (k *kvObjects) freshRecords() *sync.Map { return nil }
 
 // close commits what waits (the writer drains its queue) and closes the
 // database.

@@ -3,6 +3,7 @@ package cache
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"os"
@@ -81,16 +82,17 @@ func TestPackedEntriesReadBack(t *testing.T) {
 		}(w)
 	}
 	wg.Wait()
-	roots := s.RootIndex(key("settings"))
-	roots.SetRoot("/repo/app", &RootRecord{Output: "out.yaml", OutputDigest: key("out")})
+	rec := key("record")
+	recName := hex.EncodeToString(rec[:])
+	s.WriteRecord(recName, []byte("the record"))
 	// This process reads what waits to be written.
 	for _, i := range []int{0, 1, n - 1} {
 		if v, ok := s.Get(key(fmt.Sprint(i))); !ok || !bytes.Equal(v, value(i)) {
 			t.Fatalf("before Close, Get(%d) = %d bytes, %v", i, len(v), ok)
 		}
 	}
-	if r, ok := roots.Root("/repo/app"); !ok || r.OutputDigest != key("out") {
-		t.Fatalf("before Close, the root record = %+v, %v", r, ok)
+	if r, ok := s.Record(recName); !ok || string(r) != "the record" {
+		t.Fatalf("before Close, the record = %q, %v", r, ok)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -111,8 +113,8 @@ func TestPackedEntriesReadBack(t *testing.T) {
 			t.Fatalf("after Close, Has(%d) is false", i)
 		}
 	}
-	if r, ok := other.RootIndex(key("settings")).Root("/repo/app"); !ok || r.OutputDigest != key("out") {
-		t.Errorf("after Close, the root record = %+v, %v", r, ok)
+	if r, ok := other.Record(recName); !ok || string(r) != "the record" {
+		t.Errorf("after Close, the record = %q, %v", r, ok)
 	}
 	if v, err := other.Verify(); err != nil || v.Good != n || v.Corrupt+v.Incomplete != 0 {
 		t.Errorf("Verify = %+v, %v; want %d good", v, err, n)

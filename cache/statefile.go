@@ -1,100 +1,24 @@
 package cache
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
-	"errors"
 	"slices"
 )
 
-// Records (root and discovery records, roots.go) are a small binary
-// encoding followed by its SHA-256: a record that does not match its
-// digest, or does not decode, is ignored, as if missing.
-//
-// The encoding is written here rather than with encoding/gob: a warm
-// build-all reads one record per root, and gob, whose decoder learns the
-// types anew from every record, spent a quarter of such a run's CPU
-// decoding them. Layout: a format byte, then the fields in order; a
-// string is its length (uvarint) and bytes, a Key its 32 bytes, a list
-// its length and items, an absent record a 0 byte and a present one a 1.
-// An input's path is written as the length of the prefix it shares with
-// the path before it and the rest, and its real path as the length of the
-// prefix it shares with its path and the rest: a root's inputs are sorted
-// directories' files, so most of a path is its neighbour's, and writing
-// them whole made the records a third of what a cold build-all wrote to
-// the cache.
-
-// recordFormat is the first byte of a record's encoding. (4: inputs
-// carry their stat, see Input; 5: a root record names input sets; 6: a
-// stat may be a content's name, see ContentID.)
-const recordFormat = 6
-
-// errBadStateFile says a record failed verification.
-var errBadStateFile = errors.New("cache record does not match its digest")
-
-// encodeState encodes a record.
-func encodeState(s *storedRecord) []byte {
-	w := NewEncoder(recordFormat)
-	// Most of a record is its inputs: size the buffer for them (and the
-	// trailing digest) once, as they are written (paths after the prefix
-	// they share, see inputs). Sized by their whole paths, it was twice
-	// what a record of a synthetic tree's root took, fresh memory
-	// that the pending pack then held on to.
-	size := 2*sha256.Size + len(s.Name) + 64 + len(rootSets(s.Root))*sha256.Size
-	for _, l := range [][]Input{rootInputs(s.Root), discoveryInputs(s.Discovery, true), discoveryInputs(s.Discovery, false)} {
-		prev := ""
-		for _, in := range l {
-			size += len(in.Path) - commonPrefix(prev, in.Path) + len(in.Real) - commonPrefix(in.Path, in.Real) + sha256.Size + 6 + 36 // 36: a stat
-			prev = in.Path
-		}
-	}
-	w.buf = slices.Grow(w.buf, size)
-	w.Key(s.Settings)
-	w.String(s.Name)
-	if w.Bool(s.Root != nil) {
-		w.inputs(s.Root.Inputs)
-		w.Uint(len(s.Root.Sets))
-		for _, k := range s.Root.Sets {
-			w.Key(k)
-		}
-		w.String(s.Root.Output)
-		w.Key(s.Root.OutputDigest)
-		w.strings(s.Root.Warnings)
-	}
-	if w.Bool(s.Discovery != nil) {
-		w.inputs(s.Discovery.Files)
-		w.inputs(s.Discovery.Dirs)
-		w.strings(s.Discovery.Roots)
-	}
-	sum := sha256.Sum256(w.buf)
-	return append(w.buf, sum[:]...)
-}
-
-// decodeState decodes a record.
-func decodeState(data []byte, s *storedRecord) error {
-	if len(data) < sha256.Size+1 {
-		return errBadStateFile
-	}
-	body, sum := data[:len(data)-sha256.Size], data[len(data)-sha256.Size:]
-	if got := sha256.Sum256(body); !bytes.Equal(got[:], sum) {
-		return errBadStateFile
-	}
-	r := NewDecoder(body, recordFormat)
-	s.Settings = r.Key()
-	s.Name = r.String()
-	if r.Bool() {
-		s.Root = &RootRecord{Inputs: r.inputs(), Sets: r.keys()}
-		s.Root.Output, s.Root.OutputDigest, s.Root.Warnings = r.String(), r.Key(), r.strings()
-	}
-	if r.Bool() {
-		s.Discovery = &DiscoveryRecord{Files: r.inputs(), Dirs: r.inputs(), Roots: r.strings()}
-	}
-	if !r.Done() {
-		return errBadStateFile
-	}
-	return nil
-}
+// The binary encoding of records (Store.Record) and of the engine's node
+// manifests, written here rather than with encoding/gob: a warm build-all
+// reads one record per root, and gob, whose decoder learns the types anew
+// from every record, spent a quarter of such a run's CPU decoding them.
+// Layout: a format byte, then the fields in order; a string is its length
+// (uvarint) and bytes, a Key its 32 bytes, a list its length and items, a
+// bool a 0 or 1 byte. An input's path is written as the length of the
+// prefix it shares with the path before it and the rest, and its real
+// path as the length of the prefix it shares with its path and the rest: a
+// root's inputs are sorted directories' files, so most of a path is its
+// neighbour's, and writing them whole made the records a third of what a
+// cold build-all wrote to the cache. An input carries its stat (see
+// Input), a content's name or the fields.
 
 // Encoder writes the binary encoding of cache records (and of the
 // engine's node manifests): a string is its length (uvarint) and bytes, a
@@ -107,6 +31,20 @@ func NewEncoder(format byte) *Encoder { return &Encoder{buf: []byte{format}} }
 
 // Bytes returns the encoding so far.
 func (w *Encoder) Bytes() []byte { return w.buf }
+
+// Reserve makes room for n more bytes and for the inputs of lists as
+// Inputs writes them (their paths after the prefixes they share), so that
+// a record whose size is known up front is written into one buffer.
+func (w *Encoder) Reserve(n int, lists ...[]Input) {
+	for _, l := range lists {
+		prev := ""
+		for _, in := range l {
+			n += len(in.Path) - commonPrefix(prev, in.Path) + len(in.Real) - commonPrefix(in.Path, in.Real) + sha256.Size + 6 + 36 // 36: a stat
+			prev = in.Path
+		}
+	}
+	w.buf = slices.Grow(w.buf, n)
+}
 
 // Uint writes a count or length.
 func (w *Encoder) Uint(n int) { w.buf = binary.AppendUvarint(w.buf, uint64(n)) }
@@ -130,14 +68,16 @@ func (w *Encoder) Bool(ok bool) bool {
 	return ok
 }
 
-func (w *Encoder) strings(l []string) {
+// Strings writes a list of strings.
+func (w *Encoder) Strings(l []string) {
 	w.Uint(len(l))
 	for _, s := range l {
 		w.String(s)
 	}
 }
 
-func (w *Encoder) inputs(l []Input) {
+// Inputs writes a list of inputs (with their stats).
+func (w *Encoder) Inputs(l []Input) {
 	w.Uint(len(l))
 	prev := ""
 	for _, in := range l {
@@ -248,7 +188,8 @@ func (r *Decoder) Bool() bool {
 	return len(b) == 1 && b[0] == 1
 }
 
-func (r *Decoder) strings() []string {
+// Strings reads what Encoder.Strings wrote.
+func (r *Decoder) Strings() []string {
 	n := r.Uint()
 	if n == 0 {
 		return nil
@@ -260,7 +201,8 @@ func (r *Decoder) strings() []string {
 	return l
 }
 
-func (r *Decoder) inputs() []Input {
+// Inputs reads what Encoder.Inputs wrote.
+func (r *Decoder) Inputs() []Input {
 	n := r.Uint()
 	if n == 0 {
 		return nil
@@ -295,8 +237,8 @@ func (r *Decoder) shared(base string) string {
 	return base[:n] + string(rest)
 }
 
-// keys reads a count and that many keys.
-func (r *Decoder) keys() []Key {
+// Keys reads a count and that many keys.
+func (r *Decoder) Keys() []Key {
 	n := r.Uint()
 	if n == 0 || n > len(r.buf)/sha256.Size {
 		if n != 0 {
@@ -309,30 +251,6 @@ func (r *Decoder) keys() []Key {
 		ks[i] = r.Key()
 	}
 	return ks
-}
-
-func rootSets(r *RootRecord) []Key {
-	if r == nil {
-		return nil
-	}
-	return r.Sets
-}
-
-func rootInputs(r *RootRecord) []Input {
-	if r == nil {
-		return nil
-	}
-	return r.Inputs
-}
-
-func discoveryInputs(r *DiscoveryRecord, files bool) []Input {
-	switch {
-	case r == nil:
-		return nil
-	case files:
-		return r.Files
-	}
-	return r.Dirs
 }
 
 // stat reads what Encoder.stat wrote.

@@ -380,6 +380,7 @@ func TestLinksResolve(t *testing.T) {
 // package of the module, each with the kpipe packages it imports, as
 // `go list` sees them.
 func TestLayoutTable(t *testing.T) {
+	readSources(t)
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}|{{join .Imports " "}}`, "../...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)

@@ -11,9 +11,9 @@
 // The restrictor, the symlink rules and the errors are the same for all:
 // paths are the tree's, resolved here one component at a time.
 //
-// It imports only the internal packages resource (the object model) and
-// fsread (bounded reads that refuse devices and FIFOs): data flows from
-// here to the engine.
+// It imports only resource (the object model) and the internal packages
+// resyaml (its fast reader of block-style YAML) and fsread (bounded reads
+// that refuse devices and FIFOs): data flows from here to the engine.
 //
 // Stability: kpipe's stable API is the packages kpipe and pluginapi. This
 // package is an importable building block with no compatibility promise

@@ -19,7 +19,7 @@ import (
 	yaml2 "go.yaml.in/yaml/v2"
 
 	"github.com/kpipe/kpipe/internal/fsread"
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/resyaml"
 )
 
 // The kinds and apiVersions a kustomization file may declare.
@@ -238,11 +238,11 @@ func decodeJSON(tree any, k *Kustomization) error {
 func yamlTree(data []byte) (any, error) {
 	var tree any
 	text := string(data)
-	// Most files are in the block style resource.FastDecodeV2 reads
+	// Most files are in the block style resyaml.FastDecodeV2 reads
 	// without building yaml.v2's tree (a fifth of a cold build's
 	// allocations went to parsing kustomizations); anything else, and
 	// every error, is yaml.v2's.
-	if t, ok := resource.FastDecodeV2(text); ok {
+	if t, ok := resyaml.FastDecodeV2(text); ok {
 		tree = t
 	} else if err := yaml2.Unmarshal(data, &tree); err != nil {
 		return nil, err
@@ -295,7 +295,7 @@ func jsonCompatible(v any) (any, error) {
 		}
 		return m, nil
 	case map[string]any:
-		// resource.FastDecodeV2's tree, which is the caller's: converted in
+		// resyaml.FastDecodeV2's tree, which is the caller's: converted in
 		// place.
 		for k, val := range t {
 			c, err := jsonCompatible(val)

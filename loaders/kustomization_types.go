@@ -2,7 +2,10 @@ package loaders
 
 // The types below mirror the kustomization file format of kustomize v5.8.0
 // field for field (the JSON names are the file's keys), so that strict
-// decoding accepts exactly what kustomize accepts.
+// decoding accepts exactly what kustomize accepts. They are kpipe's one
+// kustomization schema: the build reads them, the stages take them as
+// their configs (package stages), and `kpipe edit` rewrites files over
+// them (internal/kustfile).
 
 // Kustomization is a parsed kustomization.yaml (kind Kustomization or
 // Component).
@@ -57,15 +60,6 @@ type ObjectMeta struct {
 	Annotations map[string]string `json:"annotations,omitempty"`
 }
 
-// FieldSpec is one place in an object a transformer writes to.
-type FieldSpec struct {
-	Group              string `json:"group,omitempty"`
-	Version            string `json:"version,omitempty"`
-	Kind               string `json:"kind,omitempty"`
-	Path               string `json:"path,omitempty"`
-	CreateIfNotPresent bool   `json:"create,omitempty"`
-}
-
 // Label is an entry of the labels field.
 type Label struct {
 	Pairs            map[string]string `json:"pairs,omitempty"`
@@ -77,23 +71,34 @@ type Label struct {
 	FieldSpecs                  []FieldSpec `json:"fields,omitempty"`
 }
 
-// Image is an entry of the images field.
+// Image is an entry of the images field: which image to change and how.
 type Image struct {
-	Name      string `json:"name,omitempty"`
-	NewName   string `json:"newName,omitempty"`
+	// Name is the image name to match, without tag or digest. kustomize
+	// reads it as a regular expression (so "." matches any character).
+	Name string `json:"name,omitempty"`
+	// NewName replaces the name.
+	NewName string `json:"newName,omitempty"`
+	// TagSuffix is appended to the tag (and drops the digest) when neither
+	// NewTag nor Digest is set.
 	TagSuffix string `json:"tagSuffix,omitempty"`
-	NewTag    string `json:"newTag,omitempty"`
-	Digest    string `json:"digest,omitempty"`
+	// NewTag replaces the tag, and drops the digest unless Digest is set.
+	NewTag string `json:"newTag,omitempty"`
+	// Digest replaces the digest, and drops the tag unless NewTag is set.
+	Digest string `json:"digest,omitempty"`
 }
 
-// Replica is an entry of the replicas field.
+// Replica is an entry of the replicas field: the name of the objects to
+// change and their new replica count.
 type Replica struct {
 	Name  string `json:"name,omitempty"`
 	Count int64  `json:"count"`
 }
 
-// Selector picks resources by ID fields (regular expressions) and label or
-// annotation selectors.
+// Selector picks the objects a patch (or replacement) applies to:
+// kustomize's target selector. Group, version, kind, name and namespace are
+// regular expressions matched against the whole value; an empty one matches
+// anything. Name and namespace match either the original or the current
+// value. The label and annotation selectors use Kubernetes' selector syntax.
 type Selector struct {
 	Group              string `json:"group,omitempty"`
 	Version            string `json:"version,omitempty"`
@@ -118,7 +123,9 @@ type Patch struct {
 	Options *PatchOptions `json:"options,omitempty"`
 }
 
-// VarTarget is the object a var reads from.
+// VarTarget is the object a var reads from (by its name as written, before
+// any prefix or suffix). APIVersion, when given, sets the group and
+// version.
 type VarTarget struct {
 	APIVersion string `json:"apiVersion,omitempty"`
 	Group      string `json:"group,omitempty"`
@@ -128,19 +135,25 @@ type VarTarget struct {
 	Namespace  string `json:"namespace,omitempty"`
 }
 
-// FieldSelector names the field a var reads.
+// FieldSelector names the field a var reads, as a replacement field path
+// (metadata.name by default).
 type FieldSelector struct {
 	FieldPath string `json:"fieldPath,omitempty"`
 }
 
-// Var is an entry of the (deprecated) vars field.
+// Var is an entry of the (deprecated) vars field: the name that $(NAME)
+// stands for, the object it is read from and the field read.
 type Var struct {
 	Name     string        `json:"name"`
 	ObjRef   VarTarget     `json:"objref"`
 	FieldRef FieldSelector `json:"fieldref,omitempty"`
 }
 
-// FieldOptions refine how a replacement reads or writes a field.
+// FieldOptions refine how a replacement reads or writes a field: with a
+// delimiter, a source gives only part Index of its text split on it, and a
+// target has only part Index replaced (a negative Index adds a part in
+// front, one past the end adds one at the end). Create makes missing target
+// fields. Encoding is accepted and ignored, as in kustomize.
 type FieldOptions struct {
 	Delimiter string `json:"delimiter,omitempty"`
 	Index     int    `json:"index,omitempty"`
@@ -148,7 +161,10 @@ type FieldOptions struct {
 	Create    bool   `json:"create,omitempty"`
 }
 
-// SourceSelector is the source of a replacement.
+// SourceSelector is the source of a replacement: the object it reads (by
+// exact group, version, kind, name and namespace, any of them left out
+// matching anything; the object's earlier names count too) and the field
+// it reads (metadata.name by default).
 type SourceSelector struct {
 	Group     string        `json:"group,omitempty"`
 	Version   string        `json:"version,omitempty"`
@@ -159,7 +175,9 @@ type SourceSelector struct {
 	Options   *FieldOptions `json:"options,omitempty"`
 }
 
-// TargetSelector is one target of a replacement.
+// TargetSelector is one target of a replacement: it selects objects,
+// rejects some of them, and names the fields to write (metadata.name by
+// default).
 type TargetSelector struct {
 	Select     *Selector     `json:"select"`
 	Reject     []*Selector   `json:"reject,omitempty"`
@@ -167,7 +185,8 @@ type TargetSelector struct {
 	Options    *FieldOptions `json:"options,omitempty"`
 }
 
-// Replacement copies a value from a source field to target fields.
+// Replacement copies one value (a field of a source object, or a fixed
+// sourceValue) into fields of the objects its targets select.
 type Replacement struct {
 	Source      *SourceSelector   `json:"source,omitempty"`
 	Targets     []*TargetSelector `json:"targets,omitempty"`
@@ -187,13 +206,15 @@ type SortOptions struct {
 	LegacySortOptions *LegacySortOptions `json:"legacySortOptions,omitempty"`
 }
 
-// LegacySortOptions customise the legacy order.
+// LegacySortOptions customise the legacy order: kinds listed in OrderFirst
+// come first in that order, kinds in OrderLast come last.
 type LegacySortOptions struct {
 	OrderFirst []string `json:"orderFirst"`
 	OrderLast  []string `json:"orderLast"`
 }
 
-// GeneratorOptions modify generated ConfigMaps and Secrets.
+// GeneratorOptions modify generated ConfigMaps and Secrets: the
+// kustomization's generatorOptions, or an entry's options.
 type GeneratorOptions struct {
 	Labels                map[string]string `json:"labels,omitempty"`
 	Annotations           map[string]string `json:"annotations,omitempty"`
@@ -204,15 +225,21 @@ type GeneratorOptions struct {
 // GeneratorArgs is an entry of configMapGenerator or secretGenerator (Type
 // applies to secrets only).
 type GeneratorArgs struct {
-	Namespace string            `json:"namespace,omitempty"`
-	Name      string            `json:"name,omitempty"`
-	Behavior  string            `json:"behavior,omitempty"`
-	Literals  []string          `json:"literals,omitempty"`
-	Files     []string          `json:"files,omitempty"`
-	Envs      []string          `json:"envs,omitempty"`
-	Env       string            `json:"env,omitempty"`
-	Options   *GeneratorOptions `json:"options,omitempty"`
-	Type      string            `json:"type,omitempty"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name,omitempty"`
+	// Behavior is create (or empty), merge or replace.
+	Behavior string `json:"behavior,omitempty"`
+	// Literals are key=value pairs; quotes around the value are removed.
+	Literals []string `json:"literals,omitempty"`
+	// Files are paths (the key is the file's base name) or key=path.
+	Files []string `json:"files,omitempty"`
+	// Envs are env files: one key=value per line, # comments. Env, the
+	// deprecated single one, is moved into Envs when the file is read.
+	Envs    []string          `json:"envs,omitempty"`
+	Env     string            `json:"env,omitempty"`
+	Options *GeneratorOptions `json:"options,omitempty"`
+	// Type is a Secret's type (default Opaque); ConfigMaps have none.
+	Type string `json:"type,omitempty"`
 }
 
 // HelmGlobals are settings shared by all helm charts of a kustomization.

@@ -122,8 +122,9 @@
 // (nor the kustomizations that include it): it rebuilds it, taking each
 // stage, plugin stages included, from the stage cache.
 //
-// It imports stages, pluginapi and the internal packages resource, output,
-// fsread and procgroup; the engine imports it, never the reverse.
+// It imports stages, pluginapi, resource and the internal packages
+// resyaml, output, fsread and procgroup; the engine imports it, never the
+// reverse.
 //
 // Stability: kpipe's stable API is the packages kpipe and pluginapi. This
 // package is an importable building block with no compatibility promise

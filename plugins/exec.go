@@ -12,7 +12,8 @@ import (
 	"github.com/google/shlex"
 
 	"github.com/kpipe/kpipe/internal/output"
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/resyaml"
+	"github.com/kpipe/kpipe/resource"
 )
 
 // maxEnvString is the longest KUSTOMIZE_PLUGIN_CONFIG_* value kustomize
@@ -158,7 +159,7 @@ func (p *plugin) invokeExec(ctx context.Context, in []*resource.Resource) ([]*re
 	if err != nil {
 		return nil, err
 	}
-	rs, err := resource.Decode(out)
+	rs, err := resyaml.Decode(out)
 	if err != nil {
 		return nil, p.fail("its output is not valid YAML objects: %v%s%s", err, firstLines("output", out), firstLines("stderr", stderr))
 	}

@@ -8,8 +8,9 @@ import (
 	"strings"
 
 	"github.com/kpipe/kpipe/internal/output"
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/resyaml"
 	"github.com/kpipe/kpipe/pluginapi"
+	"github.com/kpipe/kpipe/resource"
 )
 
 // modeGo is a Go plugin (`<Kind>.so`, package pluginapi).
@@ -125,7 +126,7 @@ func (p *plugin) invokeGo(ctx context.Context, in []*resource.Resource) ([]*reso
 		}
 		data = append(data, b...)
 	}
-	rs, err := resource.Decode(data)
+	rs, err := resyaml.Decode(data)
 	if err != nil {
 		return nil, p.fail("its output is not valid objects: %v", err)
 	}

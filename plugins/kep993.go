@@ -7,7 +7,8 @@ import (
 	"strings"
 
 	"github.com/kpipe/kpipe/internal/output"
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/resyaml"
+	"github.com/kpipe/kpipe/resource"
 )
 
 // modeKEP is a KEP-993 plugin executable: named after the config's API
@@ -147,7 +148,7 @@ func (p *plugin) invokeKEP(ctx context.Context, in []*resource.Resource) ([]*res
 	if err != nil {
 		return nil, err
 	}
-	rs, err := resource.Decode(out)
+	rs, err := resyaml.Decode(out)
 	if err != nil {
 		return nil, p.fail("its output is not valid YAML objects: %v%s%s", err, firstLines("output", out), firstLines("stderr", stderr))
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/resource"
 )
 
 // A KEP-993 plugin is an executable named after the config's group, in

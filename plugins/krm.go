@@ -9,7 +9,8 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/kpipe/kpipe/internal/output"
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/resyaml"
+	"github.com/kpipe/kpipe/resource"
 )
 
 // The annotations that carry a KRM function spec, newest first, and the
@@ -193,7 +194,7 @@ func (p *plugin) invokeFunction(ctx context.Context, in []*resource.Resource) ([
 	if lines, failed := resultLines(out); failed {
 		return nil, p.fail("the function reported errors:\n  %s", strings.Join(lines, "\n  "))
 	}
-	rs, err := resource.Decode(out)
+	rs, err := resyaml.Decode(out)
 	if err != nil {
 		return nil, p.fail("its output is not valid YAML objects: %v%s%s", err, firstLines("output", out), firstLines("stderr", stderr))
 	}
@@ -220,7 +221,7 @@ func (p *plugin) invokeFunction(ctx context.Context, in []*resource.Resource) ([
 // and says whether one has severity error (or none, which the KRM
 // functions specification reads as error).
 func resultLines(out []byte) (lines []string, failed bool) {
-	vals, err := resource.DecodeValues(out)
+	vals, err := resyaml.DecodeValues(out)
 	if err != nil || len(vals) != 1 {
 		return nil, false
 	}

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/resource"
 	"github.com/kpipe/kpipe/stages"
 )
 

@@ -10,13 +10,14 @@ import (
 	"testing"
 
 	"github.com/kpipe/kpipe/internal/output"
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/resyaml"
+	"github.com/kpipe/kpipe/resource"
 	"github.com/kpipe/kpipe/stages"
 )
 
 func decodeOne(t *testing.T, y string) *resource.Resource {
 	t.Helper()
-	rs, err := resource.Decode([]byte(y))
+	rs, err := resyaml.Decode([]byte(y))
 	if err != nil || len(rs) != 1 {
 		t.Fatalf("decoding %q: %v", y, err)
 	}
@@ -210,7 +211,7 @@ printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: added\n'
 	for i := 0; i < n; i++ {
 		fmt.Fprintf(&in, "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm%d\ndata:\n  v: \"%d\"\n", i, i)
 	}
-	objs, err := resource.Decode([]byte(in.String()))
+	objs, err := resyaml.Decode([]byte(in.String()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/kpipe/kpipe/internal/fsread"
 	"github.com/kpipe/kpipe/internal/output"
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/resource"
 	"github.com/kpipe/kpipe/stages"
 )
 

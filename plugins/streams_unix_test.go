@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/resource"
 )
 
 // genPlugin installs script as the exec plugin of example.com/v1 Gen under

@@ -1,6 +1,6 @@
 package stages
 
-import "github.com/kpipe/kpipe/internal/resource"
+import "github.com/kpipe/kpipe/resource"
 
 // Absorb adds a generated object to rs as kustomize's AbsorbAll does, by
 // its generator behavior (res.Gen): a new object is appended; merge and

@@ -3,14 +3,14 @@ package stages
 import (
 	"fmt"
 
-	"github.com/kpipe/kpipe/stages/fieldspec"
+	"github.com/kpipe/kpipe/loaders"
 )
 
 // AnnotationsConfig configures the AnnotationsTransformer: the annotations
 // to set and the fields (annotation maps) to set them in.
 type AnnotationsConfig struct {
-	Annotations map[string]string     `json:"annotations,omitempty"`
-	FieldSpecs  []fieldspec.FieldSpec `json:"fieldSpecs,omitempty"`
+	Annotations map[string]string   `json:"annotations,omitempty"`
+	FieldSpecs  []loaders.FieldSpec `json:"fieldSpecs,omitempty"`
 }
 
 // NewAnnotations returns the AnnotationsTransformer stage: every annotation
@@ -19,7 +19,7 @@ type AnnotationsConfig struct {
 // With no annotations the stage does nothing.
 func NewAnnotations(cfg AnnotationsConfig) Stage {
 	cfg.Annotations = copyStringMap(cfg.Annotations)
-	cfg.FieldSpecs = append([]fieldspec.FieldSpec(nil), cfg.FieldSpecs...)
+	cfg.FieldSpecs = append([]loaders.FieldSpec(nil), cfg.FieldSpecs...)
 	return &mapEntryStage{kind: "AnnotationsTransformer", entries: cfg.Annotations, specs: cfg.FieldSpecs, cfg: cfg}
 }
 

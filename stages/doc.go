@@ -1,12 +1,16 @@
 // Package stages holds kpipe's generators and transformers: one stage per
 // kustomization field (namespace, namePrefix, labels, images, ...), each
 // reachable both from its kustomization field and from a builtin plugin
-// config (`apiVersion: builtin`) listed under `transformers:`.
+// config (`apiVersion: builtin`) listed under `transformers:`. Their
+// configs are the kustomization's own types (package loaders), and they
+// work on the public resource model (package resource), so a program that
+// embeds kpipe can write a Stage too and give it to kpipe with a
+// Definition (kpipe.Options.Stages).
 //
 // # The stage contract
 //
 // The cache (package cache) relies on this contract to skip stages safely;
-// every stage must keep it.
+// every stage must keep it, kpipe's and an embedder's alike.
 //
 //  1. A stage is configured once, from a plain config value. Anything the
 //     stage needs from disk (a patch file, a schema) is read while it is
@@ -40,11 +44,20 @@
 //     gives bytes identical to a cold build there.
 //
 // A stage's cache key is therefore digest(kpipe version, Fingerprint(),
-// digests of the input resources).
+// digests of the input resources). (For a library build, the version is
+// the executable's Go build ID: an embedder's rebuilt program never meets
+// its old entries.) A builtin stage listed by a kustomization is cached
+// with the kustomization's node, whose key covers its config; an
+// embedder's stage (a Definition's) is cached on its own under that key,
+// unless it is Cheap, and the nodes that list one are built again on each
+// run, since their keys cannot cover what its code depends on besides the
+// config: hence item 2 of the contract above is what makes its cache
+// entries sound. A Definition's New is called once per config listed, on
+// each build.
 //
-// It imports loaders, stages/fieldspec, stages/smp and the internal packages
-// resource, output, procgroup and remote (remote fetches of helm charts);
-// never the engine or the cache.
+// It imports loaders, resource, stages/fieldspec, stages/smp and the
+// internal packages resyaml, output, procgroup and giturl (the origin of
+// remote objects); never the engine, the cache or a package that fetches.
 //
 // Stability: kpipe's stable API is the packages kpipe and pluginapi. This
 // package is an importable building block with no compatibility promise

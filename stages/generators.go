@@ -13,7 +13,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/loaders"
+	"github.com/kpipe/kpipe/resource"
 )
 
 // Generation behaviors: how a generated object meets an object of the same
@@ -28,24 +29,15 @@ const (
 	behaviorReplace = "replace"
 )
 
-// GeneratorOptions modify generated ConfigMaps and Secrets: the
-// kustomization's generatorOptions, or an entry's options.
-type GeneratorOptions struct {
-	Labels                map[string]string `json:"labels,omitempty"`
-	Annotations           map[string]string `json:"annotations,omitempty"`
-	DisableNameSuffixHash bool              `json:"disableNameSuffixHash,omitempty"`
-	Immutable             bool              `json:"immutable,omitempty"`
-}
-
 // MergeGeneratorOptions merges a kustomization's generatorOptions (global)
 // into one entry's options (local) as kustomize does: labels and
 // annotations of the entry win over the global ones, and either side can
 // turn on disableNameSuffixHash and immutable. local is not modified.
-func MergeGeneratorOptions(local, global *GeneratorOptions) *GeneratorOptions {
+func MergeGeneratorOptions(local, global *loaders.GeneratorOptions) *loaders.GeneratorOptions {
 	if global == nil {
 		return local
 	}
-	out := &GeneratorOptions{}
+	out := &loaders.GeneratorOptions{}
 	if local != nil {
 		*out = *local
 		out.Labels = copyStringMap(local.Labels)
@@ -72,25 +64,6 @@ func overrideStringMap(local, global map[string]string) map[string]string {
 	return local
 }
 
-// GeneratorConfig configures a ConfigMapGenerator or a SecretGenerator: one
-// configMapGenerator or secretGenerator entry of a kustomization, with the
-// kustomization's generatorOptions already merged into Options.
-type GeneratorConfig struct {
-	Name      string `json:"name,omitempty"`
-	Namespace string `json:"namespace,omitempty"`
-	// Behavior is create (or empty), merge or replace.
-	Behavior string `json:"behavior,omitempty"`
-	// Literals are key=value pairs; quotes around the value are removed.
-	Literals []string `json:"literals,omitempty"`
-	// Files are paths (the key is the file's base name) or key=path.
-	Files []string `json:"files,omitempty"`
-	// Envs are env files: one key=value per line, # comments.
-	Envs    []string          `json:"envs,omitempty"`
-	Options *GeneratorOptions `json:"options,omitempty"`
-	// Type is a Secret's type (default Opaque); ConfigMaps have none.
-	Type string `json:"type,omitempty"`
-}
-
 // generatorPluginConfig is the builtin plugin config of both generators:
 // the entry's fields at the top level, with metadata's name and namespace
 // used where the top level has none. The deprecated `env` field is read
@@ -100,22 +73,14 @@ type generatorPluginConfig struct {
 		Name      string `json:"name,omitempty"`
 		Namespace string `json:"namespace,omitempty"`
 	} `json:"metadata"`
-	Name      string            `json:"name,omitempty"`
-	Namespace string            `json:"namespace,omitempty"`
-	Behavior  string            `json:"behavior,omitempty"`
-	Literals  []string          `json:"literals,omitempty"`
-	Files     []string          `json:"files,omitempty"`
-	Envs      []string          `json:"envs,omitempty"`
-	Env       string            `json:"env,omitempty"`
-	Options   *GeneratorOptions `json:"options,omitempty"`
-	Type      string            `json:"type,omitempty"`
+	loaders.GeneratorArgs
 }
 
 // NewConfigMapGenerator returns the ConfigMapGenerator stage for one
 // configMapGenerator entry, reading its files and env files with read. The
 // ConfigMap is made here: text values go to data, values that are not
 // UTF-8 go base64-encoded to binaryData.
-func NewConfigMapGenerator(cfg GeneratorConfig, read ReadFile) (Stage, error) {
+func NewConfigMapGenerator(cfg loaders.GeneratorArgs, read ReadFile) (Stage, error) {
 	cfg.Type = ""
 	return newGenerator("ConfigMap", cfg, read)
 }
@@ -123,7 +88,7 @@ func NewConfigMapGenerator(cfg GeneratorConfig, read ReadFile) (Stage, error) {
 // NewSecretGenerator returns the SecretGenerator stage for one
 // secretGenerator entry, reading its files and env files with read. Every
 // value is base64-encoded into data.
-func NewSecretGenerator(cfg GeneratorConfig, read ReadFile) (Stage, error) {
+func NewSecretGenerator(cfg loaders.GeneratorArgs, read ReadFile) (Stage, error) {
 	return newGenerator("Secret", cfg, read)
 }
 
@@ -147,13 +112,13 @@ func SecretGeneratorFromConfig(data []byte, read ReadFile) (Stage, error) {
 	return NewSecretGenerator(cfg, read)
 }
 
-func decodeGeneratorConfig(data []byte) (GeneratorConfig, error) {
+func decodeGeneratorConfig(data []byte) (loaders.GeneratorArgs, error) {
 	var pc generatorPluginConfig
 	if err := decodeLenientConfig(data, &pc); err != nil {
-		return GeneratorConfig{}, err
+		return loaders.GeneratorArgs{}, err
 	}
-	cfg := GeneratorConfig{Name: pc.Name, Namespace: pc.Namespace, Behavior: pc.Behavior,
-		Literals: pc.Literals, Files: pc.Files, Envs: pc.Envs, Options: pc.Options, Type: pc.Type}
+	cfg := pc.GeneratorArgs
+	cfg.Env = ""
 	if cfg.Name == "" {
 		cfg.Name = pc.Metadata.Name
 	}
@@ -170,7 +135,7 @@ type generatorStage struct {
 }
 
 // newGenerator makes the object of kind ConfigMap or Secret.
-func newGenerator(kind string, cfg GeneratorConfig, read ReadFile) (Stage, error) {
+func newGenerator(kind string, cfg loaders.GeneratorArgs, read ReadFile) (Stage, error) {
 	if cfg.Name == "" {
 		// kustomize says "configmap" for secrets too.
 		return nil, errors.New("a configmap must have a name")
@@ -422,7 +387,7 @@ type kvPair struct {
 
 // loadPairs reads the pairs of an entry: env files, then literals, then
 // files, each group in order.
-func loadPairs(cfg GeneratorConfig, read ReadFile) ([]kvPair, error) {
+func loadPairs(cfg loaders.GeneratorArgs, read ReadFile) ([]kvPair, error) {
 	var all []kvPair
 	for _, p := range cfg.Envs {
 		content, err := read(p)

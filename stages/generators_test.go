@@ -9,7 +9,9 @@ import (
 	"testing"
 
 	"github.com/kpipe/kpipe/internal/output"
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/resyaml"
+	"github.com/kpipe/kpipe/loaders"
+	"github.com/kpipe/kpipe/resource"
 )
 
 // memFiles is a ReadFile over an in-memory tree; a missing file is an
@@ -57,10 +59,10 @@ func generate(t *testing.T, s Stage) (string, *resource.Resource) {
 func TestConfigMapGenerator(t *testing.T) {
 	cases := []struct {
 		name string
-		cfg  GeneratorConfig
+		cfg  loaders.GeneratorArgs
 		want string
 	}{
-		{"env file", GeneratorConfig{Name: "envConfigMap", Envs: []string{"app.env"}}, `apiVersion: v1
+		{"env file", loaders.GeneratorArgs{Name: "envConfigMap", Envs: []string{"app.env"}}, `apiVersion: v1
 data:
   DB_PASSWORD: qwerty
   DB_USERNAME: admin
@@ -68,7 +70,7 @@ kind: ConfigMap
 metadata:
   name: envConfigMap
 `},
-		{"text file", GeneratorConfig{Name: "fileConfigMap1", Files: []string{"app-init.ini"}}, `apiVersion: v1
+		{"text file", loaders.GeneratorArgs{Name: "fileConfigMap1", Files: []string{"app-init.ini"}}, `apiVersion: v1
 data:
   app-init.ini: |
     FOO=bar
@@ -77,7 +79,7 @@ kind: ConfigMap
 metadata:
   name: fileConfigMap1
 `},
-		{"text and binary file", GeneratorConfig{Name: "fileConfigMap2", Files: []string{"app-init.ini", "app.bin"}}, `apiVersion: v1
+		{"text and binary file", loaders.GeneratorArgs{Name: "fileConfigMap2", Files: []string{"app-init.ini", "app.bin"}}, `apiVersion: v1
 binaryData:
   app.bin: |
     /2hlbGxv/2hlbGxv/2hlbGxv/2hlbGxv/2hlbGxv/2hlbGxv/2hlbGxv/2hlbGxv/2hlbG
@@ -92,7 +94,7 @@ kind: ConfigMap
 metadata:
   name: fileConfigMap2
 `},
-		{"key=path", GeneratorConfig{Name: "renamed", Files: []string{"settings=app-init.ini"}}, `apiVersion: v1
+		{"key=path", loaders.GeneratorArgs{Name: "renamed", Files: []string{"settings=app-init.ini"}}, `apiVersion: v1
 data:
   settings: |
     FOO=bar
@@ -101,10 +103,10 @@ kind: ConfigMap
 metadata:
   name: renamed
 `},
-		{"literals, options, namespace", GeneratorConfig{
+		{"literals, options, namespace", loaders.GeneratorArgs{
 			Name: "literalConfigMap2", Namespace: "ns",
 			Literals: []string{"a=x", "b=y", `c="Hello World"`, "d='true'", "e='", "f=a=b"},
-			Options: &GeneratorOptions{
+			Options: &loaders.GeneratorOptions{
 				Labels:      map[string]string{"veggie": "celery", "dog": "beagle"},
 				Annotations: map[string]string{"river": "Missouri"},
 				Immutable:   true,
@@ -128,7 +130,7 @@ metadata:
   name: literalConfigMap2
   namespace: ns
 `},
-		{"no data", GeneratorConfig{Name: "empty"}, `apiVersion: v1
+		{"no data", loaders.GeneratorArgs{Name: "empty"}, `apiVersion: v1
 kind: ConfigMap
 metadata:
   name: empty
@@ -158,10 +160,10 @@ metadata:
 func TestSecretGenerator(t *testing.T) {
 	cases := []struct {
 		name string
-		cfg  GeneratorConfig
+		cfg  loaders.GeneratorArgs
 		want string
 	}{
-		{"env file", GeneratorConfig{Name: "envSecret", Envs: []string{"app.env"}}, `apiVersion: v1
+		{"env file", loaders.GeneratorArgs{Name: "envSecret", Envs: []string{"app.env"}}, `apiVersion: v1
 data:
   DB_PASSWORD: cXdlcnR5
   DB_USERNAME: YWRtaW4=
@@ -170,7 +172,7 @@ metadata:
   name: envSecret
 type: Opaque
 `},
-		{"text and binary file", GeneratorConfig{Name: "fileSecret2", Files: []string{"app-init.ini", "short.bin"}}, `apiVersion: v1
+		{"text and binary file", loaders.GeneratorArgs{Name: "fileSecret2", Files: []string{"app-init.ini", "short.bin"}}, `apiVersion: v1
 data:
   app-init.ini: Rk9PPWJhcgpCQVI9YmF6Cg==
   short.bin: //0=
@@ -179,8 +181,8 @@ metadata:
   name: fileSecret2
 type: Opaque
 `},
-		{"type and labels", GeneratorConfig{Name: "literalSecret1", Literals: []string{"a=x"}, Type: "foobar",
-			Options: &GeneratorOptions{Labels: map[string]string{"foo": "bar"}}}, `apiVersion: v1
+		{"type and labels", loaders.GeneratorArgs{Name: "literalSecret1", Literals: []string{"a=x"}, Type: "foobar",
+			Options: &loaders.GeneratorOptions{Labels: map[string]string{"foo": "bar"}}}, `apiVersion: v1
 data:
   a: eA==
 kind: Secret
@@ -190,7 +192,7 @@ metadata:
   name: literalSecret1
 type: foobar
 `},
-		{"empty secret keeps an empty data map", GeneratorConfig{Name: "es"}, `apiVersion: v1
+		{"empty secret keeps an empty data map", loaders.GeneratorArgs{Name: "es"}, `apiVersion: v1
 data: {}
 kind: Secret
 metadata:
@@ -251,25 +253,25 @@ func TestEnvFileParsing(t *testing.T) {
 func TestGeneratorErrors(t *testing.T) {
 	cases := []struct {
 		name string
-		cfg  GeneratorConfig
+		cfg  loaders.GeneratorArgs
 		want string
 	}{
-		{"no name", GeneratorConfig{Literals: []string{"a=b"}}, "a configmap must have a name"},
-		{"repeated key", GeneratorConfig{Name: "m", Literals: []string{"a=1"}, Files: []string{"a=app.env"}},
+		{"no name", loaders.GeneratorArgs{Literals: []string{"a=b"}}, "a configmap must have a name"},
+		{"repeated key", loaders.GeneratorArgs{Name: "m", Literals: []string{"a=1"}, Files: []string{"a=app.env"}},
 			"configmap m illegally repeats the key `a`"},
-		{"literal without =", GeneratorConfig{Name: "m", Literals: []string{"ok=1", "noequals"}},
+		{"literal without =", loaders.GeneratorArgs{Name: "m", Literals: []string{"ok=1", "noequals"}},
 			"loading KV pairs: literal sources [ok=1 noequals]: invalid literal source noequals, expected key=value"},
-		{"literal without key", GeneratorConfig{Name: "m", Literals: []string{"=v"}},
+		{"literal without key", loaders.GeneratorArgs{Name: "m", Literals: []string{"=v"}},
 			"invalid literal source =v, expected key=value"},
-		{"file key with =", GeneratorConfig{Name: "m", Files: []string{"k=a=b"}},
+		{"file key with =", loaders.GeneratorArgs{Name: "m", Files: []string{"k=a=b"}},
 			`loading KV pairs: file sources: [k=a=b]: source "k=a=b" key name or file path contains '='`},
-		{"file without key", GeneratorConfig{Name: "m", Files: []string{"=app.env"}},
+		{"file without key", loaders.GeneratorArgs{Name: "m", Files: []string{"=app.env"}},
 			`missing key name for file path "app.env" in source "=app.env"`},
-		{"file without path", GeneratorConfig{Name: "m", Files: []string{"k="}},
+		{"file without path", loaders.GeneratorArgs{Name: "m", Files: []string{"k="}},
 			`missing file path for key name "k" in source "k="`},
-		{"missing file", GeneratorConfig{Name: "m", Files: []string{"nope.txt"}},
+		{"missing file", loaders.GeneratorArgs{Name: "m", Files: []string{"nope.txt"}},
 			"loading KV pairs: file sources: [nope.txt]: open nope.txt: file does not exist"},
-		{"missing env file", GeneratorConfig{Name: "m", Envs: []string{"app.env", "nope.env"}},
+		{"missing env file", loaders.GeneratorArgs{Name: "m", Envs: []string{"app.env", "nope.env"}},
 			"loading KV pairs: env source files: [app.env nope.env]: open nope.env"},
 	}
 	for _, c := range cases {
@@ -285,14 +287,14 @@ func TestGeneratorErrors(t *testing.T) {
 func TestGeneratorReadError(t *testing.T) {
 	denied := errors.New("security; file '/x' is not in or below '/root'")
 	read := func(string) ([]byte, error) { return nil, denied }
-	_, err := NewSecretGenerator(GeneratorConfig{Name: "s", Files: []string{"../x"}}, read)
+	_, err := NewSecretGenerator(loaders.GeneratorArgs{Name: "s", Files: []string{"../x"}}, read)
 	if !errors.Is(err, denied) {
 		t.Errorf("error = %v, want it to wrap the loader's error", err)
 	}
 }
 
 func TestGeneratorFingerprintCoversFiles(t *testing.T) {
-	cfg := GeneratorConfig{Name: "m", Files: []string{"f.txt"}}
+	cfg := loaders.GeneratorArgs{Name: "m", Files: []string{"f.txt"}}
 	a, err := NewConfigMapGenerator(cfg, memFiles(map[string]string{"f.txt": "one"}))
 	if err != nil {
 		t.Fatal(err)
@@ -308,12 +310,12 @@ func TestGeneratorFingerprintCoversFiles(t *testing.T) {
 	if !bytes.Equal(a.Fingerprint(), a2.Fingerprint()) {
 		t.Error("fingerprint differs for equal configs")
 	}
-	cfg.Options = &GeneratorOptions{DisableNameSuffixHash: true}
+	cfg.Options = &loaders.GeneratorOptions{DisableNameSuffixHash: true}
 	c, _ := NewConfigMapGenerator(cfg, memFiles(map[string]string{"f.txt": "one"}))
 	if bytes.Equal(a.Fingerprint(), c.Fingerprint()) {
 		t.Error("fingerprint does not cover the hash option")
 	}
-	s, _ := NewSecretGenerator(GeneratorConfig{Name: "m", Files: []string{"f.txt"}}, memFiles(map[string]string{"f.txt": "one"}))
+	s, _ := NewSecretGenerator(loaders.GeneratorArgs{Name: "m", Files: []string{"f.txt"}}, memFiles(map[string]string{"f.txt": "one"}))
 	if bytes.Equal(a.Fingerprint(), s.Fingerprint()) {
 		t.Error("ConfigMap and Secret generators share a fingerprint")
 	}
@@ -389,8 +391,8 @@ type: kubernetes.io/tls
 }
 
 func TestMergeGeneratorOptions(t *testing.T) {
-	local := &GeneratorOptions{Labels: map[string]string{"a": "local"}}
-	global := &GeneratorOptions{
+	local := &loaders.GeneratorOptions{Labels: map[string]string{"a": "local"}}
+	global := &loaders.GeneratorOptions{
 		Labels:                map[string]string{"a": "global", "b": "global"},
 		Annotations:           map[string]string{"c": "global"},
 		DisableNameSuffixHash: true,
@@ -406,7 +408,7 @@ func TestMergeGeneratorOptions(t *testing.T) {
 	if MergeGeneratorOptions(nil, nil) != nil {
 		t.Error("nil options merged into non-nil")
 	}
-	if got := MergeGeneratorOptions(nil, &GeneratorOptions{Immutable: true}); got == nil || !got.Immutable {
+	if got := MergeGeneratorOptions(nil, &loaders.GeneratorOptions{Immutable: true}); got == nil || !got.Immutable {
 		t.Errorf("global immutable lost: %+v", got)
 	}
 }
@@ -415,7 +417,7 @@ func TestMergeGeneratorOptions(t *testing.T) {
 // prefix, and a plain one read from a file.
 func baseList(t *testing.T) *resource.List {
 	t.Helper()
-	rs, err := resource.Decode([]byte(`
+	rs, err := resyaml.Decode([]byte(`
 apiVersion: v1
 kind: ConfigMap
 metadata:
@@ -466,8 +468,8 @@ func runOn(t *testing.T, s Stage, l *resource.List) string {
 
 func TestGeneratorMerge(t *testing.T) {
 	l := baseList(t)
-	s, err := NewConfigMapGenerator(GeneratorConfig{Name: "cm", Behavior: "merge", Literals: []string{"b=3", "c=4"},
-		Options: &GeneratorOptions{Labels: map[string]string{"shared": "overlay"}}}, nil)
+	s, err := NewConfigMapGenerator(loaders.GeneratorArgs{Name: "cm", Behavior: "merge", Literals: []string{"b=3", "c=4"},
+		Options: &loaders.GeneratorOptions{Labels: map[string]string{"shared": "overlay"}}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -516,7 +518,7 @@ metadata:
 }
 
 func TestGeneratorMergeIntoPlainObject(t *testing.T) {
-	s, err := NewConfigMapGenerator(GeneratorConfig{Name: "plain", Behavior: "merge", Literals: []string{"more=7"}}, nil)
+	s, err := NewConfigMapGenerator(loaders.GeneratorArgs{Name: "plain", Behavior: "merge", Literals: []string{"more=7"}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -545,8 +547,8 @@ metadata:
 }
 
 func TestGeneratorReplace(t *testing.T) {
-	s, err := NewConfigMapGenerator(GeneratorConfig{Name: "cm", Behavior: "replace", Literals: []string{"new=1"},
-		Options: &GeneratorOptions{DisableNameSuffixHash: true}}, nil)
+	s, err := NewConfigMapGenerator(loaders.GeneratorArgs{Name: "cm", Behavior: "replace", Literals: []string{"new=1"},
+		Options: &loaders.GeneratorOptions{DisableNameSuffixHash: true}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -581,7 +583,7 @@ func TestGeneratorBehaviorErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s, err := NewConfigMapGenerator(GeneratorConfig{Name: c.cmName, Behavior: c.behavior}, nil)
+			s, err := NewConfigMapGenerator(loaders.GeneratorArgs{Name: c.cmName, Behavior: c.behavior}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -594,7 +596,7 @@ func TestGeneratorBehaviorErrors(t *testing.T) {
 }
 
 func TestGeneratorAmbiguousMerge(t *testing.T) {
-	rs, err := resource.Decode([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n"))
+	rs, err := resyaml.Decode([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -602,7 +604,7 @@ func TestGeneratorAmbiguousMerge(t *testing.T) {
 		rs[i].RememberID()
 		rs[i].SetName(p + "x")
 	}
-	s, _ := NewConfigMapGenerator(GeneratorConfig{Name: "x", Behavior: "merge"}, nil)
+	s, _ := NewConfigMapGenerator(loaders.GeneratorArgs{Name: "x", Behavior: "merge"}, nil)
 	err = s.Run(context.Background(), resource.NewList(rs...))
 	if err == nil || !strings.Contains(err.Error(), "found multiple objects") || !strings.Contains(err.Error(), "b-x") {
 		t.Errorf("error = %v, want one naming both candidates", err)
@@ -610,7 +612,7 @@ func TestGeneratorAmbiguousMerge(t *testing.T) {
 }
 
 func TestGeneratorRunsTwiceIndependently(t *testing.T) {
-	s, _ := NewConfigMapGenerator(GeneratorConfig{Name: "m", Literals: []string{"a=1"}}, nil)
+	s, _ := NewConfigMapGenerator(loaders.GeneratorArgs{Name: "m", Literals: []string{"a=1"}}, nil)
 	l1, l2 := resource.NewList(), resource.NewList()
 	if err := s.Run(context.Background(), l1); err != nil {
 		t.Fatal(err)

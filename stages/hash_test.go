@@ -5,12 +5,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/resyaml"
+	"github.com/kpipe/kpipe/resource"
 )
 
 func decodeOneObject(t *testing.T, y string) map[string]any {
 	t.Helper()
-	rs, err := resource.Decode([]byte(y))
+	rs, err := resyaml.Decode([]byte(y))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +57,7 @@ func TestContentHash(t *testing.T) {
 }
 
 func TestHashTransformer(t *testing.T) {
-	rs, err := resource.Decode([]byte(`
+	rs, err := resyaml.Decode([]byte(`
 apiVersion: v1
 kind: ConfigMap
 metadata: {name: a}

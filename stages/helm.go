@@ -18,8 +18,9 @@ import (
 	"sync"
 
 	"github.com/kpipe/kpipe/internal/procgroup"
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/resyaml"
 	"github.com/kpipe/kpipe/loaders"
+	"github.com/kpipe/kpipe/resource"
 )
 
 // HelmChartArgs configures one chart inflation, in the shape of the
@@ -370,11 +371,11 @@ func (s *helmStage) Run(ctx context.Context, rs *resource.List) error {
 	if err != nil {
 		return err
 	}
-	objs, err := resource.Decode(out)
+	objs, err := resyaml.Decode(out)
 	if err != nil {
 		// helm may print messages before the first document.
 		if i := bytes.Index(out, []byte("---")); i >= 0 {
-			objs, err = resource.Decode(out[i:])
+			objs, err = resyaml.Decode(out[i:])
 		}
 		if err != nil {
 			return fmt.Errorf("chart %s: reading the output of helm template: %w", s.chartDir, err)

@@ -4,7 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/resyaml"
+	"github.com/kpipe/kpipe/resource"
 )
 
 // iamPolicyConfig configures the IAMPolicyGenerator, in the shape of its
@@ -43,7 +44,7 @@ metadata:
 	if cfg.KubernetesService.Namespace != "" {
 		text += fmt.Sprintf("\n  namespace: %s", cfg.KubernetesService.Namespace)
 	}
-	vs, err := resource.DecodeValues([]byte(text))
+	vs, err := resyaml.DecodeValues([]byte(text))
 	if err != nil {
 		return nil, err
 	}

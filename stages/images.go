@@ -12,31 +12,16 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/loaders"
+	"github.com/kpipe/kpipe/resource"
 	"github.com/kpipe/kpipe/stages/fieldspec"
 )
-
-// Image is one `images:` entry: which image to change and how.
-type Image struct {
-	// Name is the image name to match, without tag or digest. kustomize
-	// reads it as a regular expression (so "." matches any character).
-	Name string `json:"name,omitempty"`
-	// NewName replaces the name.
-	NewName string `json:"newName,omitempty"`
-	// TagSuffix is appended to the tag (and drops the digest) when neither
-	// NewTag nor Digest is set.
-	TagSuffix string `json:"tagSuffix,omitempty"`
-	// NewTag replaces the tag, and drops the digest unless Digest is set.
-	NewTag string `json:"newTag,omitempty"`
-	// Digest replaces the digest, and drops the tag unless NewTag is set.
-	Digest string `json:"digest,omitempty"`
-}
 
 // ImagesConfig configures the ImageTagTransformer: one image change and
 // the fields that hold image references.
 type ImagesConfig struct {
-	ImageTag   Image                 `json:"imageTag,omitempty"`
-	FieldSpecs []fieldspec.FieldSpec `json:"fieldSpecs,omitempty"`
+	ImageTag   loaders.Image       `json:"imageTag,omitempty"`
+	FieldSpecs []loaders.FieldSpec `json:"fieldSpecs,omitempty"`
 }
 
 // NewImages returns the ImageTagTransformer stage. Like kustomize it makes
@@ -51,7 +36,7 @@ type ImagesConfig struct {
 // not compile matches nothing, as in kustomize v5.8.1+ (v5.8.0 crashed).
 
 func NewImages(cfg ImagesConfig) Stage {
-	cfg.FieldSpecs = append([]fieldspec.FieldSpec(nil), cfg.FieldSpecs...)
+	cfg.FieldSpecs = append([]loaders.FieldSpec(nil), cfg.FieldSpecs...)
 	return &imagesStage{cfg: cfg, match: newImageMatcher(cfg.ImageTag.Name)}
 }
 

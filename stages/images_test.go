@@ -10,7 +10,9 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/kpipe/kpipe/internal/output"
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/resyaml"
+	"github.com/kpipe/kpipe/loaders"
+	"github.com/kpipe/kpipe/resource"
 )
 
 func TestImagesCases(t *testing.T) {
@@ -22,7 +24,7 @@ func TestImagesCases(t *testing.T) {
 // default field specs.
 func TestImagesDefaultConfig(t *testing.T) {
 	tc := defaultFieldSpecs(t)
-	entries := []Image{
+	entries := []loaders.Image{
 		{Name: "nginx", NewTag: "v2"},
 		{Name: "my-nginx", NewTag: "previous"},
 		{Name: "myprivaterepohostname:1234/my/image", NewTag: "v1.0.1"},
@@ -155,7 +157,7 @@ spec3:
 // TestImageTagTransformerInKustomization: both passes, default specs.
 func TestImagesInKustomization(t *testing.T) {
 	tc := defaultFieldSpecs(t)
-	s := NewImages(ImagesConfig{ImageTag: Image{Name: "old-image-name", NewName: "new-image-name", NewTag: "new-tag"}, FieldSpecs: tc.Images})
+	s := NewImages(ImagesConfig{ImageTag: loaders.Image{Name: "old-image-name", NewName: "new-image-name", NewTag: "new-tag"}, FieldSpecs: tc.Images})
 	checkTx(t, s, `
 apiVersion: v1
 group: apps
@@ -902,7 +904,7 @@ spec:
 // output.
 func runStages(t *testing.T, ss []Stage, input string) string {
 	t.Helper()
-	rs, err := resource.Decode([]byte(input))
+	rs, err := resyaml.Decode([]byte(input))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -923,7 +925,7 @@ func runStages(t *testing.T, ss []Stage, input string) string {
 // TestImagesCopiesOnlyChangedResources checks that a shared resource is
 // copied only when an image in it changes.
 func TestImagesCopiesOnlyChangedResources(t *testing.T) {
-	rs, err := resource.Decode([]byte(`
+	rs, err := resyaml.Decode([]byte(`
 apiVersion: v1
 kind: Pod
 metadata:
@@ -945,7 +947,7 @@ spec:
 	}
 	l := resource.NewList(rs...)
 	l.Freeze()
-	s := NewImages(ImagesConfig{ImageTag: Image{Name: "nginx", NewTag: "2"}, FieldSpecs: defaultFieldSpecs(t).Images})
+	s := NewImages(ImagesConfig{ImageTag: loaders.Image{Name: "nginx", NewTag: "2"}, FieldSpecs: defaultFieldSpecs(t).Images})
 	if err := s.Run(context.Background(), l); err != nil {
 		t.Fatal(err)
 	}
@@ -987,7 +989,7 @@ func TestSplitImage(t *testing.T) {
 // expression matches no image (kustomize v5.8.1+; v5.8.0 crashed), and the
 // other entries still apply.
 func TestImagesInvalidName(t *testing.T) {
-	s := NewImages(ImagesConfig{ImageTag: Image{Name: "a(b", NewTag: "2"}})
+	s := NewImages(ImagesConfig{ImageTag: loaders.Image{Name: "a(b", NewTag: "2"}})
 	in := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - image: a(b\n"
 	out, err := runTx(t, s, in)
 	if err != nil {
@@ -1001,7 +1003,7 @@ func TestImagesInvalidName(t *testing.T) {
 // TestImagesAnyDigestAlgorithm: a reference with a digest of any OCI
 // algorithm matches the name (v5.8.0 matched sha256 only).
 func TestImagesAnyDigestAlgorithm(t *testing.T) {
-	s := NewImages(ImagesConfig{ImageTag: Image{Name: "nginx", NewName: "mirror/nginx"}})
+	s := NewImages(ImagesConfig{ImageTag: loaders.Image{Name: "nginx", NewName: "mirror/nginx"}})
 	for _, ref := range []string{"nginx@sha512:ab12", "nginx:1@multihash+base58:QmRZ", "nginx@sha256:00"} {
 		out, err := runTx(t, s, "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - image: "+ref+"\n")
 		if err != nil {

@@ -9,8 +9,8 @@ import (
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 
-	"github.com/kpipe/kpipe/internal/resource"
 	"github.com/kpipe/kpipe/loaders"
+	"github.com/kpipe/kpipe/resource"
 )
 
 // ReadFile reads a file a stage's config names, through the build's
@@ -23,9 +23,9 @@ type ReadFile func(path string) ([]byte, error)
 // patch, inline (JSON or YAML) or in a file, applied to every object the
 // target selects.
 type JSONPatchConfig struct {
-	Target *Selector `json:"target,omitempty"`
-	Path   string    `json:"path,omitempty"`
-	JSONOp string    `json:"jsonOp,omitempty"`
+	Target *loaders.Selector `json:"target,omitempty"`
+	Path   string            `json:"path,omitempty"`
+	JSONOp string            `json:"jsonOp,omitempty"`
 }
 
 // NewJSONPatch returns the PatchJson6902Transformer stage, reading the
@@ -89,7 +89,7 @@ func decodeJSONPatch(text string) (jsonpatch.Patch, error) {
 // jsonPatchStage applies a decoded JSON patch to the selected objects.
 type jsonPatchStage struct {
 	kind   string
-	target Selector
+	target loaders.Selector
 	text   string
 	patch  jsonpatch.Patch
 	// direct is patch as applyDirect applies it, nil when every object
@@ -103,7 +103,7 @@ type jsonPatchStage struct {
 func (s *jsonPatchStage) Kind() string { return s.kind }
 func (s *jsonPatchStage) Fingerprint() []byte {
 	return Fingerprint(s.kind, struct {
-		Target Selector
+		Target loaders.Selector
 		Patch  string
 		Rename bool
 	}{s.target, s.text, s.rename})
@@ -112,7 +112,7 @@ func (s *jsonPatchStage) Fingerprint() []byte {
 // Run patches every selected object; the build annotations kpipe keeps
 // survive the patch.
 func (s *jsonPatchStage) Run(_ context.Context, rs *resource.List) error {
-	idx, err := s.target.selects(rs)
+	idx, err := selectIndexes(s.target, rs)
 	if err != nil {
 		return err
 	}

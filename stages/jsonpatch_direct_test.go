@@ -13,7 +13,7 @@ import (
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/resource"
 )
 
 // TestDirectJSONPatchMatchesEvanphx: on random objects and patches,

@@ -5,7 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/loaders"
+	"github.com/kpipe/kpipe/resource"
 )
 
 // TestJSONPatchSeesBuildStateAnnotations checks that a JSON patch sees the
@@ -18,7 +19,7 @@ func TestJSONPatchSeesBuildStateAnnotations(t *testing.T) {
 	const add = "- op: add\n  path: /metadata/annotations/x\n  value: z\n"
 	for _, ann := range []string{"", "  annotations:\n", "  annotations: null\n", "  annotations: {}\n", "  annotations: {a: b}\n"} {
 		rs := decodeList(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"+ann)
-		s, err := newPatch(PatchConfig{Patch: add, Target: &Selector{Kind: "ConfigMap"}}, mapFiles(nil))
+		s, err := newPatch(loaders.Patch{Patch: add, Target: &loaders.Selector{Kind: "ConfigMap"}}, mapFiles(nil))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,7 +45,7 @@ func TestJSONPatchSeesBuildStateAnnotations(t *testing.T) {
 func TestJSON6902NeedsAnAnnotationsMap(t *testing.T) {
 	for _, ann := range []string{"", "  annotations:\n", "  annotations: null\n"} {
 		rs := decodeList(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"+ann)
-		s, err := NewJSONPatch(JSONPatchConfig{Target: &Selector{Kind: "ConfigMap", Name: "c"}, JSONOp: `[{"op": "add", "path": "/metadata/annotations/x", "value": "z"}]`}, mapFiles(nil))
+		s, err := NewJSONPatch(JSONPatchConfig{Target: &loaders.Selector{Kind: "ConfigMap", Name: "c"}, JSONOp: `[{"op": "add", "path": "/metadata/annotations/x", "value": "z"}]`}, mapFiles(nil))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,16 +10,16 @@ import (
 	"strings"
 
 	"github.com/kpipe/kpipe/internal/output"
-	"github.com/kpipe/kpipe/internal/resource"
 	"github.com/kpipe/kpipe/loaders"
+	"github.com/kpipe/kpipe/resource"
 	"github.com/kpipe/kpipe/stages/fieldspec"
 )
 
 // LabelsConfig configures the LabelTransformer: the labels to set and the
 // fields (label maps and selectors) to set them in.
 type LabelsConfig struct {
-	Labels     map[string]string     `json:"labels,omitempty"`
-	FieldSpecs []fieldspec.FieldSpec `json:"fieldSpecs,omitempty"`
+	Labels     map[string]string   `json:"labels,omitempty"`
+	FieldSpecs []loaders.FieldSpec `json:"fieldSpecs,omitempty"`
 }
 
 // NewLabels returns the LabelTransformer stage: every label is set, as a
@@ -28,7 +28,7 @@ type LabelsConfig struct {
 // labels the stage does nothing.
 func NewLabels(cfg LabelsConfig) Stage {
 	cfg.Labels = copyStringMap(cfg.Labels)
-	cfg.FieldSpecs = append([]fieldspec.FieldSpec(nil), cfg.FieldSpecs...)
+	cfg.FieldSpecs = append([]loaders.FieldSpec(nil), cfg.FieldSpecs...)
 	return &mapEntryStage{kind: "LabelTransformer", entries: cfg.Labels, specs: cfg.FieldSpecs, cfg: cfg}
 }
 
@@ -47,7 +47,7 @@ func LabelsFromConfig(data []byte) (Stage, error) {
 type mapEntryStage struct {
 	kind    string
 	entries map[string]string
-	specs   []fieldspec.FieldSpec
+	specs   []loaders.FieldSpec
 	cfg     any // the whole config, for the fingerprint
 }
 

@@ -6,7 +6,9 @@ import (
 	"testing"
 
 	"github.com/kpipe/kpipe/internal/output"
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/resyaml"
+	"github.com/kpipe/kpipe/loaders"
+	"github.com/kpipe/kpipe/resource"
 	"github.com/kpipe/kpipe/stages/fieldspec"
 )
 
@@ -28,7 +30,7 @@ func runTx(t *testing.T, s Stage, input string) (string, error) {
 	var outs [2]string
 	var errs [2]error
 	for pass, freeze := range []bool{true, false} {
-		rs, err := resource.Decode([]byte(input))
+		rs, err := resyaml.Decode([]byte(input))
 		if err != nil {
 			t.Fatalf("decoding input: %v", err)
 		}
@@ -145,7 +147,7 @@ func TestLabelsTemplatesNoSelectors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fss, err = fieldspec.MergeSpecs(fss, fieldspec.FieldSpec{Path: "metadata/labels", CreateIfNotPresent: true})
+	fss, err = fieldspec.MergeSpecs(fss, loaders.FieldSpec{Path: "metadata/labels", CreateIfNotPresent: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +158,7 @@ func TestLabelsTemplatesNoSelectors(t *testing.T) {
 		"app.kubernetes.io/part-of":   "d",
 	}, FieldSpecs: fss})
 	common := NewLabels(LabelsConfig{Labels: map[string]string{"app": "test-server"}, FieldSpecs: tc.CommonLabels})
-	rs, err := resource.Decode([]byte(`
+	rs, err := resyaml.Decode([]byte(`
 apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -242,18 +244,18 @@ spec:
 }
 
 func TestLabelsNoLabelsIsNoOp(t *testing.T) {
-	s := NewLabels(LabelsConfig{FieldSpecs: []fieldspec.FieldSpec{{Path: "metadata/labels", CreateIfNotPresent: true}}})
+	s := NewLabels(LabelsConfig{FieldSpecs: []loaders.FieldSpec{{Path: "metadata/labels", CreateIfNotPresent: true}}})
 	in := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"
 	checkTx(t, s, in, in, "")
 }
 
 func TestLabelsFingerprint(t *testing.T) {
-	fs := []fieldspec.FieldSpec{{Path: "metadata/labels", CreateIfNotPresent: true}}
+	fs := []loaders.FieldSpec{{Path: "metadata/labels", CreateIfNotPresent: true}}
 	a := NewLabels(LabelsConfig{Labels: map[string]string{"a": "1"}, FieldSpecs: fs})
 	b := NewLabels(LabelsConfig{Labels: map[string]string{"a": "1"}, FieldSpecs: fs})
 	c := NewLabels(LabelsConfig{Labels: map[string]string{"a": "2"}, FieldSpecs: fs})
 	d := NewAnnotations(AnnotationsConfig{Annotations: map[string]string{"a": "1"}, FieldSpecs: fs})
-	e := NewLabels(LabelsConfig{Labels: map[string]string{"a": "1"}, FieldSpecs: []fieldspec.FieldSpec{{Path: "metadata/labels"}}})
+	e := NewLabels(LabelsConfig{Labels: map[string]string{"a": "1"}, FieldSpecs: []loaders.FieldSpec{{Path: "metadata/labels"}}})
 	if string(a.Fingerprint()) != string(b.Fingerprint()) {
 		t.Error("equal configs have different fingerprints")
 	}

@@ -7,7 +7,8 @@ import (
 	"strings"
 
 	"github.com/kpipe/kpipe/internal/output"
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/loaders"
+	"github.com/kpipe/kpipe/resource"
 	"github.com/kpipe/kpipe/stages/fieldspec"
 )
 
@@ -37,7 +38,7 @@ func (s *nameRefStage) Fingerprint() []byte { return Fingerprint(s.Kind(), s.bac
 // (the kind it refers to) that lists it: both point into the stage's
 // configuration, which a large object's many jobs then do not copy.
 type nameRefJob struct {
-	field *fieldspec.FieldSpec
+	field *loaders.FieldSpec
 	ref   *fieldspec.NameBackReference
 	// mayRename is true when the field may be the referrer's own
 	// apiVersion, kind or metadata (see touchesIdentity).
@@ -101,7 +102,7 @@ func (s *nameRefStage) Run(_ context.Context, rs *resource.List) error {
 // touchesIdentity reports whether a walk of fs may write the object's
 // apiVersion, kind or metadata: its first element that is not blank (a
 // blank one stays on the object) names one of them, or it has none.
-func touchesIdentity(fs *fieldspec.FieldSpec) bool {
+func touchesIdentity(fs *loaders.FieldSpec) bool {
 	for _, e := range fs.PathElements() {
 		name, _ := strings.CutSuffix(e, "[]")
 		switch strings.TrimSpace(name) {

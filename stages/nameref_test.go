@@ -8,7 +8,8 @@ import (
 	"testing"
 
 	"github.com/kpipe/kpipe/internal/output"
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/resyaml"
+	"github.com/kpipe/kpipe/resource"
 	"github.com/kpipe/kpipe/stages/fieldspec"
 )
 
@@ -17,7 +18,7 @@ import (
 // remembering the old ID), and runs the default name-reference stage.
 func runNameRef(t *testing.T, objects string, renames map[string][2]string) (*resource.List, error) {
 	t.Helper()
-	rs, err := resource.Decode([]byte(objects))
+	rs, err := resyaml.Decode([]byte(objects))
 	if err != nil {
 		t.Fatal(err)
 	}

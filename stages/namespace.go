@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/loaders"
+	"github.com/kpipe/kpipe/resource"
 	"github.com/kpipe/kpipe/stages/fieldspec"
 )
 
@@ -31,7 +32,7 @@ type NamespaceConfig struct {
 		Name      string `json:"name,omitempty"`
 		Namespace string `json:"namespace,omitempty"`
 	} `json:"metadata"`
-	FieldSpecs []fieldspec.FieldSpec `json:"fieldSpecs,omitempty"`
+	FieldSpecs []loaders.FieldSpec `json:"fieldSpecs,omitempty"`
 	// UnsetOnly sets the namespace only where none is set yet.
 	UnsetOnly bool `json:"unsetOnly"`
 	// SetRoleBindingSubjects is one of the Subjects* modes; empty means
@@ -53,7 +54,7 @@ func NewNamespace(cfg NamespaceConfig) (Stage, error) {
 		return nil, fmt.Errorf("invalid value %q for setRoleBindingSubjects: must be one of %q, %q or %q",
 			cfg.SetRoleBindingSubjects, subjectsDefaultOnly, subjectsNone, subjectsAllServiceAccounts)
 	}
-	cfg.FieldSpecs = append([]fieldspec.FieldSpec(nil), cfg.FieldSpecs...)
+	cfg.FieldSpecs = append([]loaders.FieldSpec(nil), cfg.FieldSpecs...)
 	return &namespaceStage{cfg: cfg}, nil
 }
 
@@ -116,7 +117,7 @@ func (s *namespaceStage) apply(r *resource.Resource) error {
 	gvk := r.GVK()
 	set := s.setter()
 	if !gvk.IsClusterScoped() {
-		meta := fieldspec.FieldSpec{Path: "metadata/namespace", CreateIfNotPresent: true}
+		meta := loaders.FieldSpec{Path: "metadata/namespace", CreateIfNotPresent: true}
 		if err := fieldspec.Walk(obj, meta, fieldspec.CreateScalar, set); err != nil {
 			return fmt.Errorf("namespace transformation failed: %w", err)
 		}

@@ -5,14 +5,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/resyaml"
+	"github.com/kpipe/kpipe/resource"
 )
 
 // TestNamespaceConflict checks that moving two objects of the same kind and
 // name into one namespace fails, naming both, and that distinct objects in
 // a large list move without error.
 func TestNamespaceConflict(t *testing.T) {
-	rs, err := resource.Decode([]byte(`apiVersion: v1
+	rs, err := resyaml.Decode([]byte(`apiVersion: v1
 kind: ConfigMap
 metadata:
   name: same
@@ -40,7 +41,7 @@ metadata:
 	for i := 0; i < 300; i++ {
 		many.WriteString("---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm" + string(rune('a'+i%26)) + strings.Repeat("x", i/26) + "\n")
 	}
-	rs, err = resource.Decode([]byte(many.String()))
+	rs, err = resyaml.Decode([]byte(many.String()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/kpipe/kpipe/internal/remote"
 	"path"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
 
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/giturl"
+	"github.com/kpipe/kpipe/resource"
 	"github.com/kpipe/kpipe/stages/smp"
 )
 
@@ -53,13 +53,13 @@ type OriginRef struct {
 // A git URL (a remote base, or an http(s) file URL that reads as one) is
 // kustomize's exception: the copy names the repository and ref, and its
 // path is the URL's directory in the repository (see
-// remote.GitSpec.OriginPath).
+// giturl.GitSpec.OriginPath).
 func (o *Origin) Append(p string) *Origin {
 	var c Origin
 	if o != nil {
 		c = *o
 	}
-	if spec, err := remote.ParseGitURL(p); err == nil {
+	if spec, err := giturl.ParseGitURL(p); err == nil {
 		c.Repo, c.Ref, c.Path = spec.CloneURL(), spec.Ref, spec.OriginPath()
 		return &c
 	}

@@ -5,13 +5,14 @@ import (
 	"context"
 	"testing"
 
-	"github.com/kpipe/kpipe/internal/resource"
-	"github.com/kpipe/kpipe/stages/fieldspec"
+	"github.com/kpipe/kpipe/internal/resyaml"
+	"github.com/kpipe/kpipe/loaders"
+	"github.com/kpipe/kpipe/resource"
 )
 
 func decodeList(t *testing.T, y string) *resource.List {
 	t.Helper()
-	rs, err := resource.Decode([]byte(y))
+	rs, err := resyaml.Decode([]byte(y))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +81,7 @@ metadata:
   name: b
 `)
 	o := (&Origin{}).BuiltinOrigin("kustomization.yaml", "PrefixTransformer")
-	prefix, err := NewPrefixSuffix("PrefixTransformer", PrefixSuffixConfig{Prefix: "p-", FieldSpecs: []fieldspec.FieldSpec{{Path: "metadata/name"}}})
+	prefix, err := NewPrefixSuffix("PrefixTransformer", PrefixSuffixConfig{Prefix: "p-", FieldSpecs: []loaders.FieldSpec{{Path: "metadata/name"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +128,7 @@ metadata:
 func TestGeneratorWithOriginMerge(t *testing.T) {
 	ctx := context.Background()
 	rs := resource.NewList()
-	base, _ := NewConfigMapGenerator(GeneratorConfig{Name: "cm", Literals: []string{"a=1"}}, nil)
+	base, _ := NewConfigMapGenerator(loaders.GeneratorArgs{Name: "cm", Literals: []string{"a=1"}}, nil)
 	baseOrigin := (&Origin{}).Append("../base").BuiltinOrigin("kustomization.yaml", "ConfigMapGenerator")
 	s, err := GeneratorWithOrigin(base, baseOrigin)
 	if err != nil {
@@ -141,7 +142,7 @@ func TestGeneratorWithOriginMerge(t *testing.T) {
 	}
 	overlayOrigin := (&Origin{}).BuiltinOrigin("kustomization.yaml", "ConfigMapGenerator")
 	for _, behavior := range []string{behaviorMerge, behaviorReplace} {
-		g, _ := NewConfigMapGenerator(GeneratorConfig{Name: "cm", Behavior: behavior, Literals: []string{"b=2"}}, nil)
+		g, _ := NewConfigMapGenerator(loaders.GeneratorArgs{Name: "cm", Behavior: behavior, Literals: []string{"b=2"}}, nil)
 		if g, err = GeneratorWithOrigin(g, overlayOrigin); err != nil {
 			t.Fatal(err)
 		}
@@ -183,7 +184,7 @@ type fakePlugin struct{ objs string }
 func (f fakePlugin) Kind() string        { return "executable" }
 func (f fakePlugin) Fingerprint() []byte { return Fingerprint("fake", f.objs) }
 func (f fakePlugin) Run(_ context.Context, rs *resource.List) error {
-	made, err := resource.Decode([]byte(f.objs))
+	made, err := resyaml.Decode([]byte(f.objs))
 	if err != nil {
 		return err
 	}

@@ -9,28 +9,13 @@ import (
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/loaders"
+	"github.com/kpipe/kpipe/resource"
 )
-
-// PatchOptions are the options of a `patches` entry.
-type PatchOptions struct {
-	AllowNameChange bool `json:"allowNameChange,omitempty"`
-	AllowKindChange bool `json:"allowKindChange,omitempty"`
-}
-
-// PatchConfig configures the PatchTransformer: one `patches` entry, whose
-// text (inline or in a file) is either strategic-merge patches or an RFC
-// 6902 JSON patch, told apart as kustomize does.
-type PatchConfig struct {
-	Path    string        `json:"path,omitempty"`
-	Patch   string        `json:"patch,omitempty"`
-	Target  *Selector     `json:"target,omitempty"`
-	Options *PatchOptions `json:"options,omitempty"`
-}
 
 // newPatch returns the PatchTransformer stage for one `patches` entry,
 // reading the patch file (if any) with read.
-func newPatch(cfg PatchConfig, read ReadFile) (Stage, error) {
+func newPatch(cfg loaders.Patch, read ReadFile) (Stage, error) {
 	var p *Patches
 	return p.New(cfg, read)
 }
@@ -112,7 +97,7 @@ func (p *Patches) shared(text string) *decodedPatch {
 }
 
 // New is newPatch, with the texts p decoded before.
-func (p *Patches) New(cfg PatchConfig, read ReadFile) (Stage, error) {
+func (p *Patches) New(cfg loaders.Patch, read ReadFile) (Stage, error) {
 	cfg.Patch = strings.TrimSpace(cfg.Patch)
 	var text, source string
 	switch {
@@ -153,7 +138,7 @@ func (p *Patches) New(cfg PatchConfig, read ReadFile) (Stage, error) {
 // PatchFromConfig configures a PatchTransformer from its builtin plugin
 // config.
 func PatchFromConfig(data []byte, read ReadFile) (Stage, error) {
-	var cfg PatchConfig
+	var cfg loaders.Patch
 	if err := decodeLenientConfig(data, &cfg); err != nil {
 		return nil, err
 	}
@@ -161,7 +146,7 @@ func PatchFromConfig(data []byte, read ReadFile) (Stage, error) {
 }
 
 // describePatchConfig renders a patch config for an error message.
-func describePatchConfig(cfg PatchConfig) string {
+func describePatchConfig(cfg loaders.Patch) string {
 	var b strings.Builder
 	if cfg.Path != "" {
 		fmt.Fprintf(&b, "path: %s\n", cfg.Path)

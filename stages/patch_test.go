@@ -5,7 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/loaders"
+	"github.com/kpipe/kpipe/resource"
 )
 
 // TestPatchesDecodeOnceApplyAlike: stages made by one Patches from the
@@ -58,7 +59,7 @@ spec:
 `
 	var shared Patches
 	for _, text := range []string{smp, jp} {
-		cfg := PatchConfig{Patch: text, Target: &Selector{Kind: "Deployment"}}
+		cfg := loaders.Patch{Patch: text, Target: &loaders.Selector{Kind: "Deployment"}}
 		fresh, err := newPatch(cfg, mapFiles(nil))
 		if err != nil {
 			t.Fatal(err)
@@ -114,7 +115,7 @@ spec:
         name: app
 `
 	var shared Patches
-	cfg := PatchConfig{Patch: patch}
+	cfg := loaders.Patch{Patch: patch}
 	run := func() *resource.List {
 		s, err := shared.New(cfg, mapFiles(nil))
 		if err != nil {
@@ -144,9 +145,9 @@ spec:
 // again is, once.
 func TestPatchesKeepOnlySharedTexts(t *testing.T) {
 	var shared Patches
-	once := PatchConfig{Patch: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: once\ndata:\n  a: b\n"}
-	twice := PatchConfig{Patch: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: twice\ndata:\n  a: b\n"}
-	for _, cfg := range []PatchConfig{once, twice, twice, twice} {
+	once := loaders.Patch{Patch: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: once\ndata:\n  a: b\n"}
+	twice := loaders.Patch{Patch: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: twice\ndata:\n  a: b\n"}
+	for _, cfg := range []loaders.Patch{once, twice, twice, twice} {
 		if _, err := shared.New(cfg, mapFiles(nil)); err != nil {
 			t.Fatal(err)
 		}

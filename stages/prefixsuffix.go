@@ -5,7 +5,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/loaders"
+	"github.com/kpipe/kpipe/resource"
 	"github.com/kpipe/kpipe/stages/fieldspec"
 )
 
@@ -13,9 +14,9 @@ import (
 // SuffixTransformer and the PrefixSuffixTransformer (which applies the
 // prefix, then the suffix).
 type PrefixSuffixConfig struct {
-	Prefix     string                `json:"prefix,omitempty"`
-	Suffix     string                `json:"suffix,omitempty"`
-	FieldSpecs []fieldspec.FieldSpec `json:"fieldSpecs,omitempty"`
+	Prefix     string              `json:"prefix,omitempty"`
+	Suffix     string              `json:"suffix,omitempty"`
+	FieldSpecs []loaders.FieldSpec `json:"fieldSpecs,omitempty"`
 }
 
 // prefixSuffixSkipped are the kinds whose names must not change: their
@@ -46,7 +47,7 @@ func NewPrefixSuffix(kind string, cfg PrefixSuffixConfig) (Stage, error) {
 	default:
 		return nil, fmt.Errorf("kpipe: internal error: no prefix/suffix stage of kind %q", kind)
 	}
-	cfg.FieldSpecs = append([]fieldspec.FieldSpec{}, cfg.FieldSpecs...)
+	cfg.FieldSpecs = append([]loaders.FieldSpec{}, cfg.FieldSpecs...)
 	return &prefixSuffixStage{kind: kind, cfg: cfg}, nil
 }
 

@@ -8,9 +8,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kpipe/kpipe/internal/resyaml"
+	"github.com/kpipe/kpipe/loaders"
 	yaml "go.yaml.in/yaml/v3"
-
-	"github.com/kpipe/kpipe/internal/resource"
 )
 
 // This file follows replacement field paths through YAML nodes, as
@@ -126,18 +126,18 @@ type scalarText struct {
 	style      yaml.Style
 }
 
-// text returns the YAML text of n (resource.EncodeNode), memoized for
+// text returns the YAML text of n (resyaml.EncodeNode), memoized for
 // scalars when p.texts is set.
 func (p pathMatcher) text(n *yaml.Node) (string, error) {
 	if p.texts == nil || n.Kind != yaml.ScalarNode || n.Anchor != "" ||
 		n.HeadComment != "" || n.LineComment != "" || n.FootComment != "" {
-		return resource.EncodeNode(n)
+		return resyaml.EncodeNode(n)
 	}
 	k := scalarText{tag: n.Tag, value: n.Value, style: n.Style}
 	if t, ok := p.texts[k]; ok {
 		return t, nil
 	}
-	t, err := resource.EncodeNode(n)
+	t, err := resyaml.EncodeNode(n)
 	if err == nil {
 		p.texts[k] = t
 	}
@@ -320,7 +320,7 @@ var errNotStructured = errors.New("no structured data found in path")
 // such a scalar; the caller then follows the path normally. The target's
 // options apply inside as outside (delimiter and index: kustomize v5.8.1+;
 // v5.8.0 replaced the whole inner value).
-func setInStructuredData(root, value *yaml.Node, fieldPath string, create yaml.Kind, o *ReplacementOptions) error {
+func setInStructuredData(root, value *yaml.Node, fieldPath string, create yaml.Kind, o *loaders.FieldOptions) error {
 	parts := splitFieldPath(fieldPath)
 	if len(parts) < 2 {
 		return errNotStructured
@@ -370,7 +370,7 @@ func setInStructuredData(root, value *yaml.Node, fieldPath string, create yaml.K
 func serializeStructured(doc *yaml.Node, original string) (string, error) {
 	trimmed := strings.TrimSpace(original)
 	if trimmed != "" && (trimmed[0] == '{' || trimmed[0] == '[') {
-		text, err := resource.EncodeNode(doc)
+		text, err := resyaml.EncodeNode(doc)
 		if err != nil {
 			return "", fmt.Errorf("failed to serialize structured data: %w", err)
 		}
@@ -388,7 +388,7 @@ func serializeStructured(doc *yaml.Node, original string) (string, error) {
 		}
 		return "", errors.New("failed to marshal JSON data")
 	}
-	text, err := resource.EncodeNode(doc)
+	text, err := resyaml.EncodeNode(doc)
 	if err != nil {
 		return "", fmt.Errorf("failed to serialize YAML data: %w", err)
 	}

@@ -10,8 +10,9 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/kpipe/kpipe/internal/output"
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/resyaml"
 	"github.com/kpipe/kpipe/loaders"
+	"github.com/kpipe/kpipe/resource"
 )
 
 // defaultReplacementFieldPath is the field a replacement reads or writes
@@ -22,97 +23,14 @@ const defaultReplacementFieldPath = "metadata.name"
 // `replacements:` entries of a kustomization, or the `replacements:` of a
 // builtin ReplacementTransformer config.
 type ReplacementsConfig struct {
-	Replacements []ReplacementEntry `json:"replacements,omitempty"`
-}
-
-// ReplacementEntry is one `replacements:` entry: a replacement written in
-// place, or the path of a file that holds one replacement or a list of
-// them.
-type ReplacementEntry struct {
-	Replacement
-	Path string `json:"path,omitempty"`
-}
-
-// Replacement copies one value (a field of a source object, or a fixed
-// sourceValue) into fields of the objects its targets select.
-type Replacement struct {
-	Source      *ReplacementSource   `json:"source,omitempty"`
-	Targets     []*ReplacementTarget `json:"targets,omitempty"`
-	SourceValue *string              `json:"sourceValue,omitempty"`
-}
-
-// ReplacementSource names the object a replacement reads (by exact group,
-// version, kind, name and namespace, any of them left out matching
-// anything; the object's earlier names count too) and the field it reads
-// (metadata.name by default).
-type ReplacementSource struct {
-	Group     string              `json:"group,omitempty"`
-	Version   string              `json:"version,omitempty"`
-	Kind      string              `json:"kind,omitempty"`
-	Name      string              `json:"name,omitempty"`
-	Namespace string              `json:"namespace,omitempty"`
-	FieldPath string              `json:"fieldPath,omitempty"`
-	Options   *ReplacementOptions `json:"options,omitempty"`
-}
-
-// ReplacementTarget selects objects (regular expressions on group,
-// version, kind, name and namespace, plus label and annotation selectors),
-// rejects some of them, and names the fields to write (metadata.name by
-// default).
-type ReplacementTarget struct {
-	Select     *Selector           `json:"select"`
-	Reject     []*Selector         `json:"reject,omitempty"`
-	FieldPaths []string            `json:"fieldPaths,omitempty"`
-	Options    *ReplacementOptions `json:"options,omitempty"`
-}
-
-// ReplacementOptions refine how a value is read or written: with a
-// delimiter, a source gives only part Index of its text split on it, and a
-// target has only part Index replaced (a negative Index adds a part in
-// front, one past the end adds one at the end). Create makes missing target
-// fields. Encoding is accepted and ignored, as in kustomize.
-type ReplacementOptions struct {
-	Delimiter string `json:"delimiter,omitempty"`
-	Index     int    `json:"index,omitempty"`
-	Encoding  string `json:"encoding,omitempty"`
-	Create    bool   `json:"create,omitempty"`
-}
-
-// String formats the options as kustomize does in messages ("" when they
-// change nothing).
-func (o *ReplacementOptions) String() string {
-	if o == nil || (o.Delimiter == "" && !o.Create) {
-		return ""
-	}
-	return fmt.Sprintf("%s(%d), create=%t", o.Delimiter, o.Index, o.Create)
-}
-
-// id is the object ID the source names.
-func (s *ReplacementSource) id() resource.ID {
-	return resource.ID{GVK: resource.GVK{Group: s.Group, Version: s.Version, Kind: s.Kind}, Name: s.Name, Namespace: s.Namespace}
-}
-
-// String formats the source as kustomize does in messages:
-// "Kind.version.group/name.namespace[:fieldPath][:options]".
-func (s *ReplacementSource) String() string {
-	if s == nil {
-		return ""
-	}
-	parts := []string{s.id().String()}
-	if s.FieldPath != "" {
-		parts = append(parts, s.FieldPath)
-	}
-	if o := s.Options.String(); o != "" {
-		parts = append(parts, o)
-	}
-	return strings.Join(parts, ":")
+	Replacements []loaders.ReplacementField `json:"replacements,omitempty"`
 }
 
 // NewReplacements returns the ReplacementTransformer stage, reading the
 // files that `path:` entries name with read. A file holds one replacement
 // (a map) or a list of them.
 func NewReplacements(cfg ReplacementsConfig, read ReadFile) (Stage, error) {
-	var list []Replacement
+	var list []loaders.Replacement
 	for _, e := range cfg.Replacements {
 		if e.Path == "" {
 			list = append(list, e.Replacement)
@@ -146,7 +64,7 @@ func ReplacementsFromConfig(data []byte, read ReadFile) (Stage, error) {
 
 // decodeReplacementFile reads a file of replacements: one (a map) or a
 // list.
-func decodeReplacementFile(data []byte) ([]Replacement, error) {
+func decodeReplacementFile(data []byte) ([]loaders.Replacement, error) {
 	j, err := loaders.YAMLToJSON(data)
 	if err != nil {
 		return nil, fmt.Errorf("error converting YAML to JSON: %w", err)
@@ -157,17 +75,17 @@ func decodeReplacementFile(data []byte) ([]Replacement, error) {
 	}
 	switch probe.(type) {
 	case []any:
-		var list []Replacement
+		var list []loaders.Replacement
 		if err := decodeLenientConfig(data, &list); err != nil {
 			return nil, err
 		}
 		return list, nil
 	case map[string]any:
-		var r Replacement
+		var r loaders.Replacement
 		if err := decodeLenientConfig(data, &r); err != nil {
 			return nil, err
 		}
-		return []Replacement{r}, nil
+		return []loaders.Replacement{r}, nil
 	}
 	kind := "invalid"
 	switch probe.(type) {
@@ -183,8 +101,8 @@ func decodeReplacementFile(data []byte) ([]Replacement, error) {
 
 // ReplacementsConfigYAML writes the `replacements:` entries of a
 // kustomization the way kustomize shows them in configuration errors.
-func ReplacementsConfigYAML(entries []ReplacementEntry) string {
-	j, err := json.Marshal(struct{ Replacements []ReplacementEntry }{entries})
+func ReplacementsConfigYAML(entries []loaders.ReplacementField) string {
+	j, err := json.Marshal(struct{ Replacements []loaders.ReplacementField }{entries})
 	if err != nil {
 		return ""
 	}
@@ -202,7 +120,7 @@ func ReplacementsConfigYAML(entries []ReplacementEntry) string {
 // replacementsStage applies replacements in order; each sees the objects
 // as the ones before it left them.
 type replacementsStage struct {
-	replacements []Replacement
+	replacements []loaders.Replacement
 }
 
 func (s *replacementsStage) Kind() string { return "ReplacementTransformer" }
@@ -229,7 +147,7 @@ func (s *replacementsStage) Run(_ context.Context, rs *resource.List) error {
 }
 
 // replacementValue reads the value a replacement writes.
-func replacementValue(rs *resource.List, r *Replacement) (*yaml.Node, error) {
+func replacementValue(rs *resource.List, r *loaders.Replacement) (*yaml.Node, error) {
 	if r.SourceValue != nil && r.Source != nil {
 		return nil, errors.New("value and resource selectors are mutually exclusive")
 	}
@@ -249,7 +167,7 @@ func replacementValue(rs *resource.List, r *Replacement) (*yaml.Node, error) {
 		return nil, fmt.Errorf("error looking up replacement source: %w", err)
 	}
 	if isNilOrEmpty(n) {
-		return nil, fmt.Errorf("fieldPath `%s` is missing for replacement source %s", fieldPath, r.Source.id())
+		return nil, fmt.Errorf("fieldPath `%s` is missing for replacement source %s", fieldPath, r.Source.ID())
 	}
 	o := r.Source.Options
 	if o == nil || o.Delimiter == "" {
@@ -262,7 +180,7 @@ func replacementValue(rs *resource.List, r *Replacement) (*yaml.Node, error) {
 	if o.Index >= len(parts) || o.Index < 0 {
 		return nil, fmt.Errorf("options.index %d is out of bounds for value %s", o.Index, nodeValue(n))
 	}
-	n = resource.CopyNode(n)
+	n = resyaml.CopyNode(n)
 	n.Value = parts[o.Index]
 	return n, nil
 }
@@ -270,8 +188,8 @@ func replacementValue(rs *resource.List, r *Replacement) (*yaml.Node, error) {
 // selectSource returns the index of the one object the source names: by
 // its current ID or any earlier one, names and kinds compared exactly and
 // namespaces as effective namespaces.
-func selectSource(rs *resource.List, src *ReplacementSource) (int, error) {
-	sel := src.id()
+func selectSource(rs *resource.List, src *loaders.SourceSelector) (int, error) {
+	sel := src.ID()
 	selNS := ""
 	if sel.Namespace != "" {
 		selNS = sel.EffectiveNamespace()
@@ -296,7 +214,7 @@ func selectSource(rs *resource.List, src *ReplacementSource) (int, error) {
 	return found, nil
 }
 
-// targetSelector is a compiled ReplacementTarget selection.
+// targetSelector is a compiled loaders.TargetSelector selection.
 type targetSelector struct {
 	sel     *compiledSelector
 	rejects []*compiledSelector
@@ -308,17 +226,17 @@ type targetSelector struct {
 	rejectMeta []bool
 }
 
-func compileTarget(t *ReplacementTarget) (*targetSelector, error) {
+func compileTarget(t *loaders.TargetSelector) (*targetSelector, error) {
 	ts := &targetSelector{}
 	var err error
-	if ts.sel, err = t.Select.compile(); err != nil {
+	if ts.sel, err = compileSelector(*t.Select); err != nil {
 		return nil, err
 	}
 	for _, r := range t.Reject {
 		if r == nil {
-			r = &Selector{}
+			r = &loaders.Selector{}
 		}
-		c, err := r.compile()
+		c, err := compileSelector(*r)
 		if err != nil {
 			return nil, err
 		}
@@ -369,7 +287,7 @@ func (ts *targetSelector) selects(r *resource.Resource) bool {
 }
 
 // applyReplacement writes value into every target.
-func applyReplacement(rs *resource.List, value *yaml.Node, targets []*ReplacementTarget) error {
+func applyReplacement(rs *resource.List, value *yaml.Node, targets []*loaders.TargetSelector) error {
 	for _, t := range targets {
 		if t == nil || t.Select == nil {
 			return errors.New("target must specify resources to select")
@@ -400,7 +318,7 @@ func applyReplacement(rs *resource.List, value *yaml.Node, targets []*Replacemen
 // part of the object the field paths may reach (paths) goes through
 // nodes; the rest is put back as it was, copied when the object is
 // shared. texts memoizes the text of scalars for the target's selectors.
-func writeTarget(rs *resource.List, i int, value *yaml.Node, t *ReplacementTarget, fieldPaths []string, paths *reach, texts map[scalarText]string) error {
+func writeTarget(rs *resource.List, i int, value *yaml.Node, t *loaders.TargetSelector, fieldPaths []string, paths *reach, texts map[scalarText]string) error {
 	var stubs []any
 	root := toNodeAlong(rs.At(i).Object(), paths, &stubs)
 	if rs.At(i).Frozen() {
@@ -449,8 +367,8 @@ func fieldRetrievalError(fieldPath string, create bool) string {
 // a number, and over a string stays a string); any other field is replaced
 // by a copy of value. With a delimiter, only one part of the field's text
 // is replaced.
-func setFieldValue(o *ReplacementOptions, f, value *yaml.Node) error {
-	value = resource.CopyNode(value)
+func setFieldValue(o *loaders.FieldOptions, f, value *yaml.Node) error {
+	value = resyaml.CopyNode(value)
 	if o != nil && o.Delimiter != "" {
 		if f.Kind != yaml.ScalarNode {
 			return errors.New("delimiter option can only be used with scalar nodes")

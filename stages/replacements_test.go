@@ -9,7 +9,9 @@ import (
 	"testing"
 
 	"github.com/kpipe/kpipe/internal/output"
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/resyaml"
+	"github.com/kpipe/kpipe/loaders"
+	"github.com/kpipe/kpipe/resource"
 )
 
 // replacementCase runs a ReplacementTransformer config over input.
@@ -655,7 +657,7 @@ metadata:
 // TestReplacementsEarlierNames checks that sources and targets are found
 // by the names objects had before a prefix was added.
 func TestReplacementsEarlierNames(t *testing.T) {
-	rs, err := resource.Decode([]byte(`
+	rs, err := resyaml.Decode([]byte(`
 apiVersion: v1
 kind: ConfigMap
 metadata:
@@ -677,9 +679,9 @@ metadata:
 	}
 	l := resource.NewList(rs...)
 	l.Freeze()
-	s, err := NewReplacements(ReplacementsConfig{Replacements: []ReplacementEntry{{Replacement: Replacement{
-		Source:  &ReplacementSource{Name: "source", FieldPath: "data.v"},
-		Targets: []*ReplacementTarget{{Select: &Selector{Name: "target"}, FieldPaths: []string{"data.v"}, Options: &ReplacementOptions{Create: true}}},
+	s, err := NewReplacements(ReplacementsConfig{Replacements: []loaders.ReplacementField{{Replacement: loaders.Replacement{
+		Source:  &loaders.SourceSelector{Name: "source", FieldPath: "data.v"},
+		Targets: []*loaders.TargetSelector{{Select: &loaders.Selector{Name: "target"}, FieldPaths: []string{"data.v"}, Options: &loaders.FieldOptions{Create: true}}},
 	}}}}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -697,7 +699,7 @@ metadata:
 // TestReplacementsFingerprint checks that the fingerprint covers the
 // contents of replacement files.
 func TestReplacementsFingerprint(t *testing.T) {
-	cfg := ReplacementsConfig{Replacements: []ReplacementEntry{{Path: "r.yaml"}}}
+	cfg := ReplacementsConfig{Replacements: []loaders.ReplacementField{{Path: "r.yaml"}}}
 	fp := func(content string) []byte {
 		s, err := NewReplacements(cfg, mapReader(map[string]string{"r.yaml": content}))
 		if err != nil {
@@ -718,11 +720,11 @@ func TestReplacementsFingerprint(t *testing.T) {
 // TestReplacementsConfigYAML checks the config kustomize shows when a
 // kustomization's replacements cannot be configured.
 func TestReplacementsConfigYAML(t *testing.T) {
-	got := ReplacementsConfigYAML([]ReplacementEntry{
+	got := ReplacementsConfigYAML([]loaders.ReplacementField{
 		{Path: "nope.yaml"},
-		{Replacement: Replacement{
-			Source:  &ReplacementSource{Kind: "ConfigMap", FieldPath: "data.v"},
-			Targets: []*ReplacementTarget{{Select: &Selector{Kind: "ConfigMap"}, FieldPaths: []string{"data.x"}, Options: &ReplacementOptions{Create: true, Delimiter: "."}}},
+		{Replacement: loaders.Replacement{
+			Source:  &loaders.SourceSelector{Kind: "ConfigMap", FieldPath: "data.v"},
+			Targets: []*loaders.TargetSelector{{Select: &loaders.Selector{Kind: "ConfigMap"}, FieldPaths: []string{"data.x"}, Options: &loaders.FieldOptions{Create: true, Delimiter: "."}}},
 		}},
 	})
 	want := `Replacements:
@@ -769,7 +771,7 @@ func FuzzReplacementsFromConfig(f *testing.F) {
 		if err != nil {
 			return
 		}
-		rs, err := resource.Decode([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  x: one-two\n  y: old\n"))
+		rs, err := resyaml.Decode([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  x: one-two\n  y: old\n"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -812,7 +814,7 @@ replacements:
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs, err := resource.Decode([]byte(`apiVersion: v1
+	rs, err := resyaml.Decode([]byte(`apiVersion: v1
 kind: ConfigMap
 metadata:
   name: src

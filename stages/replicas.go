@@ -5,22 +5,16 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/loaders"
+	"github.com/kpipe/kpipe/resource"
 	"github.com/kpipe/kpipe/stages/fieldspec"
 )
-
-// Replica is one `replicas:` entry: the name of the objects to change and
-// their new replica count.
-type Replica struct {
-	Name  string `json:"name,omitempty"`
-	Count int64  `json:"count"`
-}
 
 // ReplicasConfig configures the ReplicaCountTransformer: one replica count
 // and the fields that hold replica counts.
 type ReplicasConfig struct {
-	Replica    Replica               `json:"replica,omitempty"`
-	FieldSpecs []fieldspec.FieldSpec `json:"fieldSpecs,omitempty"`
+	Replica    loaders.Replica     `json:"replica,omitempty"`
+	FieldSpecs []loaders.FieldSpec `json:"fieldSpecs,omitempty"`
 }
 
 // NewReplicas returns the ReplicaCountTransformer stage. For each field
@@ -29,7 +23,7 @@ type ReplicasConfig struct {
 // (created where the spec says create). It fails when no spec selects any
 // object.
 func NewReplicas(cfg ReplicasConfig) Stage {
-	cfg.FieldSpecs = append([]fieldspec.FieldSpec(nil), cfg.FieldSpecs...)
+	cfg.FieldSpecs = append([]loaders.FieldSpec(nil), cfg.FieldSpecs...)
 	return &replicasStage{cfg: cfg}
 }
 
@@ -89,7 +83,7 @@ func (s *replicasStage) selects(r *resource.Resource, sel resource.GVK) bool {
 // set writes the count at fs's path in obj. A field that exists keeps a
 // quoted string's style (kustomize writes `"5"` over `"2"`); a null, plain
 // or created field becomes an integer.
-func (s *replicasStage) set(obj map[string]any, fs fieldspec.FieldSpec) error {
+func (s *replicasStage) set(obj map[string]any, fs loaders.FieldSpec) error {
 	count := s.cfg.Replica.Count
 	// First the fields that exist; none of them is left as "".
 	err := fieldspec.Walk(obj, fs, fieldspec.CreateNone, func(f fieldspec.Field) error {

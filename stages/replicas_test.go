@@ -5,7 +5,9 @@ import (
 	"testing"
 
 	"github.com/kpipe/kpipe/internal/output"
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/resyaml"
+	"github.com/kpipe/kpipe/loaders"
+	"github.com/kpipe/kpipe/resource"
 )
 
 func TestReplicasCases(t *testing.T) {
@@ -16,7 +18,7 @@ func TestReplicasCases(t *testing.T) {
 // object by a name it had before namePrefix renamed it, as well as by its
 // current name.
 func TestReplicasPreviousNames(t *testing.T) {
-	rs, err := resource.Decode([]byte(`
+	rs, err := resyaml.Decode([]byte(`
 apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -39,7 +41,7 @@ spec:
 	l := resource.NewList(rs...)
 	l.Freeze()
 	tc := defaultFieldSpecs(t)
-	for _, rep := range []Replica{{Name: "d", Count: 2}, {Name: "p-e", Count: 4}} {
+	for _, rep := range []loaders.Replica{{Name: "d", Count: 2}, {Name: "p-e", Count: 4}} {
 		if err := NewReplicas(ReplicasConfig{Replica: rep, FieldSpecs: tc.Replicas}).Run(context.Background(), l); err != nil {
 			t.Fatal(err)
 		}
@@ -66,10 +68,10 @@ spec:
 
 func TestReplicasFingerprint(t *testing.T) {
 	tc := defaultFieldSpecs(t)
-	a := NewReplicas(ReplicasConfig{Replica: Replica{Name: "d", Count: 2}, FieldSpecs: tc.Replicas})
-	b := NewReplicas(ReplicasConfig{Replica: Replica{Name: "d", Count: 2}, FieldSpecs: tc.Replicas})
-	c := NewReplicas(ReplicasConfig{Replica: Replica{Name: "d", Count: 3}, FieldSpecs: tc.Replicas})
-	d := NewReplicas(ReplicasConfig{Replica: Replica{Name: "d", Count: 2}, FieldSpecs: tc.Replicas[:1]})
+	a := NewReplicas(ReplicasConfig{Replica: loaders.Replica{Name: "d", Count: 2}, FieldSpecs: tc.Replicas})
+	b := NewReplicas(ReplicasConfig{Replica: loaders.Replica{Name: "d", Count: 2}, FieldSpecs: tc.Replicas})
+	c := NewReplicas(ReplicasConfig{Replica: loaders.Replica{Name: "d", Count: 3}, FieldSpecs: tc.Replicas})
+	d := NewReplicas(ReplicasConfig{Replica: loaders.Replica{Name: "d", Count: 2}, FieldSpecs: tc.Replicas[:1]})
 	if string(a.Fingerprint()) != string(b.Fingerprint()) {
 		t.Error("equal configs have different fingerprints")
 	}

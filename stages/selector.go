@@ -8,31 +8,11 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/loaders"
+	"github.com/kpipe/kpipe/resource"
 )
 
-// Selector picks the objects a patch (or replacement) applies to:
-// kustomize's target selector. Group, version, kind, name and namespace are
-// regular expressions matched against the whole value; an empty one matches
-// anything. Name and namespace match either the original or the current
-// value. The label and annotation selectors use Kubernetes' selector syntax.
-type Selector struct {
-	Group              string `json:"group,omitempty"`
-	Version            string `json:"version,omitempty"`
-	Kind               string `json:"kind,omitempty"`
-	Name               string `json:"name,omitempty"`
-	Namespace          string `json:"namespace,omitempty"`
-	AnnotationSelector string `json:"annotationSelector,omitempty"`
-	LabelSelector      string `json:"labelSelector,omitempty"`
-}
-
-// String formats the selector as kustomize does in messages.
-func (s Selector) String() string {
-	id := resource.ID{GVK: resource.GVK{Group: s.Group, Version: s.Version, Kind: s.Kind}, Name: s.Name, Namespace: s.Namespace}
-	return fmt.Sprintf("%s:a=%s:l=%s", id, s.AnnotationSelector, s.LabelSelector)
-}
-
-// compiledSelector is a Selector ready to match.
+// compiledSelector is a loaders.Selector ready to match.
 type compiledSelector struct {
 	group, version, kind, name, namespace pattern
 	labels, annotations                   labelSelector
@@ -74,8 +54,12 @@ func (p pattern) match(v string) bool {
 	return v == p.lit
 }
 
-// compile prepares the selector's expressions.
-func (s Selector) compile() (*compiledSelector, error) {
+// compileSelector prepares the selector's expressions: kustomize's target
+// selector. Group, version, kind, name and namespace are regular
+// expressions matched against the whole value; an empty one matches
+// anything. Name and namespace match either the original or the current
+// value. The label and annotation selectors use Kubernetes' selector syntax.
+func compileSelector(s loaders.Selector) (*compiledSelector, error) {
 	c := &compiledSelector{}
 	for _, e := range []struct {
 		field string
@@ -97,9 +81,9 @@ func (s Selector) compile() (*compiledSelector, error) {
 	return c, nil
 }
 
-// selects returns the indexes of the objects of rs the selector matches.
-func (s Selector) selects(rs *resource.List) ([]int, error) {
-	c, err := s.compile()
+// selectIndexes returns the indexes of the objects of rs s matches.
+func selectIndexes(s loaders.Selector, rs *resource.List) ([]int, error) {
+	c, err := compileSelector(s)
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/resyaml"
+	"github.com/kpipe/kpipe/loaders"
+	"github.com/kpipe/kpipe/resource"
 	"github.com/kpipe/kpipe/stages/smp"
 )
 
@@ -37,7 +39,7 @@ func NewPatchStrategicMerge(cfg PatchStrategicMergeConfig, read ReadFile) (Stage
 				return nil, rerr
 			}
 			if patches, err = decodePatches(string(data)); err != nil {
-				var se *resource.SyntaxError
+				var se *resyaml.SyntaxError
 				if errors.As(err, &se) {
 					return nil, fmt.Errorf("MalformedYAMLError: yaml: line %d: %s in File: %s", se.Line, se.Msg, p)
 				}
@@ -72,7 +74,7 @@ func PatchStrategicMergeFromConfig(data []byte, read ReadFile) (Stage, error) {
 
 // newStrategicMergePatch builds the stage for the strategic-merge patches
 // of one `patches` entry.
-func newStrategicMergePatch(cfg PatchConfig, patches []*resource.Resource, text, source string) (Stage, error) {
+func newStrategicMergePatch(cfg loaders.Patch, patches []*resource.Resource, text, source string) (Stage, error) {
 	s := &smpStage{kind: "PatchTransformer", mode: smpByID}
 	if cfg.Target != nil {
 		if len(patches) > 1 {
@@ -103,13 +105,13 @@ const (
 type smpStage struct {
 	kind   string
 	mode   smpMode
-	target Selector
+	target loaders.Selector
 	// copyPatch applies a normalized copy of the patch whose type is the
 	// target's, as kustomize's ResMap.ApplySmPatch does (the
 	// PatchStrategicMergeTransformer, and `patches` with a target); without
 	// it the patch applies as written.
 	copyPatch bool
-	options   PatchOptions
+	options   loaders.PatchOptions
 	texts     []string
 	patches   []map[string]any
 	ids       []resource.ID
@@ -136,9 +138,9 @@ func (s *smpStage) Kind() string { return s.kind }
 func (s *smpStage) Fingerprint() []byte {
 	return Fingerprint(s.kind, struct {
 		Mode      smpMode
-		Target    Selector
+		Target    loaders.Selector
 		CopyPatch bool
-		Options   PatchOptions
+		Options   loaders.PatchOptions
 		Texts     []string
 		Schema    string
 	}{s.mode, s.target, s.copyPatch, s.options, s.texts, s.mergeSchema().ID()})
@@ -180,7 +182,7 @@ func (s *smpStage) withMergeSchema(schema *smp.Schema) Stage {
 // Run applies the patches in order.
 func (s *smpStage) Run(_ context.Context, rs *resource.List) error {
 	if s.mode == smpByTarget {
-		idx, err := s.target.selects(rs)
+		idx, err := selectIndexes(s.target, rs)
 		if err != nil {
 			return fmt.Errorf("%s: unable to find patch target %q in `resources`: %w", s.kind, s.target.String(), err)
 		}
@@ -347,7 +349,7 @@ var errMissingMetadata = errors.New("missing Resource metadata")
 // document must be an object with a kind and (unless a list) a
 // metadata.name, and lists are expanded into their items.
 func decodePatches(text string) ([]*resource.Resource, error) {
-	docs, err := resource.DecodeValues([]byte(text))
+	docs, err := resyaml.DecodeValues([]byte(text))
 	if err != nil {
 		return nil, err
 	}
@@ -356,7 +358,7 @@ func decodePatches(text string) ([]*resource.Resource, error) {
 			return nil, err
 		}
 	}
-	return resource.Decode([]byte(text))
+	return resyaml.Decode([]byte(text))
 }
 
 // validatePatchMeta checks one document as kyaml's GetValidatedMetadata

@@ -11,7 +11,9 @@ import (
 	"testing"
 
 	"github.com/kpipe/kpipe/internal/output"
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/resyaml"
+	"github.com/kpipe/kpipe/loaders"
+	"github.com/kpipe/kpipe/resource"
 	"github.com/kpipe/kpipe/stages/smp"
 )
 
@@ -180,7 +182,7 @@ metadata:
 spec:
   replicas: 3
 `
-	s, err := newPatch(PatchConfig{Patch: patch, Target: &Selector{Kind: "Deployment"}}, mapFiles(nil))
+	s, err := newPatch(loaders.Patch{Patch: patch, Target: &loaders.Selector{Kind: "Deployment"}}, mapFiles(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,20 +224,20 @@ spec:
 `, "")
 
 	two := patch + "---\n" + patch
-	if _, err := newPatch(PatchConfig{Patch: two, Target: &Selector{Kind: "Deployment"}}, mapFiles(nil)); err == nil ||
+	if _, err := newPatch(loaders.Patch{Patch: two, Target: &loaders.Selector{Kind: "Deployment"}}, mapFiles(nil)); err == nil ||
 		!strings.Contains(err.Error(), "Multiple Strategic-Merge Patches in one `patches` entry is not allowed to set `patches.target` field") {
 		t.Errorf("two patches with a target: error %v", err)
 	}
 }
 
 func TestPatchSMPWithoutTargetErrors(t *testing.T) {
-	s, err := newPatch(PatchConfig{Patch: "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: other\n"}, mapFiles(nil))
+	s, err := newPatch(loaders.Patch{Patch: "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: other\n"}, mapFiles(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkTx(t, s, smpDeployments, "", `no resource matches strategic merge patch "Deployment.v1.apps/other.[noNs]": no matches for Id`)
 
-	s, err = newPatch(PatchConfig{Patch: "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  template: 3\n"}, mapFiles(nil))
+	s, err = newPatch(loaders.Patch{Patch: "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  template: 3\n"}, mapFiles(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,10 +247,10 @@ func TestPatchSMPWithoutTargetErrors(t *testing.T) {
 // TestPatchSMPRename: with allowNameChange and allowKindChange a patch
 // renames the object, and the old ID still finds it afterwards.
 func TestPatchSMPRename(t *testing.T) {
-	rename, err := newPatch(PatchConfig{
+	rename, err := newPatch(loaders.Patch{
 		Patch:   "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: web2\n",
-		Target:  &Selector{Name: "web"},
-		Options: &PatchOptions{AllowNameChange: true, AllowKindChange: true},
+		Target:  &loaders.Selector{Name: "web"},
+		Options: &loaders.PatchOptions{AllowNameChange: true, AllowKindChange: true},
 	}, mapFiles(nil))
 	if err != nil {
 		t.Fatal(err)
@@ -259,7 +261,7 @@ func TestPatchSMPRename(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs, err := resource.Decode([]byte(smpDeployments))
+	rs, err := resyaml.Decode([]byte(smpDeployments))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +281,7 @@ func TestPatchSMPRename(t *testing.T) {
 	}
 
 	// Without the options the name and kind stay.
-	keep, err := newPatch(PatchConfig{Patch: "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: web2\n", Target: &Selector{Name: "api"}}, mapFiles(nil))
+	keep, err := newPatch(loaders.Patch{Patch: "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: web2\n", Target: &loaders.Selector{Name: "api"}}, mapFiles(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,8 +294,8 @@ func TestPatchSMPRename(t *testing.T) {
 }
 
 func TestPatchSMPFingerprint(t *testing.T) {
-	mk := func(patch string, opts *PatchOptions) []byte {
-		s, err := newPatch(PatchConfig{Patch: patch, Target: &Selector{Kind: "Deployment"}, Options: opts}, mapFiles(nil))
+	mk := func(patch string, opts *loaders.PatchOptions) []byte {
+		s, err := newPatch(loaders.Patch{Patch: patch, Target: &loaders.Selector{Kind: "Deployment"}, Options: opts}, mapFiles(nil))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -304,7 +306,7 @@ func TestPatchSMPFingerprint(t *testing.T) {
 	if bytes.Equal(mk(p1, nil), mk(p2, nil)) {
 		t.Error("different patches have the same fingerprint")
 	}
-	if bytes.Equal(mk(p1, nil), mk(p1, &PatchOptions{AllowNameChange: true})) {
+	if bytes.Equal(mk(p1, nil), mk(p1, &loaders.PatchOptions{AllowNameChange: true})) {
 		t.Error("options do not change the fingerprint")
 	}
 	if !bytes.Equal(mk(p1, nil), mk(p1, nil)) {
@@ -367,9 +369,9 @@ func FuzzNewPatch(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, text string, withTarget bool) {
-		cfg := PatchConfig{Patch: text}
+		cfg := loaders.Patch{Patch: text}
 		if withTarget {
-			cfg.Target = &Selector{Kind: "Deployment"}
+			cfg.Target = &loaders.Selector{Kind: "Deployment"}
 		}
 		s, err := newPatch(cfg, mapFiles(nil))
 		if err != nil {
@@ -378,7 +380,7 @@ func FuzzNewPatch(f *testing.F) {
 		if _, isSMP := s.(*smpStage); !isSMP {
 			return
 		}
-		rs, err := resource.Decode([]byte(smpDeployments))
+		rs, err := resyaml.Decode([]byte(smpDeployments))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -393,7 +395,7 @@ func FuzzNewPatch(f *testing.F) {
 		if err != nil && !strings.HasPrefix(err.Error(), "PatchTransformer: ") {
 			t.Fatalf("error %q does not name the stage", err)
 		}
-		var se *resource.SyntaxError
+		var se *resyaml.SyntaxError
 		if errors.As(err, &se) {
 			t.Fatalf("syntax error at run time: %v", err)
 		}
@@ -411,7 +413,7 @@ func TestWithMergeSchema(t *testing.T) {
 	}
 	in := "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\nparts:\n- id: a\n- id: b\n"
 	patch := "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\nparts:\n- id: c\n"
-	builtin, err := newPatch(PatchConfig{Patch: patch}, mapFiles(nil))
+	builtin, err := newPatch(loaders.Patch{Patch: patch}, mapFiles(nil))
 	if err != nil {
 		t.Fatal(err)
 	}

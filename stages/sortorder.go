@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/loaders"
+	"github.com/kpipe/kpipe/resource"
 )
 
 // The sort orders of the sortOptions field.
@@ -14,33 +15,20 @@ const (
 	orderFIFO   = "fifo"
 )
 
-// LegacySortOptions customise the legacy order: kinds listed in OrderFirst
-// come first in that order, kinds in OrderLast come last.
-type LegacySortOptions struct {
-	OrderFirst []string `json:"orderFirst"`
-	OrderLast  []string `json:"orderLast"`
-}
-
-// SortOptions is the sortOptions field of a kustomization.
-type SortOptions struct {
-	Order             string             `json:"order,omitempty"`
-	LegacySortOptions *LegacySortOptions `json:"legacySortOptions,omitempty"`
-}
-
 // defaultLegacyOrder returns kustomize's default legacy kind order.
-func defaultLegacyOrder() *LegacySortOptions {
+func defaultLegacyOrder() *loaders.LegacySortOptions {
 	first, last := resource.DefaultKindOrder()
-	return &LegacySortOptions{OrderFirst: first, OrderLast: last}
+	return &loaders.LegacySortOptions{OrderFirst: first, OrderLast: last}
 }
 
 type sortOrder struct {
-	opts SortOptions
+	opts loaders.SortOptions
 }
 
 // NewSortOrder returns the stage that orders a build's output. Kustomize
 // runs it only on the final output, from the sortOptions field or the
 // --reorder flag; it is not available under `transformers:`.
-func NewSortOrder(opts SortOptions) (Stage, error) {
+func NewSortOrder(opts loaders.SortOptions) (Stage, error) {
 	if opts.Order == OrderLegacy && opts.LegacySortOptions == nil {
 		opts.LegacySortOptions = defaultLegacyOrder()
 	}

@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/resource"
 )
 
 // Stage is one configured generator or transformer. See the package
@@ -32,6 +32,19 @@ type Cheap interface {
 	Stage
 	// Cheap marks the stage; it does nothing.
 	Cheap()
+}
+
+// A Definition is a stage of a program that embeds kpipe (given in
+// kpipe.Options.Stages), which a kustomization lists under `transformers:`
+// or `generators:` by a config object, as it lists a builtin one: configs
+// whose apiVersion is APIVersion and whose kind is Kind are given to New,
+// which configures the stage from one (it must not keep the config or
+// change it). The stage keeps the stage contract (see the package
+// documentation), which is what lets kpipe cache its output.
+type Definition struct {
+	APIVersion string
+	Kind       string
+	New        func(config *resource.Resource) (Stage, error)
 }
 
 // Fingerprint encodes a stage kind and its config canonically: JSON with

@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/kpipe/kpipe/internal/resource"
-	"github.com/kpipe/kpipe/stages/fieldspec"
+	"github.com/kpipe/kpipe/loaders"
+	"github.com/kpipe/kpipe/resource"
 )
 
 // valueAddConfig configures the ValueAddTransformer (a builtin plugin with
@@ -28,7 +28,7 @@ type valueAddConfig struct {
 // valueAddTarget is one place a ValueAddTransformer writes.
 type valueAddTarget struct {
 	// Selector picks the objects; nil means every object.
-	Selector *Selector `json:"selector,omitempty"`
+	Selector *loaders.Selector `json:"selector,omitempty"`
 	// FieldPath is the '/'-separated path of the field ("\/" inside an
 	// element); "metadata/namespace" sets the namespace as the
 	// NamespaceTransformer does.
@@ -108,7 +108,7 @@ func (s *valueAddStage) Run(_ context.Context, rs *resource.List) error {
 			}
 		} else {
 			var err error
-			if picked, err = t.Selector.selects(rs); err != nil {
+			if picked, err = selectIndexes(*t.Selector, rs); err != nil {
 				return err
 			}
 		}
@@ -118,7 +118,7 @@ func (s *valueAddStage) Run(_ context.Context, rs *resource.List) error {
 			if t.FieldPath == "metadata/namespace" {
 				err = ns.apply(r)
 			} else {
-				err = addValue(r.Edit(), fieldspec.SplitPath(t.FieldPath), s.cfg.Value, t.FilePathPosition)
+				err = addValue(r.Edit(), loaders.SplitFieldPath(t.FieldPath), s.cfg.Value, t.FilePathPosition)
 			}
 			if err != nil {
 				return fmt.Errorf("ValueAddTransformer: %s: %w", r.ID(), err)

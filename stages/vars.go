@@ -14,39 +14,15 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/loaders"
+	"github.com/kpipe/kpipe/resource"
 	"github.com/kpipe/kpipe/stages/fieldspec"
 )
-
-// Var is an entry of the legacy `vars:` field: the name that $(NAME)
-// stands for, the object it is read from (by its name as written, before
-// any prefix or suffix), and the field read (metadata.name by default).
-type Var struct {
-	Name     string      `json:"name"`
-	ObjRef   VarObjRef   `json:"objref"`
-	FieldRef VarFieldRef `json:"fieldref,omitempty"`
-}
-
-// VarObjRef names the object a var reads. APIVersion, when given, sets the
-// group and version.
-type VarObjRef struct {
-	APIVersion string `json:"apiVersion,omitempty"`
-	Group      string `json:"group,omitempty"`
-	Version    string `json:"version,omitempty"`
-	Kind       string `json:"kind,omitempty"`
-	Name       string `json:"name"`
-	Namespace  string `json:"namespace,omitempty"`
-}
-
-// VarFieldRef names the field a var reads, as a replacement field path.
-type VarFieldRef struct {
-	FieldPath string `json:"fieldPath,omitempty"`
-}
 
 // gvk returns the group, version and kind of the object the var reads:
 // the apiVersion's when it has one or two parts, else the group and version
 // given.
-func (r VarObjRef) gvk() resource.GVK {
+func varGVK(r loaders.VarTarget) resource.GVK {
 	g := resource.GVK{Group: r.Group, Version: r.Version, Kind: r.Kind}
 	if r.APIVersion == "" {
 		return g
@@ -61,8 +37,8 @@ func (r VarObjRef) gvk() resource.GVK {
 }
 
 // withGVK returns v with its group and version taken from its apiVersion.
-func (v Var) withGVK() Var {
-	g := v.ObjRef.gvk()
+func withGVK(v loaders.Var) loaders.Var {
+	g := varGVK(v.ObjRef)
 	v.ObjRef.Group, v.ObjRef.Version = g.Group, g.Version
 	return v
 }
@@ -70,24 +46,16 @@ func (v Var) withGVK() Var {
 // defaulted returns v as kustomize keeps it once declared: group and
 // version set from the apiVersion, and the field path defaulted to
 // metadata.name.
-func (v Var) defaulted() Var {
-	v = v.withGVK()
+func defaulted(v loaders.Var) loaders.Var {
+	v = withGVK(v)
 	if v.FieldRef.FieldPath == "" {
 		v.FieldRef.FieldPath = defaultReplacementFieldPath
 	}
 	return v
 }
 
-// String formats the var as kustomize's messages do: "{NAME
-// Kind.version.group {fieldPath}}", where the object is shown by its group,
-// version and kind only.
-func (v Var) String() string {
-	g := resource.GVK{Group: v.ObjRef.Group, Version: v.ObjRef.Version, Kind: v.ObjRef.Kind}
-	return fmt.Sprintf("{%s %s {%s}}", v.Name, g, v.FieldRef.FieldPath)
-}
-
 // FormatVars formats a list of vars as kustomize's messages do.
-func FormatVars(vars []Var) string {
+func FormatVars(vars []loaders.Var) string {
 	parts := make([]string, len(vars))
 	for i, v := range vars {
 		parts[i] = v.String()
@@ -102,25 +70,25 @@ type VarSet struct {
 	// ByName holds the vars (defaulted) by name. It is exported so that a
 	// set can be stored (package engine encodes it); change it only through
 	// the methods.
-	ByName map[string]Var
+	ByName map[string]loaders.Var
 }
 
 // Merge adds v (defaulted), failing when a var of that name is already in
 // the set.
-func (s *VarSet) Merge(v Var) error {
+func (s *VarSet) Merge(v loaders.Var) error {
 	if _, ok := s.ByName[v.Name]; ok {
 		return fmt.Errorf("var '%s' already encountered", v.Name)
 	}
 	if s.ByName == nil {
-		s.ByName = map[string]Var{}
+		s.ByName = map[string]loaders.Var{}
 	}
-	s.ByName[v.Name] = v.defaulted()
+	s.ByName[v.Name] = defaulted(v)
 	return nil
 }
 
 // MergeAll adds vars in order, failing at the first name already in the
 // set.
-func (s *VarSet) MergeAll(vars []Var) error {
+func (s *VarSet) MergeAll(vars []loaders.Var) error {
 	for _, v := range vars {
 		if err := s.Merge(v); err != nil {
 			return err
@@ -144,11 +112,11 @@ func (s *VarSet) Len() int {
 }
 
 // Sorted returns the vars in name order.
-func (s *VarSet) Sorted() []Var {
+func (s *VarSet) Sorted() []loaders.Var {
 	if s == nil {
 		return nil
 	}
-	out := make([]Var, 0, len(s.ByName))
+	out := make([]loaders.Var, 0, len(s.ByName))
 	for _, v := range s.ByName {
 		out = append(out, v)
 	}
@@ -162,12 +130,12 @@ func (s *VarSet) Sorted() []Var {
 // namespace, when the var gives one or the kind is cluster-scoped). It
 // fails when more than one object matches; a var that matches nothing is
 // left for a later error (when vars are resolved).
-func NewVarTargets(vars []Var) Stage {
-	return &varTargetsStage{vars: append([]Var(nil), vars...)}
+func NewVarTargets(vars []loaders.Var) Stage {
+	return &varTargetsStage{vars: append([]loaders.Var(nil), vars...)}
 }
 
 type varTargetsStage struct {
-	vars []Var
+	vars []loaders.Var
 }
 
 func (s *varTargetsStage) Kind() string        { return "VarTargets" }
@@ -177,8 +145,8 @@ func (s *varTargetsStage) Fingerprint() []byte { return Fingerprint(s.Kind(), s.
 // Run records each var's name on the object it reads.
 func (s *varTargetsStage) Run(_ context.Context, rs *resource.List) error {
 	for _, v := range s.vars {
-		v = v.withGVK()
-		target := resource.ID{GVK: v.ObjRef.gvk(), Name: v.ObjRef.Name, Namespace: v.ObjRef.Namespace}
+		v = withGVK(v)
+		target := resource.ID{GVK: varGVK(v.ObjRef), Name: v.ObjRef.Name, Namespace: v.ObjRef.Namespace}
 		exact := target.Namespace != "" || target.IsClusterScoped()
 		var matched []int
 		for i, r := range rs.All() {
@@ -202,8 +170,8 @@ func (s *varTargetsStage) Run(_ context.Context, rs *resource.List) error {
 // VarResolverConfig configures the var resolver: the vars of a build (as
 // a VarSet keeps them) and the fields in which $(NAME) is replaced.
 type VarResolverConfig struct {
-	Vars       []Var                 `json:"vars,omitempty"`
-	FieldSpecs []fieldspec.FieldSpec `json:"fieldSpecs,omitempty"`
+	Vars       []loaders.Var       `json:"vars,omitempty"`
+	FieldSpecs []loaders.FieldSpec `json:"fieldSpecs,omitempty"`
 }
 
 // NewVarResolver returns the stage that resolves vars at the root of a
@@ -218,8 +186,8 @@ type VarResolverConfig struct {
 // left as it is. In the fields reached, a string is expanded, a map has its
 // string values expanded, and a list must hold only strings.
 func NewVarResolver(cfg VarResolverConfig) Stage {
-	cfg.Vars = append([]Var(nil), cfg.Vars...)
-	cfg.FieldSpecs = append([]fieldspec.FieldSpec(nil), cfg.FieldSpecs...)
+	cfg.Vars = append([]loaders.Var(nil), cfg.Vars...)
+	cfg.FieldSpecs = append([]loaders.FieldSpec(nil), cfg.FieldSpecs...)
 	return &varResolverStage{cfg: cfg}
 }
 
@@ -388,7 +356,7 @@ func readVarName(s string) (read string, isVar bool, advance int) {
 // varValue reads the value of var v from the object marked with its name:
 // a string, number or boolean for a scalar (by the scalar's type), or a map
 // or list.
-func varValue(rs *resource.List, v Var) (any, error) {
+func varValue(rs *resource.List, v loaders.Var) (any, error) {
 	for _, r := range rs.All() {
 		for _, name := range r.RefVarNames() {
 			if name != v.Name {

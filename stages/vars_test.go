@@ -7,7 +7,9 @@ import (
 	"testing"
 
 	"github.com/kpipe/kpipe/internal/output"
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/resyaml"
+	"github.com/kpipe/kpipe/loaders"
+	"github.com/kpipe/kpipe/resource"
 )
 
 func TestExpandVars(t *testing.T) {
@@ -49,9 +51,9 @@ func TestExpandVars(t *testing.T) {
 
 func TestVarSet(t *testing.T) {
 	var s VarSet
-	if err := s.MergeAll([]Var{
-		{Name: "B", ObjRef: VarObjRef{APIVersion: "apps/v1", Kind: "Deployment", Name: "d"}},
-		{Name: "A", ObjRef: VarObjRef{APIVersion: "v1", Kind: "Service", Name: "s"}, FieldRef: VarFieldRef{FieldPath: "spec.ports[0].port"}},
+	if err := s.MergeAll([]loaders.Var{
+		{Name: "B", ObjRef: loaders.VarTarget{APIVersion: "apps/v1", Kind: "Deployment", Name: "d"}},
+		{Name: "A", ObjRef: loaders.VarTarget{APIVersion: "v1", Kind: "Service", Name: "s"}, FieldRef: loaders.FieldSelector{FieldPath: "spec.ports[0].port"}},
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +63,7 @@ func TestVarSet(t *testing.T) {
 		t.Errorf("vars are kept as %s, want %s (sorted, defaulted)", got, want)
 	}
 	var other VarSet
-	if err := other.Merge(Var{Name: "A", ObjRef: VarObjRef{Kind: "ConfigMap", Name: "c"}}); err != nil {
+	if err := other.Merge(loaders.Var{Name: "A", ObjRef: loaders.VarTarget{Kind: "ConfigMap", Name: "c"}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.MergeSet(&other); err == nil || err.Error() != "var 'A' already encountered" {
@@ -70,12 +72,12 @@ func TestVarSet(t *testing.T) {
 }
 
 func TestVarFormatsAsKustomize(t *testing.T) {
-	v := Var{Name: "X", ObjRef: VarObjRef{APIVersion: "v1", Kind: "Service", Name: "s"}}
+	v := loaders.Var{Name: "X", ObjRef: loaders.VarTarget{APIVersion: "v1", Kind: "Service", Name: "s"}}
 	// As declared: the apiVersion is not shown.
-	if got := FormatVars([]Var{v}); got != "[{X Service.[noVer].[noGrp] {}}]" {
+	if got := FormatVars([]loaders.Var{v}); got != "[{X Service.[noVer].[noGrp] {}}]" {
 		t.Errorf("declared var formats as %s", got)
 	}
-	if got := v.defaulted().String(); got != "{X Service.v1.[noGrp] {metadata.name}}" {
+	if got := defaulted(v).String(); got != "{X Service.v1.[noGrp] {metadata.name}}" {
 		t.Errorf("defaulted var formats as %s", got)
 	}
 }
@@ -124,10 +126,10 @@ func encodeList(t *testing.T, l *resource.List) string {
 }
 
 func TestVarResolver(t *testing.T) {
-	vars := []Var{
-		{Name: "SVC", ObjRef: VarObjRef{APIVersion: "v1", Kind: "Service", Name: "svc"}},
-		{Name: "PORT", ObjRef: VarObjRef{APIVersion: "v1", Kind: "Service", Name: "svc"}, FieldRef: VarFieldRef{FieldPath: "spec.ports[0].port"}},
-		{Name: "TIMEOUT", ObjRef: VarObjRef{Group: "", Version: "v1", Kind: "Service", Name: "svc"}, FieldRef: VarFieldRef{FieldPath: "spec.sessionAffinityConfig.clientIP.timeoutSeconds"}},
+	vars := []loaders.Var{
+		{Name: "SVC", ObjRef: loaders.VarTarget{APIVersion: "v1", Kind: "Service", Name: "svc"}},
+		{Name: "PORT", ObjRef: loaders.VarTarget{APIVersion: "v1", Kind: "Service", Name: "svc"}, FieldRef: loaders.FieldSelector{FieldPath: "spec.ports[0].port"}},
+		{Name: "TIMEOUT", ObjRef: loaders.VarTarget{Group: "", Version: "v1", Kind: "Service", Name: "svc"}, FieldRef: loaders.FieldSelector{FieldPath: "spec.sessionAffinityConfig.clientIP.timeoutSeconds"}},
 	}
 	got, err := resolveVarsWithState(t, varInput, vars)
 	if err != nil {
@@ -148,22 +150,22 @@ func TestVarResolver(t *testing.T) {
 }
 
 func TestVarErrors(t *testing.T) {
-	svc := VarObjRef{APIVersion: "v1", Kind: "Service", Name: "svc"}
+	svc := loaders.VarTarget{APIVersion: "v1", Kind: "Service", Name: "svc"}
 	for _, c := range []struct {
 		name  string
 		input string
-		vars  []Var
+		vars  []loaders.Var
 		want  string
 	}{
-		{"no such object", varInput, []Var{{Name: "X", ObjRef: VarObjRef{Kind: "Service", Name: "nope"}}},
+		{"no such object", varInput, []loaders.Var{{Name: "X", ObjRef: loaders.VarTarget{Kind: "Service", Name: "nope"}}},
 			"var '{X Service.[noVer].[noGrp] {metadata.name}}' cannot be mapped to a field in the set of known resources"},
-		{"no such field", varInput, []Var{{Name: "X", ObjRef: svc, FieldRef: VarFieldRef{FieldPath: "spec.nope"}}},
+		{"no such field", varInput, []loaders.Var{{Name: "X", ObjRef: svc, FieldRef: loaders.FieldSelector{FieldPath: "spec.nope"}}},
 			"field specified in var '{X Service.v1.[noGrp] {spec.nope}}' not found in corresponding resource"},
 		{"ambiguous", varInput + "---\napiVersion: v1\nkind: Service\nmetadata:\n  name: svc\n  namespace: b\n",
-			[]Var{{Name: "X", ObjRef: svc}},
+			[]loaders.Var{{Name: "X", ObjRef: svc}},
 			"found 2 resId matches for var {X Service.v1.[noGrp] {}} (unable to disambiguate)"},
 		{"a list holding a number", strings.Replace(varInput, "command: [", "command: [1, ", 1),
-			[]Var{{Name: "SVC", ObjRef: svc}},
+			[]loaders.Var{{Name: "SVC", ObjRef: svc}},
 			"considering field 'spec/template/spec/containers/command' of object Deployment.v1.apps/p-web.[noNs]: visit traversal on path: [command]: invalid value type expect a string"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -179,9 +181,9 @@ func TestVarErrors(t *testing.T) {
 // the object in that namespace only.
 func TestVarNamespaceDisambiguates(t *testing.T) {
 	input := varInput + "---\napiVersion: v1\nkind: Service\nmetadata:\n  name: svc\n  namespace: b\nspec:\n  ports:\n  - port: 90\n"
-	got, err := resolveVarsWithState(t, input, []Var{{Name: "PORT",
-		ObjRef:   VarObjRef{APIVersion: "v1", Kind: "Service", Name: "svc", Namespace: "b"},
-		FieldRef: VarFieldRef{FieldPath: "spec.ports[0].port"}}})
+	got, err := resolveVarsWithState(t, input, []loaders.Var{{Name: "PORT",
+		ObjRef:   loaders.VarTarget{APIVersion: "v1", Kind: "Service", Name: "svc", Namespace: "b"},
+		FieldRef: loaders.FieldSelector{FieldPath: "spec.ports[0].port"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,9 +196,9 @@ func TestVarNamespaceDisambiguates(t *testing.T) {
 // mark the objects they read (by their names as written), then every name
 // gets a prefix, then the root resolves the vars. It also checks that the
 // resolver leaves shared objects alone.
-func resolveVarsWithState(t *testing.T, input string, vars []Var) (string, error) {
+func resolveVarsWithState(t *testing.T, input string, vars []loaders.Var) (string, error) {
 	t.Helper()
-	rs, err := resource.Decode([]byte(input))
+	rs, err := resyaml.Decode([]byte(input))
 	if err != nil {
 		t.Fatal(err)
 	}

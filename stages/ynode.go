@@ -11,7 +11,8 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/resyaml"
+	"github.com/kpipe/kpipe/resource"
 )
 
 // This file holds the YAML node helpers the replacement stage works with.
@@ -300,8 +301,8 @@ func checkKind(n *yaml.Node, want yaml.Kind) error {
 		return nil
 	}
 	if n.Kind != want {
-		msg := fmt.Sprintf("wrong node kind: expected %s but got %s", resource.NodeKindName(want), resource.NodeKindName(n.Kind))
-		if s, err := resource.EncodeNode(n); err == nil {
+		msg := fmt.Sprintf("wrong node kind: expected %s but got %s", resyaml.NodeKindName(want), resyaml.NodeKindName(n.Kind))
+		if s, err := resyaml.EncodeNode(n); err == nil {
 			msg += ": node contents:\n" + s
 		}
 		return errors.New(msg)

@@ -16,7 +16,7 @@ import (
 	"github.com/kpipe/kpipe/internal/buildid"
 	"github.com/kpipe/kpipe/internal/engine"
 	"github.com/kpipe/kpipe/internal/output"
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/resyaml"
 	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/plugins"
 )
@@ -119,18 +119,17 @@ func runBuild(c *cli.Context) error {
 	}
 	fetcher, doneFetching := newFetcher(c, store)
 	defer doneFetching()
-	g, loadErrs, big := loadRoot(ctx, dir, engine.LoadOptions{Restriction: restriction, Remote: fetcher})
-	ph.done("load")
-	if big {
-		hugeHeapToLimit()
-	}
-	heap.Allow(uint64(g.ReadBytes()) * heapPerByteRead)
-	for _, w := range g.Warnings {
-		warnLoad(w)
-	}
 	opts.Cache.Store = store
-	b := engine.NewBuilder(g, opts)
-	res := b.Run(ctx, loadErrs)[0]
+	b, results := engine.Build(ctx, engine.Request{Dirs: []string{dir}, Options: opts,
+		Load: engine.LoadOptions{Restriction: restriction, Remote: fetcher},
+		Loaded: func(g *engine.Graph) {
+			ph.done("load")
+			sizeHeap(heap, g)
+			for _, w := range g.Warnings {
+				warnLoad(w)
+			}
+		}})
+	res := results[0]
 	ph.done("build")
 	if opts.Explain {
 		printExplain(c.App.ErrWriter, b.Explain())
@@ -145,7 +144,7 @@ func runBuild(c *cli.Context) error {
 		return err
 	}
 	ph.done("output")
-	fast.record(b, g.Roots[0], res)
+	fast.record(b, b.Graph().Roots[0], res)
 	ph.done("record")
 	return nil
 }
@@ -353,7 +352,7 @@ func writeOutput(c *cli.Context, res engine.Result) error {
 	if st, err := os.Stat(out); err == nil && st.IsDir() {
 		if res.Resources == nil && len(res.YAML) > 0 {
 			// Output from the cache is kept as YAML only.
-			rs, err := resource.Decode(res.YAML)
+			rs, err := resyaml.Decode(res.YAML)
 			if err != nil {
 				return err
 			}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kpipe/kpipe/cache"
 	"github.com/kpipe/kpipe/internal/engine"
+	"github.com/kpipe/kpipe/internal/rootindex"
 	"github.com/kpipe/kpipe/loaders"
 )
 
@@ -18,7 +19,7 @@ import (
 // loading a kustomization and without writing anything.
 type buildRecord struct {
 	store   *cache.Store
-	index   *cache.RootIndex
+	index   *rootindex.Index
 	checker *cache.InputChecker
 	root    string    // the root's real directory ("" when unknown)
 	outKey  cache.Key // the output's entry
@@ -43,7 +44,7 @@ func newBuildRecord(c *cli.Context, store *cache.Store, opts engine.Options, r l
 	}
 	settings := cache.NewKey(opts.Cache.Version, "build").Key(engine.SettingsKey(opts, r)).Sum()
 	br.root = root
-	br.index = store.RootIndex(settings)
+	br.index = rootindex.Open(store, settings)
 	br.checker = cache.NewInputChecker(opts.Cache.Files)
 	br.outKey = cache.NewKey(opts.Cache.Version, "build-output").Key(settings).String(root).Sum()
 	return br
@@ -110,6 +111,5 @@ func (br *buildRecord) record(b *engine.Builder, n *engine.Node, res engine.Resu
 	br.mu.Lock()
 	warnings := append([]string(nil), br.warnings...)
 	br.mu.Unlock()
-	br.index.SetRoot(br.root, &cache.RootRecord{Inputs: inputs, OutputDigest: sum, Warnings: warnings})
-	_ = br.index.Save()
+	br.index.SetRoot(br.root, &rootindex.Record{Inputs: inputs, OutputDigest: sum, Warnings: warnings})
 }

@@ -12,10 +12,10 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/kpipe/kpipe/cache"
-	cacheremote "github.com/kpipe/kpipe/cache/remote"
+	"github.com/kpipe/kpipe/cache/remote"
 	"github.com/kpipe/kpipe/internal/bytesize"
 	"github.com/kpipe/kpipe/internal/engine"
-	"github.com/kpipe/kpipe/internal/remote"
+	"github.com/kpipe/kpipe/internal/fetch"
 )
 
 // cacheFlags are the flags of every command that uses the cache.
@@ -28,7 +28,7 @@ func cacheFlags() []cli.Flag {
 		&cli.StringFlag{Name: "remote-cache", EnvVars: []string{"KPIPE_REMOTE_CACHE"}, Usage: "a shared cache behind the local one: http(s)://HOST/PATH (Bazel HTTP cache protocol; a bearer token from $KPIPE_REMOTE_CACHE_TOKEN or the URL's user name) or s3://BUCKET/PREFIX (AWS credentials from the environment); read-only unless --remote-cache-write"},
 		&cli.BoolFlag{Name: "remote-cache-write", Usage: "upload what this run builds to --remote-cache (for trusted runs only, e.g. CI on the main branch)"},
 		&cli.BoolFlag{Name: "remote-cache-sensitive", Usage: "with --remote-cache-write, upload sensitive entries too (Secrets' data, plugin and function output)"},
-		&cli.DurationFlag{Name: "remote-cache-timeout", Value: cacheremote.DefaultTimeout, Usage: "give up on the remote cache when a request takes longer than this"},
+		&cli.DurationFlag{Name: "remote-cache-timeout", Value: remote.DefaultTimeout, Usage: "give up on the remote cache when a request takes longer than this"},
 	}
 }
 
@@ -62,7 +62,7 @@ func setRemote(c *cli.Context, store *cache.Store) error {
 	if c.Bool("remote-cache-sensitive") && !c.Bool("remote-cache-write") {
 		return usage(c, "--remote-cache-sensitive needs --remote-cache-write")
 	}
-	b, err := cacheremote.Open(url, cacheremote.Options{Timeout: c.Duration("remote-cache-timeout"), Token: os.Getenv(cacheremote.TokenEnv)})
+	b, err := remote.Open(url, remote.Options{Timeout: c.Duration("remote-cache-timeout"), Token: os.Getenv(remote.TokenEnv)})
 	if err != nil {
 		return err
 	}
@@ -214,7 +214,7 @@ func cacheCommand() *cli.Command {
 						return err
 					}
 					// Remote bases, files and charts (see newFetcher).
-					if n, err := remote.Clear(filepath.Join(dir, "remote")); err != nil {
+					if n, err := fetch.Clear(filepath.Join(dir, "remote")); err != nil {
 						return fmt.Errorf("clearing %s: %w", filepath.Join(dir, "remote"), err)
 					} else if n > 0 {
 						left = slices.DeleteFunc(left, func(name string) bool { return name == "remote" })

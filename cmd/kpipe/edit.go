@@ -114,12 +114,9 @@ func writeInPlace(path string, data []byte) error {
 // buildForFix builds dir as `kpipe build` with default flags and no cache,
 // its warnings to warn (kustomize prints its builds' warnings).
 func buildForFix(ctx context.Context, dir string, warn func(string)) ([]byte, error) {
-	g, loadErrs := engine.Load([]string{dir}, loaders.RootOnly)
-	for _, w := range g.Warnings {
-		warn(w)
-	}
-	res := engine.NewBuilder(g, engine.Options{Warn: warn}).Run(ctx, loadErrs)[0]
-	return res.YAML, res.Err
+	_, res := engine.Build(ctx, engine.Request{Dirs: []string{dir}, Load: engine.LoadOptions{Restriction: loaders.RootOnly},
+		Options: engine.Options{Warn: warn}})
+	return res[0].YAML, res[0].Err
 }
 
 // builtinPluginNames are kustomize v5.8.2's builtin plugins, sorted
@@ -151,7 +148,7 @@ var errNoChange = errors.New("no change")
 // editAction opens the kustomization file of the current directory, runs
 // change on it and writes it back atomically; an error leaves the file as
 // it was.
-func editAction(change func(c *cli.Context, dir string, f *kustfile.File, k *kustfile.Kustomization) error) cli.ActionFunc {
+func editAction(change func(c *cli.Context, dir string, f *kustfile.File, k *loaders.Kustomization) error) cli.ActionFunc {
 	return func(c *cli.Context) error {
 		dir, err := os.Getwd()
 		if err != nil {
@@ -171,10 +168,10 @@ func editAction(change func(c *cli.Context, dir string, f *kustfile.File, k *kus
 }
 
 // editOne is a subcommand that takes exactly one value.
-func editOne(name, what, usage string, set func(k *kustfile.Kustomization, v string)) *cli.Command {
+func editOne(name, what, usage string, set func(k *loaders.Kustomization, v string)) *cli.Command {
 	return &cli.Command{
 		Name: name, Usage: usage, ArgsUsage: "VALUE",
-		Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
+		Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *loaders.Kustomization) error {
 			if c.NArg() != 1 {
 				return fmt.Errorf("must specify exactly one %s value", what)
 			}
@@ -192,24 +189,24 @@ func editSetCommands() []*cli.Command {
 	return []*cli.Command{
 		editGenerator("set", "configmap"),
 		editGenerator("set", "secret"),
-		editOne("nameprefix", "prefix", "set namePrefix", func(k *kustfile.Kustomization, v string) { k.NamePrefix = v }),
-		editOne("namesuffix", "suffix", "set nameSuffix", func(k *kustfile.Kustomization, v string) { k.NameSuffix = v }),
-		editOne("namespace", "namespace", "set namespace", func(k *kustfile.Kustomization, v string) { k.Namespace = v }),
+		editOne("nameprefix", "prefix", "set namePrefix", func(k *loaders.Kustomization, v string) { k.NamePrefix = v }),
+		editOne("namesuffix", "suffix", "set nameSuffix", func(k *loaders.Kustomization, v string) { k.NameSuffix = v }),
+		editOne("namespace", "namespace", "set namespace", func(k *loaders.Kustomization, v string) { k.Namespace = v }),
 		{
 			Name: "image", Usage: "set images' new names, tags or digests", ArgsUsage: "NAME[=NEWNAME][:TAG][@DIGEST]...",
-			Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
+			Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *loaders.Kustomization) error {
 				return kustfile.SetImages(k, c.Args().Slice())
 			}),
 		},
 		{
 			Name: "replicas", Usage: "set replica counts", ArgsUsage: "NAME=COUNT...",
-			Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
+			Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *loaders.Kustomization) error {
 				return kustfile.SetReplicas(k, c.Args().Slice())
 			}),
 		},
 		{
 			Name: "label", Usage: "set commonLabels (overwriting)", ArgsUsage: "KEY:VALUE...",
-			Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
+			Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *loaders.Kustomization) error {
 				m, err := kustfile.ParsePairs(c.Args().Slice(), "label")
 				if err == nil {
 					kustfile.SetLabels(k, m)
@@ -219,7 +216,7 @@ func editSetCommands() []*cli.Command {
 		},
 		{
 			Name: "annotation", Usage: "set commonAnnotations (overwriting)", ArgsUsage: "KEY:VALUE...",
-			Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
+			Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *loaders.Kustomization) error {
 				m, err := kustfile.ParsePairs(c.Args().Slice(), "annotation")
 				if err == nil {
 					kustfile.SetAnnotations(k, m)
@@ -229,7 +226,7 @@ func editSetCommands() []*cli.Command {
 		},
 		{
 			Name: "buildmetadata", Usage: "set buildMetadata options", ArgsUsage: "OPTION[,OPTION]",
-			Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
+			Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *loaders.Kustomization) error {
 				opts, err := buildMetadataArgs(c.Args().Slice())
 				if err == nil {
 					k.BuildMetadata = opts
@@ -270,7 +267,7 @@ const (
 )
 
 // editAddList is an `add` subcommand for a list of files or directories.
-func editAddList(name, kind string, list func(k *kustfile.Kustomization) *[]string, glob int, noVerifyFlag bool) *cli.Command {
+func editAddList(name, kind string, list func(k *loaders.Kustomization) *[]string, glob int, noVerifyFlag bool) *cli.Command {
 	cmd := &cli.Command{
 		Name: name, Usage: "add " + kind + " paths (globs)", ArgsUsage: "PATH...",
 		Action: func(c *cli.Context) error {
@@ -297,7 +294,7 @@ func editAddList(name, kind string, list func(k *kustfile.Kustomization) *[]stri
 			if err != nil || len(items) == 0 {
 				return err
 			}
-			return editAction(func(c *cli.Context, _ string, f *kustfile.File, k *kustfile.Kustomization) error {
+			return editAction(func(c *cli.Context, _ string, f *kustfile.File, k *loaders.Kustomization) error {
 				self := filepath.Base(f.Path)
 				if glob == globWarn {
 					self = "" // kustomize adds the kustomization file itself here
@@ -319,10 +316,10 @@ func editAddCommands() []*cli.Command {
 		editGenerator("add", "configmap"),
 		editGenerator("add", "secret"),
 		editPatch("add"),
-		editAddList("resource", "resource", func(k *kustfile.Kustomization) *[]string { return &k.Resources }, globVerify, true),
+		editAddList("resource", "resource", func(k *loaders.Kustomization) *[]string { return &k.Resources }, globVerify, true),
 		{
 			Name: "base", Usage: "add base directories to resources", ArgsUsage: "DIR[,DIR]",
-			Action: editAction(func(c *cli.Context, dir string, _ *kustfile.File, k *kustfile.Kustomization) error {
+			Action: editAction(func(c *cli.Context, dir string, _ *kustfile.File, k *loaders.Kustomization) error {
 				if c.NArg() != 1 {
 					return fmt.Errorf("must specify a base directory")
 				}
@@ -338,10 +335,10 @@ func editAddCommands() []*cli.Command {
 				return nil
 			}),
 		},
-		editAddList("component", "component", func(k *kustfile.Kustomization) *[]string { return &k.Components }, globVerify, false),
-		editAddList("transformer", "transformer", func(k *kustfile.Kustomization) *[]string { return &k.Transformers }, globWarn, false),
-		editAddList("generator", "generator", func(k *kustfile.Kustomization) *[]string { return &k.Generators }, globWarn, false),
-		editAddList("configuration", "configuration", func(k *kustfile.Kustomization) *[]string { return &k.Configurations }, globWarn, false),
+		editAddList("component", "component", func(k *loaders.Kustomization) *[]string { return &k.Components }, globVerify, false),
+		editAddList("transformer", "transformer", func(k *loaders.Kustomization) *[]string { return &k.Transformers }, globWarn, false),
+		editAddList("generator", "generator", func(k *loaders.Kustomization) *[]string { return &k.Generators }, globWarn, false),
+		editAddList("configuration", "configuration", func(k *loaders.Kustomization) *[]string { return &k.Configurations }, globWarn, false),
 		{
 			Name: "label", Usage: "add commonLabels (or labels with --without-selector)", ArgsUsage: "KEY:VALUE...",
 			Flags: []cli.Flag{
@@ -349,7 +346,7 @@ func editAddCommands() []*cli.Command {
 				&cli.BoolFlag{Name: "without-selector", Usage: "add to labels, without selectors"},
 				&cli.BoolFlag{Name: "include-templates", Usage: "include labels in templates (requires --without-selector)"},
 			},
-			Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
+			Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *loaders.Kustomization) error {
 				m, err := kustfile.ParsePairs(c.Args().Slice(), "label")
 				if err != nil {
 					return err
@@ -362,7 +359,7 @@ func editAddCommands() []*cli.Command {
 		{
 			Name: "annotation", Usage: "add commonAnnotations", ArgsUsage: "KEY:VALUE...",
 			Flags: []cli.Flag{forceFlag("overwrite commonAnnotation if it already exists")},
-			Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
+			Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *loaders.Kustomization) error {
 				m, err := kustfile.ParsePairs(c.Args().Slice(), "annotation")
 				if err != nil {
 					return err
@@ -372,7 +369,7 @@ func editAddCommands() []*cli.Command {
 		},
 		{
 			Name: "buildmetadata", Usage: "add buildMetadata options", ArgsUsage: "OPTION[,OPTION]",
-			Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
+			Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *loaders.Kustomization) error {
 				opts, err := buildMetadataArgs(c.Args().Slice())
 				if err != nil {
 					return err
@@ -392,10 +389,10 @@ func editAddCommands() []*cli.Command {
 }
 
 // editRemoveList is a `remove` subcommand for a list of paths (globs).
-func editRemoveList(name string, list func(k *kustfile.Kustomization) *[]string) *cli.Command {
+func editRemoveList(name string, list func(k *loaders.Kustomization) *[]string) *cli.Command {
 	return &cli.Command{
 		Name: name, Usage: "remove " + name + " entries matching the patterns", ArgsUsage: "PATTERN...",
-		Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
+		Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *loaders.Kustomization) error {
 			if c.NArg() == 0 {
 				return fmt.Errorf("must specify a %s file", name)
 			}
@@ -414,11 +411,11 @@ func editRemoveList(name string, list func(k *kustfile.Kustomization) *[]string)
 }
 
 // editRemoveKeys is `remove label|annotation KEY[,KEY]`.
-func editRemoveKeys(kind, field string, m func(k *kustfile.Kustomization) map[string]string) *cli.Command {
+func editRemoveKeys(kind, field string, m func(k *loaders.Kustomization) map[string]string) *cli.Command {
 	return &cli.Command{
 		Name: kind, Usage: "remove " + field + " keys", ArgsUsage: "KEY[,KEY]",
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "ignore-non-existence", Aliases: []string{"i"}, Usage: "ignore a key that does not exist"}},
-		Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
+		Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *loaders.Kustomization) error {
 			switch c.NArg() {
 			case 0:
 				return fmt.Errorf("must specify %s", kind)
@@ -446,14 +443,14 @@ func editRemoveCommands() []*cli.Command {
 		editRemoveGenerator("configmap"),
 		editRemoveGenerator("secret"),
 		editPatch("remove"),
-		editRemoveList("resource", func(k *kustfile.Kustomization) *[]string { return &k.Resources }),
-		editRemoveList("component", func(k *kustfile.Kustomization) *[]string { return &k.Components }),
-		editRemoveList("transformer", func(k *kustfile.Kustomization) *[]string { return &k.Transformers }),
-		editRemoveKeys("label", "commonLabels", func(k *kustfile.Kustomization) map[string]string { return k.CommonLabels }),
-		editRemoveKeys("annotation", "commonAnnotations", func(k *kustfile.Kustomization) map[string]string { return k.CommonAnnotations }),
+		editRemoveList("resource", func(k *loaders.Kustomization) *[]string { return &k.Resources }),
+		editRemoveList("component", func(k *loaders.Kustomization) *[]string { return &k.Components }),
+		editRemoveList("transformer", func(k *loaders.Kustomization) *[]string { return &k.Transformers }),
+		editRemoveKeys("label", "commonLabels", func(k *loaders.Kustomization) map[string]string { return k.CommonLabels }),
+		editRemoveKeys("annotation", "commonAnnotations", func(k *loaders.Kustomization) map[string]string { return k.CommonAnnotations }),
 		{
 			Name: "buildmetadata", Usage: "remove buildMetadata options", ArgsUsage: "OPTION[,OPTION]",
-			Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
+			Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *loaders.Kustomization) error {
 				opts, err := buildMetadataArgs(c.Args().Slice())
 				if err != nil {
 					return err
@@ -541,7 +538,7 @@ func editGenerator(verb, kind string) *cli.Command {
 			if err != nil {
 				return err
 			}
-			return editAction(func(_ *cli.Context, dir string, _ *kustfile.File, k *kustfile.Kustomization) error {
+			return editAction(func(_ *cli.Context, dir string, _ *kustfile.File, k *loaders.Kustomization) error {
 				switch {
 				case verb == "add" && kind == "configmap":
 					return kustfile.AddConfigMap(k, g, dir)
@@ -561,7 +558,7 @@ func editRemoveGenerator(kind string) *cli.Command {
 	return &cli.Command{
 		Name: kind, Usage: "remove " + kind + " generators", ArgsUsage: "NAME[,NAME]",
 		Flags: []cli.Flag{&cli.StringFlag{Name: "namespace", Usage: "namespace of the " + kind + "(s)"}},
-		Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
+		Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *loaders.Kustomization) error {
 			switch {
 			case c.NArg() == 0:
 				return fmt.Errorf("at least one %s name must be specified", kind)
@@ -588,8 +585,8 @@ func editPatch(verb string) *cli.Command {
 			&cli.StringFlag{Name: "annotation-selector", Usage: "annotationSelector in patch target"},
 			&cli.StringFlag{Name: "label-selector", Usage: "labelSelector in patch target"},
 		},
-		Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *kustfile.Kustomization) error {
-			p := kustfile.Patch{Path: c.String("path"), Patch: c.String("patch"), Target: &kustfile.Selector{
+		Action: editAction(func(c *cli.Context, _ string, _ *kustfile.File, k *loaders.Kustomization) error {
+			p := loaders.Patch{Path: c.String("path"), Patch: c.String("patch"), Target: &loaders.Selector{
 				Group: c.String("group"), Version: c.String("version"), Kind: c.String("kind"),
 				Name: c.String("name"), Namespace: c.String("namespace"),
 				AnnotationSelector: c.String("annotation-selector"), LabelSelector: c.String("label-selector"),

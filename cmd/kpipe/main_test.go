@@ -258,11 +258,11 @@ func TestRootHoldsTheCommandRun(t *testing.T) {
 // MB of resources goes over it.
 func TestLoadRootBigByItsOwnLoad(t *testing.T) {
 	held := make([]byte, 2<<20)
-	_, errs, big := loadRoot(context.Background(), "../../testdata/examples/prod", engine.LoadOptions{})
+	g, errs := engine.LoadContext(context.Background(), []string{"../../testdata/examples/prod"}, engine.LoadOptions{})
 	if errs[0] != nil {
 		t.Fatal(errs[0])
 	}
-	if big {
+	if bigLoad(g) {
 		t.Errorf("testdata/examples/prod: a big load, with 2 MiB held before it")
 	}
 	runtime.KeepAlive(held)
@@ -276,11 +276,11 @@ func TestLoadRootBigByItsOwnLoad(t *testing.T) {
 		"cms.yaml":           res.String(),
 		"kustomization.yaml": "resources:\n- cms.yaml\n",
 	})
-	_, errs, big = loadRoot(context.Background(), dir, engine.LoadOptions{})
+	g, errs = engine.LoadContext(context.Background(), []string{dir}, engine.LoadOptions{})
 	if errs[0] != nil {
 		t.Fatal(errs[0])
 	}
-	if !big {
+	if !bigLoad(g) {
 		t.Errorf("a root of 2,000 ConfigMaps (%d bytes): not a big load", res.Len())
 	}
 }

@@ -5,7 +5,6 @@
 package main
 
 import (
-	"context"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -72,12 +71,18 @@ const bigBuildLoad = 512 << 10
 // 1.3 MB and holds 40-70 MB live.)
 const heapPerByteRead = 64
 
-// loadRoot loads the kustomizations reachable from dir (engine.LoadContext)
-// and says whether the load read at least bigBuildLoad.
-func loadRoot(ctx context.Context, dir string, o engine.LoadOptions) (*engine.Graph, []error, bool) {
-	g, errs := engine.LoadContext(ctx, []string{dir}, o)
-	return g, errs, g.ReadBytes() >= bigBuildLoad
+// sizeHeap sizes the heap of a build for what its load read: past
+// bigBuildLoad, up to the memory limit at once (hugeHeapToLimit); and a
+// headroom of heapPerByteRead for every byte.
+func sizeHeap(heap *heapBound, g *engine.Graph) {
+	if bigLoad(g) {
+		hugeHeapToLimit()
+	}
+	heap.Allow(uint64(g.ReadBytes()) * heapPerByteRead)
 }
+
+// bigLoad says whether g's load read at least bigBuildLoad.
+func bigLoad(g *engine.Graph) bool { return g.ReadBytes() >= bigBuildLoad }
 
 // softMemoryLimit sets defaultMemoryLimit and defaultGCPercent where the
 // environment does not set them, the latter bounded by a heapBound (by

@@ -9,7 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/kpipe/kpipe/cache"
-	"github.com/kpipe/kpipe/internal/remote"
+	"github.com/kpipe/kpipe/internal/fetch"
 )
 
 // newFetcher returns the fetcher of remote bases and files the flags ask
@@ -18,17 +18,17 @@ import (
 // used, openCache warned), in a directory of its own under the system's
 // temporary directory, created only when something is fetched and removed
 // by the returned function, which otherwise trims what it keeps
-// (remote.Trim). A fetch starts listening for stop signals first
+// (fetch.Trim). A fetch starts listening for stop signals first
 // (armStop): it may start git or helm, and make temporary files.
-func newFetcher(c *cli.Context, store *cache.Store) (*remote.Fetcher, func()) {
+func newFetcher(c *cli.Context, store *cache.Store) (*fetch.Fetcher, func()) {
 	arm := func() { armStop(c.Context) }
 	if store == nil {
 		var b [8]byte
 		_, _ = rand.Read(b[:])
 		dir := filepath.Join(os.TempDir(), "kpipe-remote-"+hex.EncodeToString(b[:]))
-		f := remote.New(remote.Options{Dir: dir, Offline: c.Bool("offline"), BeforeFetch: arm})
+		f := fetch.New(fetch.Options{Dir: dir, Offline: c.Bool("offline"), BeforeFetch: arm})
 		return f, func() { _ = os.RemoveAll(dir) }
 	}
-	f := remote.New(remote.Options{Dir: filepath.Join(store.Dir(), "remote"), Offline: c.Bool("offline"), BeforeFetch: arm})
+	f := fetch.New(fetch.Options{Dir: filepath.Join(store.Dir(), "remote"), Offline: c.Bool("offline"), BeforeFetch: arm})
 	return f, f.Trim // at most daily: what no run used for five days
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/kpipe/kpipe/internal/batch"
 	"github.com/kpipe/kpipe/internal/engine"
 	"github.com/kpipe/kpipe/internal/gitfs"
+	"github.com/kpipe/kpipe/internal/rootindex"
 	"github.com/kpipe/kpipe/loaders"
 )
 
@@ -404,35 +405,33 @@ func renderRoots(ctx context.Context, eo engine.Options, lo engine.LoadOptions, 
 		return out, 0
 	}
 	dirs := under(tree, todo)
-	g, loadErrs := engine.LoadContext(ctx, dirs, lo)
-	if eo.Warn != nil {
-		eo.Warn = nil // warnings were printed when the new side was found
-	}
-	included := map[string]bool{}
-	for _, n := range g.Nodes {
-		for _, e := range n.Children() {
-			included[e.Child.Dir] = true
-		}
-	}
+	eo.Warn = nil // warnings were printed when the new side was found
 	keep := make([]bool, len(todo))
-	for i, rel := range todo {
-		keep[i] = true
-		if maybe[rel] {
-			dir := dirs[i]
-			if real, err := g.FS().EvalSymlinks(dir); err == nil {
-				dir = real
-			}
-			if n := g.Roots[i]; included[dir] || n != nil && n.IsComponent() {
-				keep[i] = false
+	b, results := engine.Build(ctx, engine.Request{Dirs: dirs, Load: lo, Options: eo, Loaded: func(g *engine.Graph) {
+		included := map[string]bool{}
+		for _, n := range g.Nodes {
+			for _, e := range n.Children() {
+				included[e.Child.Dir] = true
 			}
 		}
-		reals = append(reals, "")
-		if n := g.Roots[i]; n != nil {
-			reals[i] = n.Dir
+		for i, rel := range todo {
+			keep[i] = true
+			if maybe[rel] {
+				dir := dirs[i]
+				if real, err := g.FS().EvalSymlinks(dir); err == nil {
+					dir = real
+				}
+				if n := g.Roots[i]; included[dir] || n != nil && n.IsComponent() {
+					keep[i] = false
+				}
+			}
+			reals = append(reals, "")
+			if n := g.Roots[i]; n != nil {
+				reals[i] = n.Dir
+			}
 		}
-	}
-	b := engine.NewBuilder(g, eo)
-	results := b.Run(ctx, loadErrs)
+	}})
+	g := b.Graph()
 	for i, res := range results {
 		if !keep[i] {
 			continue
@@ -463,7 +462,7 @@ func renderRoots(ctx context.Context, eo engine.Options, lo engine.LoadOptions, 
 // against it by the names of git's objects (package cache).
 type outputRecords struct {
 	store    *cache.Store
-	index    *cache.RootIndex
+	index    *rootindex.Index
 	checker  *cache.InputChecker
 	settings cache.Key
 	version  string
@@ -488,7 +487,7 @@ func newOutputRecords(eo engine.Options, lo engine.LoadOptions) *outputRecords {
 	if files.Source() != src {
 		files = files.On(src)
 	}
-	return &outputRecords{store: store, index: store.RootIndex(settings), checker: cache.NewInputChecker(files), settings: settings, version: eo.Cache.Version}
+	return &outputRecords{store: store, index: rootindex.Open(store, settings), checker: cache.NewInputChecker(files), settings: settings, version: eo.Cache.Version}
 }
 
 // key is where root's output is kept.
@@ -518,7 +517,7 @@ func (r *outputRecords) record(b *engine.Builder, n *engine.Node, root string, r
 	}
 	sum := res.OutputDigest()
 	r.store.PutDigest(r.key(root), res.YAML, sum, res.Sensitive)
-	r.index.SetRoot(root, &cache.RootRecord{Inputs: inputs, OutputDigest: sum})
+	r.index.SetRoot(root, &rootindex.Record{Inputs: inputs, OutputDigest: sum})
 }
 
 // compareSides fills res from the two sides' outputs.

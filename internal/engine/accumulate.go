@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/resource"
 	"github.com/kpipe/kpipe/stages"
 	"github.com/kpipe/kpipe/stages/fieldspec"
 )
@@ -68,12 +68,7 @@ func (b *Builder) mergeVars(ctx context.Context, n *Node, acc *Accumulation) err
 	if len(n.K.Vars) == 0 {
 		return nil
 	}
-	vars := make([]stages.Var, len(n.K.Vars))
-	for i, v := range n.K.Vars {
-		o := v.ObjRef
-		vars[i] = stages.Var{Name: v.Name, FieldRef: stages.VarFieldRef{FieldPath: v.FieldRef.FieldPath},
-			ObjRef: stages.VarObjRef{APIVersion: o.APIVersion, Group: o.Group, Version: o.Version, Kind: o.Kind, Name: o.Name, Namespace: o.Namespace}}
-	}
+	vars := n.K.Vars
 	if err := b.runStage(ctx, stages.NewVarTargets(vars), acc.Resources); err != nil {
 		return fmt.Errorf("merging vars %s: %w", stages.FormatVars(vars), err)
 	}

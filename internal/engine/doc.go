@@ -1,7 +1,8 @@
 // Package engine is kpipe's engine: it turns kustomization directories into
 // resources.
 //
-// A build has two phases. Load (graph.go) reads every kustomization file
+// Build (entry.go) is the one way to build: every command and the public
+// kpipe package call it. A build has two phases. Load (graph.go) reads every kustomization file
 // reachable from the roots through the loaders package and makes one Node
 // per kustomization or component, with an edge for every `resources`,
 // `components`, `generators`, `transformers` or `validators` entry that
@@ -21,5 +22,9 @@
 // KRM function of a tree not on disk runs in a copy of its kustomization's
 // directory, written for the build (realdir.go).
 //
-// It imports loaders, dag, stages, output, cache, plugins and resource; only the CLI, package batch and the public kpipe package import it.
+// It imports loaders, dag, stages, plugins, cache, resource and the
+// internal packages resyaml, rescodec, output, fetch, giturl, rootindex
+// and fsread; only the CLI, the internal packages batch, diff, affected
+// and profile, and the public kpipe package (a thin shell over Build)
+// import it.
 package engine

@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/kpipe/kpipe/internal/output"
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/resource"
 )
 
 // render writes a root's output as output.Marshal does, encoding each

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/kpipe/kpipe/cache"
+	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/stages"
 	"github.com/kpipe/kpipe/stages/fieldspec"
 )
@@ -23,8 +24,8 @@ const extraFormat = 1
 
 // configLists are the field-spec lists of a configuration, in their
 // encoding's order.
-func configLists(c *fieldspec.Config) []*[]fieldspec.FieldSpec {
-	return []*[]fieldspec.FieldSpec{&c.NamePrefix, &c.NameSuffix, &c.Namespace, &c.CommonLabels, &c.Labels,
+func configLists(c *fieldspec.Config) []*[]loaders.FieldSpec {
+	return []*[]loaders.FieldSpec{&c.NamePrefix, &c.NameSuffix, &c.Namespace, &c.CommonLabels, &c.Labels,
 		&c.TemplateLabels, &c.VolumeClaimTemplateLabels, &c.CommonAnnotations, &c.VarReference, &c.Images, &c.Replicas}
 }
 
@@ -59,7 +60,7 @@ func encodeExtra(cfg *fieldspec.Config, vars stages.VarSet) []byte {
 	return w.Bytes()
 }
 
-func encodeSpecs(w *cache.Encoder, l []fieldspec.FieldSpec) {
+func encodeSpecs(w *cache.Encoder, l []loaders.FieldSpec) {
 	w.Uint(len(l))
 	for _, fs := range l {
 		w.String(fs.Group)
@@ -93,10 +94,10 @@ func decodeExtra(data []byte) (*fieldspec.Config, stages.VarSet, error) {
 		}
 	}
 	if n := r.Uint(); n > 0 {
-		vars.ByName = make(map[string]stages.Var, n)
+		vars.ByName = make(map[string]loaders.Var, n)
 		for range n {
 			key := r.String()
-			var v stages.Var
+			var v loaders.Var
 			v.Name, v.ObjRef.APIVersion, v.ObjRef.Group, v.ObjRef.Version = r.String(), r.String(), r.String(), r.String()
 			v.ObjRef.Kind, v.ObjRef.Name, v.ObjRef.Namespace, v.FieldRef.FieldPath = r.String(), r.String(), r.String(), r.String()
 			vars.ByName[key] = v
@@ -108,14 +109,14 @@ func decodeExtra(data []byte) (*fieldspec.Config, stages.VarSet, error) {
 	return cfg, vars, nil
 }
 
-func decodeSpecs(r *cache.Decoder) []fieldspec.FieldSpec {
+func decodeSpecs(r *cache.Decoder) []loaders.FieldSpec {
 	n := r.Uint()
 	if n == 0 {
 		return nil
 	}
-	l := make([]fieldspec.FieldSpec, n)
+	l := make([]loaders.FieldSpec, n)
 	for i := range l {
-		l[i] = fieldspec.FieldSpec{Group: r.String(), Version: r.String(), Kind: r.String(), Path: r.String(), CreateIfNotPresent: r.Bool()}
+		l[i] = loaders.FieldSpec{Group: r.String(), Version: r.String(), Kind: r.String(), Path: r.String(), CreateIfNotPresent: r.Bool()}
 	}
 	return l
 }

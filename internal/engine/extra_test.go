@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/stages"
 	"github.com/kpipe/kpipe/stages/fieldspec"
 )
@@ -74,7 +75,7 @@ func TestExtraRoundTrip(t *testing.T) {
 	n := 0
 	ty := reflect.TypeOf(fieldspec.Config{})
 	for i := 0; i < ty.NumField(); i++ {
-		if ty.Field(i).Type == reflect.TypeOf([]fieldspec.FieldSpec(nil)) {
+		if ty.Field(i).Type == reflect.TypeOf([]loaders.FieldSpec(nil)) {
 			n++
 		}
 	}
@@ -104,7 +105,7 @@ func TestExtraRefusesDamage(t *testing.T) {
 // manifests and extra parts fail other than by refusing.
 func FuzzDecodeStored(f *testing.F) {
 	f.Add(encodeManifest([]readSet{{recs: []readRecord{{Path: "p.yaml"}}}, {lazy: true}}))
-	f.Add(encodeExtra(&fieldspec.Config{Images: []fieldspec.FieldSpec{{Kind: "Pod", Path: "spec/containers/image"}}}, stages.VarSet{}))
+	f.Add(encodeExtra(&fieldspec.Config{Images: []loaders.FieldSpec{{Kind: "Pod", Path: "spec/containers/image"}}}, stages.VarSet{}))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if sets, ok := decodeManifest(data); ok && len(sets) > maxReadSets {
 			t.Fatalf("a manifest of %d read sets decoded", len(sets))

@@ -4,10 +4,9 @@ import (
 	"context"
 	"slices"
 
-	"github.com/kpipe/kpipe/internal/resource"
 	"github.com/kpipe/kpipe/loaders"
+	"github.com/kpipe/kpipe/resource"
 	"github.com/kpipe/kpipe/stages"
-	"github.com/kpipe/kpipe/stages/fieldspec"
 )
 
 // Annotations and labels the finishing steps read or remove.
@@ -88,7 +87,7 @@ func (b *Builder) finish(ctx context.Context, n *Node, acc *Accumulation) ([]*re
 	if b.opts.ManagedByLabel || slices.Contains(n.K.BuildMetadata, "managedByLabel") {
 		l := stages.NewLabels(stages.LabelsConfig{
 			Labels:     map[string]string{managedByLabel: ManagedByValue},
-			FieldSpecs: []fieldspec.FieldSpec{{Path: "metadata/labels", CreateIfNotPresent: true}},
+			FieldSpecs: []loaders.FieldSpec{{Path: "metadata/labels", CreateIfNotPresent: true}},
 		})
 		if err := l.Run(ctx, rs); err != nil {
 			return nil, err
@@ -122,14 +121,10 @@ func (b *Builder) sortStage(k *loaders.Kustomization) (stages.Stage, error) {
 		if b.opts.Reorder != "" {
 			b.opts.Warn("Warning: Sorting order is set both in 'kustomization.yaml' ('sortOptions') and in a CLI flag ('--reorder'). Using the kustomization file over the CLI flag.")
 		}
-		opts := stages.SortOptions{Order: k.SortOptions.Order}
-		if l := k.SortOptions.LegacySortOptions; l != nil {
-			opts.LegacySortOptions = &stages.LegacySortOptions{OrderFirst: l.OrderFirst, OrderLast: l.OrderLast}
-		}
-		return stages.NewSortOrder(opts)
+		return stages.NewSortOrder(*k.SortOptions)
 	}
 	if b.opts.Reorder == "legacy" || b.opts.Reorder == "" {
-		return stages.NewSortOrder(stages.SortOptions{Order: stages.OrderLegacy})
+		return stages.NewSortOrder(loaders.SortOptions{Order: stages.OrderLegacy})
 	}
 	return nil, nil
 }

@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/kpipe/kpipe/internal/remote"
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/fetch"
 	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/plugins"
+	"github.com/kpipe/kpipe/resource"
 	"github.com/kpipe/kpipe/stages"
 )
 
@@ -32,13 +32,15 @@ func (b *Builder) runGenerators(ctx context.Context, n *Node, acc *Accumulation)
 		}
 	}
 	read := readFile(n)
-	global := generatorOptions(k.GeneratorOptions)
-	run := func(field string, i int, g loaders.GeneratorArgs, make func(stages.GeneratorConfig, stages.ReadFile) (stages.Stage, error)) error {
+	run := func(field string, i int, g loaders.GeneratorArgs, make func(loaders.GeneratorArgs, stages.ReadFile) (stages.Stage, error)) error {
 		entry := fmt.Sprintf("%s %q", field, g.Name)
 		if g.Name == "" {
 			entry = fmt.Sprintf("%s entry %d", field, i+1)
 		}
-		s, err := make(generatorConfig(g, global), read)
+		// The kustomization's generatorOptions merged into the entry's
+		// options (g is a copy of the entry).
+		g.Options = stages.MergeGeneratorOptions(g.Options, k.GeneratorOptions)
+		s, err := make(g, read)
 		if err == nil && n.Origin != nil {
 			s, err = stages.GeneratorWithOrigin(s, n.Origin.BuiltinOrigin(n.KustFileName(), s.Kind()))
 		}
@@ -124,7 +126,7 @@ func (b *Builder) builtinGenerator(ctx context.Context, n *Node, c *resource.Res
 			if home != "" {
 				args.ChartHome = home
 				read = readPulledChart(home, read)
-				if !remote.IsExactChartVersion(args.Version) && b.memo != nil {
+				if !fetch.IsExactChartVersion(args.Version) && b.memo != nil {
 					b.memo.setVolatile(n) // pulled again every run
 				}
 			}
@@ -145,30 +147,6 @@ func (b *Builder) builtinGenerator(ctx context.Context, n *Node, c *resource.Res
 		return nil, fmt.Errorf("plugin %s fails configuration: %w", id, err)
 	}
 	return s, nil
-}
-
-// generatorConfig converts a configMapGenerator or secretGenerator entry,
-// merging the kustomization's generatorOptions into its options.
-func generatorConfig(g loaders.GeneratorArgs, global *stages.GeneratorOptions) stages.GeneratorConfig {
-	return stages.GeneratorConfig{
-		Name:      g.Name,
-		Namespace: g.Namespace,
-		Behavior:  g.Behavior,
-		Literals:  g.Literals,
-		Files:     g.Files,
-		Envs:      g.Envs,
-		Options:   stages.MergeGeneratorOptions(generatorOptions(g.Options), global),
-		Type:      g.Type,
-	}
-}
-
-// generatorOptions converts generator options (nil for nil).
-func generatorOptions(o *loaders.GeneratorOptions) *stages.GeneratorOptions {
-	if o == nil {
-		return nil
-	}
-	return &stages.GeneratorOptions{Labels: o.Labels, Annotations: o.Annotations,
-		DisableNameSuffixHash: o.DisableNameSuffixHash, Immutable: o.Immutable}
 }
 
 // anyNeedsHash reports whether an object of rs waits for its content-hash

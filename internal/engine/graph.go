@@ -17,7 +17,8 @@ import (
 
 	"github.com/kpipe/kpipe/cache"
 	"github.com/kpipe/kpipe/dag"
-	"github.com/kpipe/kpipe/internal/remote"
+	"github.com/kpipe/kpipe/internal/fetch"
+	"github.com/kpipe/kpipe/internal/giturl"
 	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/stages"
 )
@@ -149,9 +150,9 @@ func (m buildMeta) keySuffix(own []string) string {
 // RemoteRepo is a remote base's repository as a build uses it.
 type RemoteRepo struct {
 	// Spec is the URL as parsed.
-	Spec *remote.GitSpec
+	Spec *giturl.GitSpec
 	// Checkout is where and at which commit it was checked out.
-	Checkout *remote.Checkout
+	Checkout *fetch.Checkout
 }
 
 // IsComponent reports whether the node is a Component.
@@ -202,7 +203,7 @@ type Graph struct {
 	// checkouts on disk, read from loaders.Disk whatever fs is).
 	fs     loaders.FS
 	ctx    context.Context // while loading: for the fetches of remote bases
-	remote *remote.Fetcher
+	remote *fetch.Fetcher
 	warned map[string]bool
 	kfiles map[string]kfile // parsed kustomization files by directory
 	// helmFree are the canonical keys (see load) of nodes with no helm
@@ -241,7 +242,7 @@ type LoadOptions struct {
 	Restriction loaders.Restriction
 	// Remote fetches remote bases (git URLs) and http(s) resource files;
 	// nil makes every such entry fail.
-	Remote *remote.Fetcher
+	Remote *fetch.Fetcher
 	// Resolved says the local roots are absolute, symlink-free directories
 	// already (build-all's discovery finds them so), which LoadContext
 	// then does not resolve again.
@@ -301,7 +302,7 @@ func LoadContext(ctx context.Context, roots []string, o LoadOptions) (*Graph, []
 	paths := slices.Clone(roots)
 	repos := make([]*RemoteRepo, len(roots))
 	for i, root := range roots {
-		spec, err := remote.ParseGitURL(root)
+		spec, err := giturl.ParseGitURL(root)
 		if err != nil || o.Remote == nil {
 			continue
 		}
@@ -351,7 +352,7 @@ func LoadContext(ctx context.Context, roots []string, o LoadOptions) (*Graph, []
 			ldr := loaders.NewReal(rfs, dirs[i], restriction)
 			reads[i] = map[string]*fileRead{}
 			for _, p := range parsed[i].kf.K.Resources {
-				if remote.IsHTTPURL(p) {
+				if giturl.IsHTTPURL(p) {
 					continue // fetched by loadResource
 				}
 				f := &fileRead{}
@@ -673,7 +674,7 @@ func (g *Graph) warn(kf *loaders.KustomizationFile) {
 // kustomization directory.
 func (g *Graph) loadResource(n *Node, p string, chain []string) *Entry {
 	e := &Entry{Path: p}
-	if remote.IsHTTPURL(p) {
+	if giturl.IsHTTPURL(p) {
 		return g.loadURL(n, e, chain)
 	}
 	f, ok := g.files[[2]string{n.Dir, p}]
@@ -742,7 +743,7 @@ func (g *Graph) loadComponent(n *Node, p string, chain []string) *Entry {
 // loadDir loads the kustomization directory p named by n: a remote base
 // when p is a git URL (as kustomize, before trying it as a path).
 func (g *Graph) loadDir(n *Node, p string, chain []string) (*Node, error) {
-	if spec, err := remote.ParseGitURL(p); err == nil {
+	if spec, err := giturl.ParseGitURL(p); err == nil {
 		return g.loadRemote(n, p, spec, chain)
 	}
 	if ambiguousPath(p) {

@@ -14,8 +14,8 @@ import (
 	yaml2 "go.yaml.in/yaml/v2"
 
 	"github.com/kpipe/kpipe/cache"
+	"github.com/kpipe/kpipe/internal/fetch"
 	"github.com/kpipe/kpipe/internal/fsread"
-	"github.com/kpipe/kpipe/internal/remote"
 	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/stages"
 )
@@ -214,7 +214,7 @@ func pluginYAML(v any) string {
 // run, so n's output cannot be keyed before it is.
 func pullsRangeChart(n *Node) bool {
 	for _, c := range n.K.HelmCharts {
-		if c.Repo == "" || remote.IsExactChartVersion(c.Version) {
+		if c.Repo == "" || fetch.IsExactChartVersion(c.Version) {
 			continue
 		}
 		home := ""
@@ -237,7 +237,7 @@ func pullsRangeChart(n *Node) bool {
 // pulledChartHome returns the chart home to use for a chart of a
 // repository that is not in the kustomization's chart home (kustomize
 // pulls it there, into the user's tree; kpipe pulls it into its cache,
-// see remote.Fetcher.Chart), or "" when the chart is local or names no
+// see fetch.Fetcher.Chart), or "" when the chart is local or names no
 // repository.
 func (b *Builder) pulledChartHome(ctx context.Context, n *Node, args stages.HelmChartArgs, h stages.HelmSettings) (string, error) {
 	if args.Repo == "" || args.Name == "" || strings.HasPrefix(args.Name, "-") {
@@ -256,7 +256,7 @@ func (b *Builder) pulledChartHome(ctx context.Context, n *Node, args stages.Helm
 	if b.g.remote == nil {
 		return "", fmt.Errorf("no chart found at '%s', and pulling %s from %s needs a fetcher, which this build has not", filepath.Join(home, args.Name), args.Name, args.Repo)
 	}
-	return b.g.remote.Chart(ctx, remote.ChartRequest{Helm: h.Path, Env: h.Env, Repo: args.Repo, Name: args.Name, Version: args.Version, Devel: args.Devel})
+	return b.g.remote.Chart(ctx, fetch.ChartRequest{Helm: h.Path, Env: h.Env, Repo: args.Repo, Name: args.Name, Version: args.Version, Devel: args.Devel})
 }
 
 // readPulledChart reads the files of a chart kpipe pulled into its cache

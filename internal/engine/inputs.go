@@ -2,7 +2,8 @@ package engine
 
 import (
 	"github.com/kpipe/kpipe/cache"
-	"github.com/kpipe/kpipe/internal/remote"
+	"github.com/kpipe/kpipe/internal/giturl"
+	"github.com/kpipe/kpipe/internal/rootindex"
 )
 
 // Inputs lists everything root's build in this run read, with the digests
@@ -38,8 +39,8 @@ func (b *Builder) Inputs(root *Node) ([]cache.Input, bool) {
 // (its bases and components) left in sets, one a node, each the same
 // value for every root that reaches the node in this run: root's own
 // inputs, and the sets. A caller that records many roots stores each set
-// once (cache.RootIndex.SaveInputSet) rather than in every root's record.
-func (b *Builder) InputSets(root *Node) ([]cache.Input, []*cache.InputSet, bool) {
+// once (rootindex.Index.SaveInputSet) rather than in every root's record.
+func (b *Builder) InputSets(root *Node) ([]cache.Input, []*rootindex.InputSet, bool) {
 	m := b.memo
 	if m == nil {
 		return nil, nil, false
@@ -48,7 +49,7 @@ func (b *Builder) InputSets(root *Node) ([]cache.Input, []*cache.InputSet, bool)
 	if rootOwn == nil {
 		return nil, nil, false
 	}
-	var sets []*cache.InputSet
+	var sets []*rootindex.InputSet
 	seen := map[*Node]bool{root: true}
 	var walk func(own *ownInputs) bool
 	walk = func(own *ownInputs) bool {
@@ -78,7 +79,7 @@ func (b *Builder) InputSets(root *Node) ([]cache.Input, []*cache.InputSet, bool)
 // child's directory, whose own inputs are the child's set. They are kept
 // as the set InputSets hands out, so that a set is the node's own list.
 type ownInputs struct {
-	set      cache.InputSet
+	set      rootindex.InputSet
 	children []*Node // children[i]: the node set.Inputs[i] is the directory of, or nil
 }
 
@@ -101,7 +102,7 @@ func (m *memo) nodeInputs(n *Node) *ownInputs {
 }
 
 func (m *memo) findNodeInputs(n *Node) *ownInputs {
-	if n.Repo != nil || remote.IsHTTPURL(n.K.OpenAPI["path"]) {
+	if n.Repo != nil || giturl.IsHTTPURL(n.K.OpenAPI["path"]) {
 		return nil // in a remote base, or a schema by URL: see Entry.Remote below
 	}
 	k := n.K
@@ -123,7 +124,7 @@ func (m *memo) findNodeInputs(n *Node) *ownInputs {
 		return nil
 	}
 	size := 2 + len(used) + len(n.Resources) + len(n.Components)
-	own := &ownInputs{set: cache.InputSet{Inputs: make([]cache.Input, 0, size)}, children: make([]*Node, 0, size)}
+	own := &ownInputs{set: rootindex.InputSet{Inputs: make([]cache.Input, 0, size)}, children: make([]*Node, 0, size)}
 	// Each input with its stat, so that the next run checks it by a stat.
 	add := func(in cache.Input, child *Node) {
 		own.set.Inputs = append(own.set.Inputs, m.filesOf(n).Stamp(in))

@@ -4,7 +4,9 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/resyaml"
+	"github.com/kpipe/kpipe/loaders"
+	"github.com/kpipe/kpipe/resource"
 	"github.com/kpipe/kpipe/stages"
 	"github.com/kpipe/kpipe/stages/fieldspec"
 )
@@ -40,7 +42,7 @@ func TestManifestRoundTripAndDamage(t *testing.T) {
 }
 
 func TestAccumulationRoundTripAndDamage(t *testing.T) {
-	rs, err := resource.Decode([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: v\n  n: \"1\"\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: s\nspec:\n  ports: [{port: 80}]\n"))
+	rs, err := resyaml.Decode([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: v\n  n: \"1\"\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: s\nspec:\n  ports: [{port: 80}]\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +51,7 @@ func TestAccumulationRoundTripAndDamage(t *testing.T) {
 		t.Fatal(err)
 	}
 	vars := stages.VarSet{}
-	if err := vars.Merge(stages.Var{Name: "SVC", ObjRef: stages.VarObjRef{Kind: "Service", Name: "s"}}); err != nil {
+	if err := vars.Merge(loaders.Var{Name: "SVC", ObjRef: loaders.VarTarget{Kind: "Service", Name: "s"}}); err != nil {
 		t.Fatal(err)
 	}
 	b := &Builder{}

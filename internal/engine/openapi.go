@@ -8,8 +8,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/kpipe/kpipe/internal/remote"
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/giturl"
+	"github.com/kpipe/kpipe/resource"
 	"github.com/kpipe/kpipe/stages"
 	"github.com/kpipe/kpipe/stages/smp"
 )
@@ -95,7 +95,7 @@ func declaredSchema(n *Node, inherited *schemaSource, fetch func(url string) ([]
 	if hasPath {
 		var d []byte
 		var err error
-		if remote.IsHTTPURL(path) {
+		if giturl.IsHTTPURL(path) {
 			if d, err = fetch(path); err != nil {
 				return inherited, fmt.Errorf("'%s': %w", path, err)
 			}

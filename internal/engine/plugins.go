@@ -6,9 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/kpipe/kpipe/internal/resource"
 	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/plugins"
+	"github.com/kpipe/kpipe/resource"
 	"github.com/kpipe/kpipe/stages"
 )
 
@@ -24,6 +24,11 @@ func (b *Builder) pluginStage(ctx context.Context, n *Node, entry string, c *res
 			return b.builtinGenerator(ctx, n, c)
 		}
 		return b.builtinStage(n, c)
+	}
+	if role != plugins.Validator {
+		if s, ok, err := b.definedStage(n, c); ok {
+			return s, err
+		}
 	}
 	if b.memo != nil {
 		b.memo.setVolatile(n)
@@ -105,4 +110,51 @@ func (b *Builder) runValidators(ctx context.Context, n *Node, acc *Accumulation)
 		}
 	}
 	return b.runStages(ctx, list, acc.Resources)
+}
+
+// definedStage configures the stage of an embedder's definition
+// (Options.Stages) that c selects, if any: its output is memoized on its
+// own, by its kind, fingerprint and input (unless it is stages.Cheap); the
+// node is not memoized as a whole (memo.volatile), as its key cannot cover
+// what the definition's code depends on besides the config.
+func (b *Builder) definedStage(n *Node, c *resource.Resource) (stages.Stage, bool, error) {
+	api, kind := c.APIVersion(), c.Kind()
+	for _, d := range b.opts.Stages {
+		if d.APIVersion != api || d.Kind != kind {
+			continue
+		}
+		if b.memo != nil {
+			b.memo.setVolatile(n)
+		}
+		s, err := d.New(c)
+		if err == nil && s == nil {
+			err = fmt.Errorf("its definition made no stage")
+		}
+		if err != nil {
+			return nil, true, fmt.Errorf("plugin %s fails configuration: %w", c.ID(), err)
+		}
+		if _, cheap := s.(stages.Cheap); cheap {
+			return s, true, nil
+		}
+		return &definedStage{Stage: s, def: d}, true, nil
+	}
+	return nil, false, nil
+}
+
+// definedStage is the stage of an embedder's definition: memoized on its
+// own (expensive), under a fingerprint that names the definition too, so
+// that no builtin's key can meet it.
+type definedStage struct {
+	stages.Stage
+	def stages.Definition
+}
+
+// Unwrap returns the embedder's stage.
+func (s *definedStage) Unwrap() stages.Stage { return s.Stage }
+
+func (s *definedStage) Fingerprint() []byte {
+	return stages.Fingerprint("DefinedStage", struct {
+		APIVersion, Kind string
+		Inner            []byte
+	}{s.def.APIVersion, s.def.Kind, s.Stage.Fingerprint()})
 }

@@ -7,8 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/kpipe/kpipe/internal/remote"
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/fetch"
+	"github.com/kpipe/kpipe/internal/giturl"
+	"github.com/kpipe/kpipe/internal/resyaml"
 	"github.com/kpipe/kpipe/loaders"
 )
 
@@ -26,7 +27,7 @@ var errNoFetcher = errors.New("remote resources are not enabled in this build (n
 func (g *Graph) loadURL(n *Node, e *Entry, chain []string) *Entry {
 	p := e.Path
 	e.Remote = true
-	spec, gitErr := remote.ParseGitURL(p)
+	spec, gitErr := giturl.ParseGitURL(p)
 	var fileErr error
 	switch {
 	case gitErr == nil && (marksRepo(p, spec) || (g.remote != nil && g.remote.HasPinnedCheckout(spec))):
@@ -43,20 +44,20 @@ func (g *Graph) loadURL(n *Node, e *Entry, chain []string) *Entry {
 			// kustomize tries a body that is not resources (a web page at
 			// a repository's URL) as a repository, and reports only the
 			// body's syntax error when that fails too.
-			_, derr := resource.Decode(data)
+			_, derr := resyaml.Decode(data)
 			if derr == nil {
 				return e
 			}
 			fileErr := decodeError(e, derr)
 			f := &Entry{Path: p, Remote: true}
 			g.resourceDir(n, f, fileErr, chain)
-			var se *resource.SyntaxError
+			var se *resyaml.SyntaxError
 			if f.Err != nil && errors.As(derr, &se) {
 				f.Err = fileErr
 			}
 			return f
 		}
-		var se *remote.StatusError
+		var se *fetch.StatusError
 		switch {
 		case errors.As(err, &se) && gitErr != nil:
 			e.Err = fmt.Errorf("accumulating resources from '%s': %w", p, err)
@@ -72,7 +73,7 @@ func (g *Graph) loadURL(n *Node, e *Entry, chain []string) *Entry {
 
 // marksRepo reports whether the http(s) URL p names a repository by its
 // shape: a "//" in its path, a "_git/" segment, or a ".git" repository.
-func marksRepo(p string, spec *remote.GitSpec) bool {
+func marksRepo(p string, spec *giturl.GitSpec) bool {
 	u, _, _ := strings.Cut(p, "?")
 	if _, after, ok := strings.Cut(u, "://"); ok && strings.Contains(after, "//") {
 		return true
@@ -82,12 +83,12 @@ func marksRepo(p string, spec *remote.GitSpec) bool {
 
 // loadRemote loads the remote base p of n: the kustomization directory
 // spec.Path of the repository, checked out by the graph's Fetcher.
-func (g *Graph) loadRemote(n *Node, p string, spec *remote.GitSpec, chain []string) (*Node, error) {
+func (g *Graph) loadRemote(n *Node, p string, spec *giturl.GitSpec, chain []string) (*Node, error) {
 	if g.remote == nil {
 		return nil, fmt.Errorf("%s: %w", p, errNoFetcher)
 	}
-	if remote.HasGitPrefix(p) {
-		g.runWarn(remote.ForcedGitWarning)
+	if giturl.HasGitPrefix(p) {
+		g.runWarn(giturl.ForcedGitWarning)
 	}
 	co, err := g.remote.Repo(g.ctx, spec)
 	if err != nil {
@@ -110,7 +111,7 @@ func (g *Graph) loadRemote(n *Node, p string, spec *remote.GitSpec, chain []stri
 
 // warnStale adds, once, the warning of a checkout used because its remote
 // could not be reached.
-func (g *Graph) warnStale(co *remote.Checkout) {
+func (g *Graph) warnStale(co *fetch.Checkout) {
 	g.runWarn(co.Stale)
 }
 

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
 	"time"
 
 	"github.com/kpipe/kpipe/cache"
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/resyaml"
+	"github.com/kpipe/kpipe/resource"
 	"github.com/kpipe/kpipe/stages"
 	"github.com/kpipe/kpipe/stages/fieldspec"
 )
@@ -57,6 +57,10 @@ type Options struct {
 	// Events, when set, receives an Event as each node and stage ends
 	// (from many goroutines at once: it must be safe for that).
 	Events func(Event)
+	// Stages are the embedding program's stage definitions
+	// (kpipe.Options.Stages), which configs listed under transformers: or
+	// generators: select by apiVersion and kind.
+	Stages []stages.Definition
 	// Explain records, for each node and cached stage, whether it came
 	// from the cache and, when it did not, which named inputs changed
 	// since its last build (Builder.Explain). Needs a cache.
@@ -199,12 +203,7 @@ type parsedFile struct {
 
 // NewBuilder returns a builder for g.
 func NewBuilder(g *Graph, opts Options) *Builder {
-	if opts.Jobs < 1 {
-		opts.Jobs = runtime.NumCPU()
-	}
-	if opts.Warn == nil {
-		opts.Warn = func(string) {}
-	}
+	opts = opts.withDefaults()
 	b := &Builder{g: g, opts: opts, done: map[string]*nodeResult{}, parsed: map[*fileRead]*parsedFile{}, roots: make(map[*Node]bool, len(g.Roots))}
 	for _, r := range g.Roots {
 		if r != nil {
@@ -563,7 +562,7 @@ func (b *Builder) parse(e *Entry) *parsedFile {
 	if ok {
 		return p
 	}
-	rs, err := resource.Decode(e.Data)
+	rs, err := resyaml.Decode(e.Data)
 	p = &parsedFile{}
 	if err != nil {
 		p.err = decodeError(e, err)
@@ -578,9 +577,9 @@ func (b *Builder) parse(e *Entry) *parsedFile {
 }
 
 // decodeError is the error of a resource file entry e whose content does
-// not decode (err from resource.Decode), in kustomize's words.
+// not decode (err from resyaml.Decode), in kustomize's words.
 func decodeError(e *Entry, err error) error {
-	var se *resource.SyntaxError
+	var se *resyaml.SyntaxError
 	if errors.As(err, &se) {
 		return fmt.Errorf("accumulating resources from '%s': MalformedYAMLError: yaml: line %d: %s in File: %s", e.Path, se.Line, se.Msg, e.File)
 	}

@@ -4,7 +4,7 @@ import (
 	"bytes"
 
 	"github.com/kpipe/kpipe/cache"
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/resource"
 )
 
 // Sensitive cache entries. A value that holds a Secret's data, or output

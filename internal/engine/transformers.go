@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"io/fs"
 
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/resyaml"
 	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/plugins"
+	"github.com/kpipe/kpipe/resource"
 	"github.com/kpipe/kpipe/stages"
 	"github.com/kpipe/kpipe/stages/fieldspec"
 )
@@ -63,7 +64,7 @@ func (b *Builder) fieldTransformers(n *Node, tc *fieldspec.Config) ([]stages.Sta
 		out = append(out, s)
 	}
 	for _, p := range k.Patches {
-		if err := add(b.patches.New(stages.PatchConfig{Path: p.Path, Patch: p.Patch, Target: selector(p.Target), Options: patchOptions(p.Options)}, read)); err != nil {
+		if err := add(b.patches.New(p, read)); err != nil {
 			if p.Path != "" && errors.Is(err, fs.ErrNotExist) {
 				// Say where and what was probably meant, before
 				// kustomize's wording.
@@ -104,21 +105,21 @@ func (b *Builder) fieldTransformers(n *Node, tc *fieldspec.Config) ([]stages.Sta
 		out = append(out, stages.NewAnnotations(stages.AnnotationsConfig{Annotations: k.CommonAnnotations, FieldSpecs: tc.CommonAnnotations}))
 	}
 	for _, p := range k.PatchesJson6902 {
-		if err := add(stages.NewJSONPatch(stages.JSONPatchConfig{Target: selector(p.Target), Path: p.Path, JSONOp: p.Patch}, read)); err != nil {
+		if err := add(stages.NewJSONPatch(stages.JSONPatchConfig{Target: p.Target, Path: p.Path, JSONOp: p.Patch}, read)); err != nil {
 			return nil, err
 		}
 	}
 	for _, r := range k.Replicas {
-		out = append(out, stages.NewReplicas(stages.ReplicasConfig{Replica: stages.Replica{Name: r.Name, Count: r.Count}, FieldSpecs: tc.Replicas}))
+		out = append(out, stages.NewReplicas(stages.ReplicasConfig{Replica: r, FieldSpecs: tc.Replicas}))
 	}
 	for _, im := range k.Images {
 		out = append(out, stages.NewImages(stages.ImagesConfig{
-			ImageTag:   stages.Image{Name: im.Name, NewName: im.NewName, TagSuffix: im.TagSuffix, NewTag: im.NewTag, Digest: im.Digest},
+			ImageTag:   im,
 			FieldSpecs: tc.Images,
 		}))
 	}
 	if len(k.Replacements) > 0 {
-		cfg := replacementsConfig(k.Replacements)
+		cfg := stages.ReplacementsConfig{Replacements: k.Replacements}
 		s, err := stages.NewReplacements(cfg, read)
 		if err != nil {
 			return nil, fmt.Errorf("%s: trouble configuring builtin ReplacementTransformer with config: `\n%s`: %w",
@@ -129,46 +130,6 @@ func (b *Builder) fieldTransformers(n *Node, tc *fieldspec.Config) ([]stages.Sta
 	return out, nil
 }
 
-// replacementsConfig converts a kustomization's `replacements:` entries.
-// Empty lists read as absent, as they do in kustomize, which passes the
-// entries to its ReplacementTransformer through YAML.
-func replacementsConfig(entries []loaders.ReplacementField) stages.ReplacementsConfig {
-	var cfg stages.ReplacementsConfig
-	for _, e := range entries {
-		var r stages.ReplacementEntry
-		r.Path = e.Path
-		r.SourceValue = e.SourceValue
-		if s := e.Source; s != nil {
-			r.Source = &stages.ReplacementSource{Group: s.Group, Version: s.Version, Kind: s.Kind, Name: s.Name,
-				Namespace: s.Namespace, FieldPath: s.FieldPath, Options: replacementOptions(s.Options)}
-		}
-		for _, t := range e.Targets {
-			if t == nil {
-				r.Targets = append(r.Targets, nil)
-				continue
-			}
-			st := &stages.ReplacementTarget{Select: selector(t.Select), Options: replacementOptions(t.Options)}
-			if len(t.FieldPaths) > 0 {
-				st.FieldPaths = t.FieldPaths
-			}
-			for _, rj := range t.Reject {
-				st.Reject = append(st.Reject, selector(rj))
-			}
-			r.Targets = append(r.Targets, st)
-		}
-		cfg.Replacements = append(cfg.Replacements, r)
-	}
-	return cfg
-}
-
-// replacementOptions converts a replacement's options.
-func replacementOptions(o *loaders.FieldOptions) *stages.ReplacementOptions {
-	if o == nil {
-		return nil
-	}
-	return &stages.ReplacementOptions{Delimiter: o.Delimiter, Index: o.Index, Encoding: o.Encoding, Create: o.Create}
-}
-
 // readFile reads files for the node's stages through its loader.
 func readFile(n *Node) stages.ReadFile {
 	return func(p string) ([]byte, error) {
@@ -177,26 +138,9 @@ func readFile(n *Node) stages.ReadFile {
 	}
 }
 
-// selector converts a kustomization's target selector.
-func selector(s *loaders.Selector) *stages.Selector {
-	if s == nil {
-		return nil
-	}
-	return &stages.Selector{Group: s.Group, Version: s.Version, Kind: s.Kind, Name: s.Name, Namespace: s.Namespace,
-		AnnotationSelector: s.AnnotationSelector, LabelSelector: s.LabelSelector}
-}
-
-// patchOptions converts a patch's options.
-func patchOptions(o *loaders.PatchOptions) *stages.PatchOptions {
-	if o == nil {
-		return nil
-	}
-	return &stages.PatchOptions{AllowNameChange: o.AllowNameChange, AllowKindChange: o.AllowKindChange}
-}
-
-func nonNil(fs []fieldspec.FieldSpec) []fieldspec.FieldSpec {
+func nonNil(fs []loaders.FieldSpec) []loaders.FieldSpec {
 	if fs == nil {
-		return []fieldspec.FieldSpec{}
+		return []loaders.FieldSpec{}
 	}
 	return fs
 }
@@ -205,12 +149,8 @@ func nonNil(fs []fieldspec.FieldSpec) []fieldspec.FieldSpec {
 // plus selectors and templates (includeSelectors), or pod templates
 // (includeTemplates) and StatefulSet volumeClaimTemplates
 // (includeVolumeClaimTemplates), and always metadata/labels.
-func labelFieldSpecs(l loaders.Label, tc *fieldspec.Config) ([]fieldspec.FieldSpec, error) {
-	var own []fieldspec.FieldSpec
-	for _, f := range l.FieldSpecs {
-		own = append(own, fieldspec.FieldSpec{Group: f.Group, Version: f.Version, Kind: f.Kind, Path: f.Path, CreateIfNotPresent: f.CreateIfNotPresent})
-	}
-	fss, err := fieldspec.MergeSpecs(own, tc.Labels...)
+func labelFieldSpecs(l loaders.Label, tc *fieldspec.Config) ([]loaders.FieldSpec, error) {
+	fss, err := fieldspec.MergeSpecs(l.FieldSpecs, tc.Labels...)
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +167,7 @@ func labelFieldSpecs(l loaders.Label, tc *fieldspec.Config) ([]fieldspec.FieldSp
 			return nil, fmt.Errorf("failed to merge volumeClaimTemplate fieldSpec: %w", err)
 		}
 	}
-	return fieldspec.MergeSpecs(fss, fieldspec.FieldSpec{Path: "metadata/labels", CreateIfNotPresent: true})
+	return fieldspec.MergeSpecs(fss, loaders.FieldSpec{Path: "metadata/labels", CreateIfNotPresent: true})
 }
 
 // listedTransformers configures the node's `transformers:` entries: inline
@@ -273,7 +213,7 @@ func inlineFirst(entries []string) []string {
 // isInlineConfig reports whether an entry is YAML holding objects rather
 // than a path.
 func isInlineConfig(p string) bool {
-	rs, err := resource.Decode([]byte(p))
+	rs, err := resyaml.Decode([]byte(p))
 	return err == nil && len(rs) > 0
 }
 
@@ -283,7 +223,7 @@ func isInlineConfig(p string) bool {
 // kustomization file for inline ones), from which the plugin's own origin
 // is taken (stages.OriginFromPluginConfig).
 func (b *Builder) pluginConfigs(ctx context.Context, n *Node, p string) ([]*resource.Resource, error) {
-	if rs, err := resource.Decode([]byte(p)); err == nil && len(rs) > 0 {
+	if rs, err := resyaml.Decode([]byte(p)); err == nil && len(rs) > 0 {
 		return withOrigin(rs, n.Origin.Append(n.KustFileName()), n.Origin != nil)
 	}
 	if e := n.PluginDir(p); e != nil {
@@ -311,7 +251,7 @@ func (b *Builder) pluginConfigs(ctx context.Context, n *Node, p string) ([]*reso
 	if err != nil {
 		return nil, fmt.Errorf("%s: loading plugin config '%s': %w", n.File.Path, p, err)
 	}
-	rs, err := resource.Decode(data)
+	rs, err := resyaml.Decode(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: loading plugin config: %w", real, err)
 	}

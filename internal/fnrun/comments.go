@@ -4,9 +4,8 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/kpipe/kpipe/internal/resyaml"
 	"go.yaml.in/yaml/v3"
-
-	"github.com/kpipe/kpipe/internal/resource"
 )
 
 // After a function, kustomize gives each object it returned that it was
@@ -26,7 +25,7 @@ import (
 // scalars), and a field that is a map in one and not in the other is an
 // error, as in kyaml.
 func copyComments(from, to *yaml.Node) error {
-	fromCopy := resource.CopyNode(from)
+	fromCopy := resyaml.CopyNode(from)
 	copyFieldComments(fromCopy, to)
 	return walkComments([]*yaml.Node{fromCopy, to})
 }
@@ -170,7 +169,7 @@ func walkMapComments(sources []*yaml.Node) error {
 // place (keys from lacks go last) and then moves a list item's first key's
 // head comment to the item, as kyaml's SyncOrder does.
 func syncOrder(from, to *yaml.Node) error {
-	if err := syncOrderWalk(resource.CopyNode(from), to); err != nil {
+	if err := syncOrderWalk(resyaml.CopyNode(from), to); err != nil {
 		return fmt.Errorf("failed to sync field order: %q", err.Error())
 	}
 	rearrangeHeadComments(content(to))

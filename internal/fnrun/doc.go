@@ -120,7 +120,7 @@
 // result is printed as a ResourceList sorted by path and index. KUST_OVERRIDE_DIR
 // (kustomize's overrides) is not supported yet and fails.
 //
-// It imports plugins, loaders, stages/smp and the internal packages
-// resource, output, fsread and procgroup, and go-gitignore (kustomize's
-// reader of .krmignore); only the CLI imports it.
+// It imports plugins, loaders, resource, stages/smp and the internal
+// packages resyaml, output, fsread and procgroup, and go-gitignore
+// (kustomize's reader of .krmignore); only the CLI imports it.
 package fnrun

@@ -12,7 +12,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/resyaml"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -97,8 +97,8 @@ func checkKind(n *yaml.Node, k yaml.Kind) error {
 	}
 	c := content(n)
 	if c.Kind != k {
-		msg := fmt.Sprintf("wrong node kind: expected %s but got %s", resource.NodeKindName(k), resource.NodeKindName(c.Kind))
-		if s, err := resource.EncodeNode(c); err == nil {
+		msg := fmt.Sprintf("wrong node kind: expected %s but got %s", resyaml.NodeKindName(k), resyaml.NodeKindName(c.Kind))
+		if s, err := resyaml.EncodeNode(c); err == nil {
 			msg += ": node contents:\n" + s
 		}
 		return errors.New(msg)

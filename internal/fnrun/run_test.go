@@ -11,7 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/resyaml"
 	"github.com/kpipe/kpipe/plugins"
 )
 
@@ -67,7 +67,7 @@ func parse(t *testing.T, s string) *yaml.Node {
 
 func render(t *testing.T, n *yaml.Node) string {
 	t.Helper()
-	s, err := resource.EncodeNode(n)
+	s, err := resyaml.EncodeNode(n)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	yamlv2 "go.yaml.in/yaml/v2"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/resyaml"
 	"github.com/kpipe/kpipe/plugins"
 )
 
@@ -73,7 +73,7 @@ func functionSpec(n *yaml.Node) (*FunctionSpec, error) {
 		return nil, fmt.Errorf("failed to look up metadata.configFn: %w", err)
 	}
 	if !isMissingOrNull(cfn) {
-		s, err := resource.EncodeNode(cfn)
+		s, err := resyaml.EncodeNode(cfn)
 		if err != nil {
 			return nil, fmt.Errorf("configFn parse error: %w", err)
 		}

@@ -12,9 +12,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/kpipe/kpipe/internal/resyaml"
 	"go.yaml.in/yaml/v3"
-
-	"github.com/kpipe/kpipe/internal/resource"
 )
 
 // The annotations kustomize's function runner keeps an object's file,
@@ -164,7 +163,7 @@ type writer struct {
 func (w writer) write(out io.Writer, in []*yaml.Node) error {
 	nodes := make([]*yaml.Node, len(in))
 	for i, n := range in {
-		nodes[i] = resource.CopyNode(n)
+		nodes[i] = resyaml.CopyNode(n)
 	}
 	asJSON := false
 	if !w.wrap && len(nodes) == 1 {
@@ -205,7 +204,7 @@ func (w writer) write(out io.Writer, in []*yaml.Node) error {
 		return enc.Encode(json.RawMessage(b))
 	}
 	var buf bytes.Buffer
-	e := resource.NewNodeEncoder(&buf)
+	e := resyaml.NewNodeEncoder(&buf)
 	if !w.wrap {
 		for i, n := range nodes {
 			if seqIndents[i] == "wide" {
@@ -255,7 +254,7 @@ func nodeJSON(n *yaml.Node) ([]byte, error) {
 	if content(n) == nil {
 		return []byte("null"), nil
 	}
-	s, err := resource.EncodeNode(n)
+	s, err := resyaml.EncodeNode(n)
 	if err != nil {
 		return nil, err
 	}

@@ -13,7 +13,8 @@ import (
 
 	"github.com/kpipe/kpipe/internal/output"
 	"github.com/kpipe/kpipe/internal/procgroup"
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/resyaml"
+	"github.com/kpipe/kpipe/resource"
 	"github.com/kpipe/kpipe/stages/smp"
 )
 
@@ -109,7 +110,7 @@ func Wrap(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io
 
 // readResourceList reads a ResourceList's items and functionConfig.
 func readResourceList(data []byte) ([]*resource.Resource, map[string]any, error) {
-	vals, err := resource.DecodeValues(data)
+	vals, err := resyaml.DecodeValues(data)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -136,7 +137,7 @@ func readResourceList(data []byte) ([]*resource.Resource, map[string]any, error)
 // readObjects reads a command's output: objects, a List or a ResourceList
 // of them; each needs a kind and a name.
 func readObjects(data []byte) ([]*resource.Resource, error) {
-	vals, err := resource.DecodeValues(data)
+	vals, err := resyaml.DecodeValues(data)
 	if err != nil {
 		return nil, err
 	}

@@ -7,7 +7,8 @@
 // JSON-to-YAML marshalling writes it. Writes are atomic (temporary file and
 // rename).
 //
-// It imports nothing of kpipe.
+// It reads and writes the loaders' kustomization types, kpipe's one
+// schema: it imports loaders and the internal package fsread.
 package kustfile
 
 import (
@@ -20,10 +21,12 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 
 	yaml "go.yaml.in/yaml/v2"
 
 	"github.com/kpipe/kpipe/internal/fsread"
+	"github.com/kpipe/kpipe/loaders"
 )
 
 // FileNames are the kustomization file names, in kustomize's order.
@@ -96,7 +99,7 @@ func Find(dir string) (string, error) {
 // kustomize's read-time fixes applied (apiVersion and kind defaults, bases
 // into resources, imageTags into images, envSource into envSources, helm
 // parameters split into helmCharts and helmGlobals).
-func Open(dir string) (*File, *Kustomization, error) {
+func Open(dir string) (*File, *loaders.Kustomization, error) {
 	path, err := Find(dir)
 	if err != nil {
 		return nil, nil, err
@@ -120,7 +123,7 @@ func Open(dir string) (*File, *Kustomization, error) {
 
 // Parse decodes a kustomization strictly (unknown fields are errors) and
 // applies kustomize's read-time fixes.
-func Parse(data []byte) (*Kustomization, error) {
+func Parse(data []byte) (*loaders.Kustomization, error) {
 	var doc interface{}
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, fmt.Errorf("invalid Kustomization: %w", err)
@@ -131,12 +134,66 @@ func Parse(data []byte) (*Kustomization, error) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(j))
 	dec.DisallowUnknownFields()
-	var k Kustomization
-	if err := dec.Decode(&k); err != nil {
-		return nil, fmt.Errorf("invalid Kustomization: %w", err)
+	e := reflect.New(editShape())
+	if err := dec.Decode(e.Interface()); err != nil {
+		return nil, fmt.Errorf("invalid Kustomization: %w", editError(err))
 	}
+	k := fromEditShape(e.Elem())
 	fixOnRead(&k)
 	return &k, nil
+}
+
+// editShape is the kustomization as `kustomize edit` decodes it: the
+// loaders' schema, but for a configMapGenerator entry, which has no type
+// (kustomize's ConfigMapArgs), so that a `type:` there is an unknown
+// field, reported where encoding/json meets it, as kustomize reports it.
+// It is built from loaders.Kustomization, so the schema is written once.
+var editShape = sync.OnceValue(func() reflect.Type {
+	kt := reflect.TypeFor[loaders.Kustomization]()
+	fields := make([]reflect.StructField, kt.NumField())
+	for i := range fields {
+		fields[i] = kt.Field(i)
+		if fields[i].Name == "ConfigMapGenerator" {
+			fields[i].Type = reflect.SliceOf(configMapShape())
+		}
+	}
+	return reflect.StructOf(fields)
+})
+
+// configMapShape is loaders.GeneratorArgs without its Type field.
+var configMapShape = sync.OnceValue(func() reflect.Type {
+	gt := reflect.TypeFor[loaders.GeneratorArgs]()
+	var fields []reflect.StructField
+	for i := range gt.NumField() {
+		if f := gt.Field(i); f.Name != "Type" {
+			fields = append(fields, f)
+		}
+	}
+	return reflect.StructOf(fields)
+})
+
+// fromEditShape copies a decoded editShape value into a Kustomization.
+func fromEditShape(e reflect.Value) loaders.Kustomization {
+	var k loaders.Kustomization
+	kv := reflect.ValueOf(&k).Elem()
+	for i := range kv.NumField() {
+		if kv.Type().Field(i).Name != "ConfigMapGenerator" {
+			kv.Field(i).Set(e.Field(i))
+			continue
+		}
+		if e.Field(i).IsNil() {
+			continue
+		}
+		list := make([]loaders.GeneratorArgs, e.Field(i).Len())
+		for j := range list {
+			ev, gv := e.Field(i).Index(j), reflect.ValueOf(&list[j]).Elem()
+			for f := range ev.NumField() {
+				gv.FieldByName(ev.Type().Field(f).Name).Set(ev.Field(f))
+			}
+		}
+		kv.Field(i).Set(reflect.ValueOf(list))
+	}
+	return k
 }
 
 // jsonable converts what yaml.v2 decodes into values encoding/json can
@@ -158,7 +215,7 @@ func jsonable(v interface{}) interface{} {
 	return v
 }
 
-func fixOnRead(k *Kustomization) {
+func fixOnRead(k *loaders.Kustomization) {
 	if k.Kind == "" {
 		k.Kind = "Kustomization"
 	}
@@ -174,29 +231,29 @@ func fixOnRead(k *Kustomization) {
 	k.Images = append(k.Images, k.ImageTags...)
 	k.ImageTags = nil
 	for i := range k.ConfigMapGenerator {
-		fixEnvSource(&k.ConfigMapGenerator[i].GeneratorArgs)
+		fixEnvSource(&k.ConfigMapGenerator[i])
 	}
 	for i := range k.SecretGenerator {
-		fixEnvSource(&k.SecretGenerator[i].GeneratorArgs)
+		fixEnvSource(&k.SecretGenerator[i])
 	}
 	fixHelm(k)
 }
 
 // fixEnvSource moves a generator's env into envs.
-func fixEnvSource(g *GeneratorArgs) {
-	if g.EnvSource != "" {
-		g.EnvSources = append(g.EnvSources, g.EnvSource)
-		g.EnvSource = ""
+func fixEnvSource(g *loaders.GeneratorArgs) {
+	if g.Env != "" {
+		g.Envs = append(g.Envs, g.Env)
+		g.Env = ""
 	}
 }
 
 // fixHelm moves helmChartInflationGenerator entries into helmCharts and
 // helmGlobals, as kustomize's SplitHelmParameters does (the last non-empty
 // chartHome and helmHome win; fields helmCharts has no place for are lost).
-func fixHelm(k *Kustomization) {
-	var globals HelmGlobals
+func fixHelm(k *loaders.Kustomization) {
+	var globals loaders.HelmGlobals
 	for _, old := range k.HelmChartInflationGenerator {
-		k.HelmCharts = append(k.HelmCharts, HelmChart{
+		k.HelmCharts = append(k.HelmCharts, loaders.HelmChart{
 			Name: old.ChartName, Version: old.ChartVersion, Repo: old.ChartRepoURL,
 			ValuesFile: old.Values, ValuesInline: old.ValuesLocal, ValuesMerge: old.ValuesMerge,
 			ReleaseName: old.ReleaseName,
@@ -258,7 +315,7 @@ func matchField(line []byte) (field, bool) {
 }
 
 // Marshal returns the file's new content for k.
-func (f *File) Marshal(k *Kustomization) ([]byte, error) {
+func (f *File) Marshal(k *loaders.Kustomization) ([]byte, error) {
 	var out []byte
 	seen := map[string]bool{}
 	for _, cf := range f.fields {
@@ -285,7 +342,7 @@ func (f *File) Marshal(k *Kustomization) ([]byte, error) {
 
 // marshalField writes one field as kustomize does: JSON, then YAML with
 // sorted keys; nothing when the field is empty.
-func marshalField(fl field, k *Kustomization) ([]byte, error) {
+func marshalField(fl field, k *loaders.Kustomization) ([]byte, error) {
 	v := reflect.ValueOf(k).Elem().FieldByName(fl.goName)
 	if !v.IsValid() || isEmpty(v) {
 		return nil, nil
@@ -310,7 +367,7 @@ func isEmpty(v reflect.Value) bool {
 
 // Write replaces the file with k's content atomically: a temporary file in
 // the same directory, synced, then renamed over the file.
-func (f *File) Write(k *Kustomization) error {
+func (f *File) Write(k *loaders.Kustomization) error {
 	if k == nil {
 		return errors.New("kustfile: nil kustomization")
 	}

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/kpipe/kpipe/internal/fsread"
+	"github.com/kpipe/kpipe/loaders"
 )
 
 // GeneratorFlags are the flags of `edit add|set configmap|secret`.
@@ -97,14 +98,14 @@ func namespaceEqual(a, b string) bool {
 	return a == b
 }
 
-func (g *GeneratorFlags) mergeInto(a *GeneratorArgs) {
-	a.LiteralSources = append(a.LiteralSources, g.LiteralSources...)
-	a.FileSources = append(a.FileSources, g.FileSources...)
+func (g *GeneratorFlags) mergeInto(a *loaders.GeneratorArgs) {
+	a.Literals = append(a.Literals, g.LiteralSources...)
+	a.Files = append(a.Files, g.FileSources...)
 	if g.EnvFileSource != "" {
-		a.EnvSources = append(a.EnvSources, g.EnvFileSource)
+		a.Envs = append(a.Envs, g.EnvFileSource)
 	}
 	if g.DisableNameSuffixHash {
-		a.Options = &GeneratorOptions{DisableNameSuffixHash: true}
+		a.Options = &loaders.GeneratorOptions{DisableNameSuffixHash: true}
 	}
 	if g.Behavior != "" {
 		a.Behavior = g.Behavior
@@ -114,12 +115,12 @@ func (g *GeneratorFlags) mergeInto(a *GeneratorArgs) {
 // mergeGlobalOptions copies the kustomization's generatorOptions into a
 // generator's options, as kustomize does (and writes) when it adds or
 // sets a generator.
-func mergeGlobalOptions(local, global *GeneratorOptions) *GeneratorOptions {
+func mergeGlobalOptions(local, global *loaders.GeneratorOptions) *loaders.GeneratorOptions {
 	if global == nil {
 		return local
 	}
 	if local == nil {
-		local = &GeneratorOptions{}
+		local = &loaders.GeneratorOptions{}
 	}
 	override := func(l *map[string]string, g map[string]string) {
 		if *l == nil {
@@ -150,15 +151,15 @@ func mergeGlobalOptions(local, global *GeneratorOptions) *GeneratorOptions {
 
 // AddConfigMap adds to (or creates) the configMapGenerator entry named by
 // the flags, then checks that the generator can be built from dir.
-func AddConfigMap(k *Kustomization, g GeneratorFlags, dir string) error {
-	i := slices.IndexFunc(k.ConfigMapGenerator, func(c ConfigMapArgs) bool {
+func AddConfigMap(k *loaders.Kustomization, g GeneratorFlags, dir string) error {
+	i := slices.IndexFunc(k.ConfigMapGenerator, func(c loaders.GeneratorArgs) bool {
 		return c.Name == g.Name && namespaceEqual(c.Namespace, g.Namespace)
 	})
 	if i < 0 {
-		k.ConfigMapGenerator = append(k.ConfigMapGenerator, ConfigMapArgs{GeneratorArgs{Name: g.Name, Namespace: g.Namespace}})
+		k.ConfigMapGenerator = append(k.ConfigMapGenerator, loaders.GeneratorArgs{Name: g.Name, Namespace: g.Namespace})
 		i = len(k.ConfigMapGenerator) - 1
 	}
-	a := &k.ConfigMapGenerator[i].GeneratorArgs
+	a := &k.ConfigMapGenerator[i]
 	g.mergeInto(a)
 	a.Options = mergeGlobalOptions(a.Options, k.GeneratorOptions)
 	if err := checkSources(a, dir); err != nil {
@@ -169,15 +170,15 @@ func AddConfigMap(k *Kustomization, g GeneratorFlags, dir string) error {
 
 // AddSecret adds to (or creates) the secretGenerator entry named by the
 // flags, then checks that the generator can be built from dir.
-func AddSecret(k *Kustomization, g GeneratorFlags, dir string) error {
-	i := slices.IndexFunc(k.SecretGenerator, func(s SecretArgs) bool {
+func AddSecret(k *loaders.Kustomization, g GeneratorFlags, dir string) error {
+	i := slices.IndexFunc(k.SecretGenerator, func(s loaders.GeneratorArgs) bool {
 		return s.Name == g.Name && namespaceEqual(s.Namespace, g.Namespace)
 	})
 	if i < 0 {
-		k.SecretGenerator = append(k.SecretGenerator, SecretArgs{GeneratorArgs{Name: g.Name, Namespace: g.Namespace}, g.Type})
+		k.SecretGenerator = append(k.SecretGenerator, loaders.GeneratorArgs{Name: g.Name, Namespace: g.Namespace, Type: g.Type})
 		i = len(k.SecretGenerator) - 1
 	}
-	a := &k.SecretGenerator[i].GeneratorArgs
+	a := &k.SecretGenerator[i]
 	g.mergeInto(a)
 	a.Options = mergeGlobalOptions(a.Options, k.GeneratorOptions)
 	if err := checkSources(a, dir); err != nil {
@@ -188,36 +189,36 @@ func AddSecret(k *Kustomization, g GeneratorFlags, dir string) error {
 
 // SetConfigMap changes literal values and the namespace of an existing
 // configMapGenerator entry.
-func SetConfigMap(k *Kustomization, g GeneratorFlags, dir string) error {
-	i := slices.IndexFunc(k.ConfigMapGenerator, func(c ConfigMapArgs) bool {
+func SetConfigMap(k *loaders.Kustomization, g GeneratorFlags, dir string) error {
+	i := slices.IndexFunc(k.ConfigMapGenerator, func(c loaders.GeneratorArgs) bool {
 		return c.Name == g.Name && namespaceEqual(g.Namespace, c.Namespace)
 	})
 	if i < 0 {
 		return fmt.Errorf("failed to create configmap: could not set new ConfigMap value: unable to find ConfigMap with name %q", g.Name)
 	}
-	return setGenerator(&k.ConfigMapGenerator[i].GeneratorArgs, k, g, dir, "ConfigMap")
+	return setGenerator(&k.ConfigMapGenerator[i], k, g, dir, "ConfigMap")
 }
 
 // SetSecret changes literal values and the namespace of an existing
 // secretGenerator entry.
-func SetSecret(k *Kustomization, g GeneratorFlags, dir string) error {
-	i := slices.IndexFunc(k.SecretGenerator, func(s SecretArgs) bool {
+func SetSecret(k *loaders.Kustomization, g GeneratorFlags, dir string) error {
+	i := slices.IndexFunc(k.SecretGenerator, func(s loaders.GeneratorArgs) bool {
 		return s.Name == g.Name && namespaceEqual(g.Namespace, s.Namespace)
 	})
 	if i < 0 {
 		return fmt.Errorf("failed to create secret: could not set new Secret value: unable to find Secret with name %q", g.Name)
 	}
-	return setGenerator(&k.SecretGenerator[i].GeneratorArgs, k, g, dir, "Secret")
+	return setGenerator(&k.SecretGenerator[i], k, g, dir, "Secret")
 }
 
 // setGenerator updates literals in place: every key given must exist.
 // kustomize rebuilds the list from a Go map, in random order; kpipe keeps
 // the entries' order, which is one of the orders kustomize can produce.
-func setGenerator(a *GeneratorArgs, k *Kustomization, g GeneratorFlags, dir, kind string) error {
+func setGenerator(a *loaders.GeneratorArgs, k *loaders.Kustomization, g GeneratorFlags, dir, kind string) error {
 	if len(g.LiteralSources) > 0 {
-		keys := make([]string, len(a.LiteralSources))
+		keys := make([]string, len(a.Literals))
 		vals := map[string]string{}
-		for i, s := range a.LiteralSources {
+		for i, s := range a.Literals {
 			key, v, err := literalKV(s)
 			if err != nil {
 				return fmt.Errorf("failed to update literal sources: failed to update resource: %w", err)
@@ -241,7 +242,7 @@ func setGenerator(a *GeneratorArgs, k *Kustomization, g GeneratorFlags, dir, kin
 				delete(vals, key)
 			}
 		}
-		a.LiteralSources = out
+		a.Literals = out
 	}
 	if g.NewNamespace != "" {
 		a.Namespace = g.NewNamespace
@@ -269,7 +270,7 @@ var (
 
 // checkSources checks that a generator's sources can be read and give
 // valid, distinct keys, as kustomize checks by building it.
-func checkSources(a *GeneratorArgs, dir string) error {
+func checkSources(a *loaders.GeneratorArgs, dir string) error {
 	seen := map[string]bool{}
 	add := func(key string) error {
 		if len(key) > 253 || !configMapKey().MatchString(key) {
@@ -281,7 +282,7 @@ func checkSources(a *GeneratorArgs, dir string) error {
 		seen[key] = true
 		return nil
 	}
-	for _, p := range a.EnvSources {
+	for _, p := range a.Envs {
 		data, err := fsread.File(filepath.Join(dir, p))
 		if err != nil {
 			return fmt.Errorf("env source files: [%s]: %w", p, err)
@@ -301,16 +302,16 @@ func checkSources(a *GeneratorArgs, dir string) error {
 			}
 		}
 	}
-	for _, s := range a.LiteralSources {
+	for _, s := range a.Literals {
 		if strings.Index(s, "=") <= 0 {
-			return fmt.Errorf("literal sources %v: invalid literal source %v, expected key=value", a.LiteralSources, s)
+			return fmt.Errorf("literal sources %v: invalid literal source %v, expected key=value", a.Literals, s)
 		}
 		key, _, _ := strings.Cut(s, "=")
 		if err := add(key); err != nil {
 			return err
 		}
 	}
-	for _, s := range a.FileSources {
+	for _, s := range a.Files {
 		key, path := filepath.Base(s), s
 		if k, p, ok := strings.Cut(s, "="); ok {
 			if k == "" || p == "" {
@@ -331,7 +332,7 @@ func checkSources(a *GeneratorArgs, dir string) error {
 // RemoveGenerators removes the named configMapGenerator (secret false) or
 // secretGenerator entries in namespace; it is an error when none is found,
 // and warn reports each name that was not.
-func RemoveGenerators(k *Kustomization, names []string, namespace string, secret bool, warn func(string)) error {
+func RemoveGenerators(k *loaders.Kustomization, names []string, namespace string, secret bool, warn func(string)) error {
 	found := map[string]bool{}
 	match := func(name, ns string) bool {
 		if slices.Contains(names, name) && namespaceEqual(ns, namespace) {
@@ -343,9 +344,9 @@ func RemoveGenerators(k *Kustomization, names []string, namespace string, secret
 	kind := "configmap"
 	if secret {
 		kind = "secret"
-		k.SecretGenerator = slices.DeleteFunc(k.SecretGenerator, func(s SecretArgs) bool { return match(s.Name, s.Namespace) })
+		k.SecretGenerator = slices.DeleteFunc(k.SecretGenerator, func(s loaders.GeneratorArgs) bool { return match(s.Name, s.Namespace) })
 	} else {
-		k.ConfigMapGenerator = slices.DeleteFunc(k.ConfigMapGenerator, func(c ConfigMapArgs) bool { return match(c.Name, c.Namespace) })
+		k.ConfigMapGenerator = slices.DeleteFunc(k.ConfigMapGenerator, func(c loaders.GeneratorArgs) bool { return match(c.Name, c.Namespace) })
 	}
 	if len(found) == 0 {
 		return fmt.Errorf("no specified %s(s) were found in the kustomization.yaml file", kind)
@@ -360,18 +361,18 @@ func RemoveGenerators(k *Kustomization, names []string, namespace string, secret
 
 // AddPatch appends p to patches unless an equal patch is there (then it
 // reports false and the file should stay as it is).
-func AddPatch(k *Kustomization, p Patch) (bool, error) {
+func AddPatch(k *loaders.Kustomization, p loaders.Patch) (bool, error) {
 	if p.Patch != "" && p.Path != "" {
 		return false, fmt.Errorf("patch and path can't be set at the same time")
 	}
 	if p.Patch == "" && p.Path == "" {
 		return false, fmt.Errorf("must provide either patch or path")
 	}
-	if p.Target != nil && *p.Target == (Selector{}) {
+	if p.Target != nil && *p.Target == (loaders.Selector{}) {
 		p.Target = nil
 	}
 	for _, have := range k.Patches {
-		if have.Equals(p) {
+		if samePatch(have, p) {
 			return false, nil
 		}
 	}
@@ -379,17 +380,25 @@ func AddPatch(k *Kustomization, p Patch) (bool, error) {
 	return true, nil
 }
 
+// samePatch reports whether two patches are the same, as kustomize
+// compares them for `add patch` and `remove patch`.
+func samePatch(p, o loaders.Patch) bool {
+	targetEqual := p.Target == o.Target || (p.Target != nil && o.Target != nil && *p.Target == *o.Target)
+	optionsEqual := p.Options == o.Options || (p.Options != nil && o.Options != nil && *p.Options == *o.Options)
+	return p.Path == o.Path && p.Patch == o.Patch && targetEqual && optionsEqual
+}
+
 // RemovePatch removes the patches equal to p; false when there was none.
-func RemovePatch(k *Kustomization, p Patch) (bool, error) {
+func RemovePatch(k *loaders.Kustomization, p loaders.Patch) (bool, error) {
 	if p.Patch != "" && p.Path != "" {
 		return false, fmt.Errorf("patch and path can't be set at the same time")
 	}
-	if p.Target != nil && *p.Target == (Selector{}) {
+	if p.Target != nil && *p.Target == (loaders.Selector{}) {
 		p.Target = nil
 	}
-	var keep []Patch
+	var keep []loaders.Patch
 	for _, have := range k.Patches {
-		if !have.Equals(p) {
+		if !samePatch(have, p) {
 			keep = append(keep, have)
 		}
 	}

@@ -3,8 +3,11 @@ package kustfile
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/kpipe/kpipe/loaders"
 )
 
 func writeKust(t *testing.T, content string) string {
@@ -31,7 +34,7 @@ func TestRewriteKeepsOrderAndComments(t *testing.T) {
 		t.Fatal(err)
 	}
 	k.Namespace = "ns"
-	k.Replicas = []Replica{{Name: "web", Count: 0}}
+	k.Replicas = []loaders.Replica{{Name: "web", Count: 0}}
 	if err := f.Write(k); err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +82,7 @@ func TestReadFixes(t *testing.T) {
 	if len(k.Images) != 1 || k.Images[0].NewTag != "1" || k.ImageTags != nil {
 		t.Errorf("images %v", k.Images)
 	}
-	if g := k.ConfigMapGenerator[0]; g.EnvSource != "" || strings.Join(g.EnvSources, ",") != "e.env" {
+	if g := k.ConfigMapGenerator[0]; g.Env != "" || strings.Join(g.Envs, ",") != "e.env" {
 		t.Errorf("generator %+v", g)
 	}
 	if k.APIVersion != "kustomize.config.k8s.io/v1alpha1" {
@@ -126,11 +129,11 @@ func TestSplitImageName(t *testing.T) {
 }
 
 func TestSetImagesPreserveAndSort(t *testing.T) {
-	k := &Kustomization{Images: []Image{{Name: "b", NewName: "old/b", NewTag: "1", TagSuffix: "-x"}, {Name: "a", NewTag: "0"}}}
+	k := &loaders.Kustomization{Images: []loaders.Image{{Name: "b", NewName: "old/b", NewTag: "1", TagSuffix: "-x"}, {Name: "a", NewTag: "0"}}}
 	if err := SetImages(k, []string{"b=*:2", "c@sha256:d"}); err != nil {
 		t.Fatal(err)
 	}
-	want := []Image{{Name: "a", NewTag: "0"}, {Name: "b", NewName: "old/b", NewTag: "2"}, {Name: "c", Digest: "sha256:d"}}
+	want := []loaders.Image{{Name: "a", NewTag: "0"}, {Name: "b", NewName: "old/b", NewTag: "2"}, {Name: "c", Digest: "sha256:d"}}
 	if len(k.Images) != 3 || k.Images[0] != want[0] || k.Images[1] != want[1] || k.Images[2] != want[2] {
 		t.Errorf("got %+v", k.Images)
 	}
@@ -140,7 +143,7 @@ func TestSetImagesPreserveAndSort(t *testing.T) {
 }
 
 func TestAddLabelsForce(t *testing.T) {
-	k := &Kustomization{}
+	k := &loaders.Kustomization{}
 	if err := AddLabels(k, map[string]string{"a": "1"}, LabelOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +162,7 @@ func TestAddLabelsForce(t *testing.T) {
 }
 
 func TestFixCommonLabelsConflict(t *testing.T) {
-	k := &Kustomization{CommonLabels: map[string]string{"a": "1"}, Labels: []Label{{Pairs: map[string]string{"a": "2"}}}}
+	k := &loaders.Kustomization{CommonLabels: map[string]string{"a": "1"}, Labels: []loaders.Label{{Pairs: map[string]string{"a": "2"}}}}
 	if err := Fix(k, t.TempDir()); err == nil || !strings.Contains(err.Error(), "'a'") {
 		t.Errorf("conflict: %v", err)
 	}
@@ -168,7 +171,7 @@ func TestFixCommonLabelsConflict(t *testing.T) {
 func TestGeneratorChecks(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "f.txt"), []byte("x"), 0o644)
-	k := &Kustomization{GeneratorOptions: &GeneratorOptions{Labels: map[string]string{"g": "1"}}}
+	k := &loaders.Kustomization{GeneratorOptions: &loaders.GeneratorOptions{Labels: map[string]string{"g": "1"}}}
 	if err := AddConfigMap(k, GeneratorFlags{Name: "c", FileSources: []string{"f.txt"}, LiteralSources: []string{"A=1"}}, dir); err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +184,7 @@ func TestGeneratorChecks(t *testing.T) {
 		{Name: "d", LiteralSources: []string{"A=1", "A=2"}},
 		{Name: "d", LiteralSources: []string{"bad key=1"}},
 	} {
-		if err := AddConfigMap(&Kustomization{}, g, dir); err == nil {
+		if err := AddConfigMap(&loaders.Kustomization{}, g, dir); err == nil {
 			t.Errorf("%+v accepted", g)
 		}
 	}
@@ -226,5 +229,24 @@ func TestWriteAtomicFailure(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("left %v", entries)
+	}
+}
+
+// TestGeneratorEntriesRead: a secretGenerator entry keeps its type, and a
+// configMapGenerator entry (which has none: TestErrorsAsBefore) reads its
+// other fields as the build reads them.
+func TestGeneratorEntriesRead(t *testing.T) {
+	k, err := Parse([]byte("secretGenerator:\n- name: s\n  type: x\nconfigMapGenerator:\n- name: a\n  namespace: ns\n  behavior: merge\n" +
+		"  literals: [k=v]\n  files: [f]\n  env: e.env\n  options: {immutable: true}\n- name: b\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := k.SecretGenerator[0]; s.Name != "s" || s.Type != "x" {
+		t.Errorf("secret %+v", s)
+	}
+	want := loaders.GeneratorArgs{Name: "a", Namespace: "ns", Behavior: "merge", Literals: []string{"k=v"}, Files: []string{"f"},
+		Envs: []string{"e.env"}, Options: &loaders.GeneratorOptions{Immutable: true}}
+	if len(k.ConfigMapGenerator) != 2 || !reflect.DeepEqual(k.ConfigMapGenerator[0], want) || k.ConfigMapGenerator[1].Name != "b" {
+		t.Errorf("configMapGenerator %+v", k.ConfigMapGenerator)
 	}
 }

@@ -10,20 +10,21 @@ import (
 	"strings"
 
 	"github.com/kpipe/kpipe/internal/fsread"
+	"github.com/kpipe/kpipe/loaders"
 )
 
 // ParseImage parses a `set image` argument (NAME[=NEWNAME][:TAG][@DIGEST])
 // as kustomize does.
-func ParseImage(arg string) (Image, error) {
+func ParseImage(arg string) (loaders.Image, error) {
 	key, value := "", arg
 	if k, v, ok := strings.Cut(arg, "="); ok {
 		key, value = k, v
 	}
 	name, tag, digest := splitImageName(value)
 	if name == arg {
-		return Image{}, fmt.Errorf("invalid format of image %q, use one of the following options:\n- <image>=<newimage>:<newtag>\n- <image>=<newimage>@<digest>\n- <image>=<newimage>\n- <image>:<newtag>\n- <image>@<digest>", arg)
+		return loaders.Image{}, fmt.Errorf("invalid format of image %q, use one of the following options:\n- <image>=<newimage>:<newtag>\n- <image>=<newimage>@<digest>\n- <image>=<newimage>\n- <image>:<newtag>\n- <image>@<digest>", arg)
 	}
-	im := Image{NewTag: tag, Digest: digest}
+	im := loaders.Image{NewTag: tag, Digest: digest}
 	if key == "" {
 		im.Name = name
 	} else {
@@ -56,11 +57,11 @@ const preserve = "*"
 // SetImages merges images into k.Images as `kustomize edit set image`: an
 // image named in args replaces the entry of that name ("*" keeps the old
 // newName, newTag or digest); the list comes out sorted by name.
-func SetImages(k *Kustomization, args []string) error {
+func SetImages(k *loaders.Kustomization, args []string) error {
 	if len(args) == 0 {
 		return fmt.Errorf("no image specified")
 	}
-	set := map[string]Image{}
+	set := map[string]loaders.Image{}
 	for _, a := range args {
 		im, err := ParseImage(a)
 		if err != nil {
@@ -75,26 +76,26 @@ func SetImages(k *Kustomization, args []string) error {
 			continue
 		}
 		if arg.NewName == preserve {
-			arg = Image{Name: arg.Name, NewName: old.NewName, NewTag: arg.NewTag, Digest: arg.Digest}
+			arg = loaders.Image{Name: arg.Name, NewName: old.NewName, NewTag: arg.NewTag, Digest: arg.Digest}
 		}
 		if arg.NewTag == preserve {
-			arg = Image{Name: arg.Name, NewName: arg.NewName, NewTag: old.NewTag, Digest: arg.Digest}
+			arg = loaders.Image{Name: arg.Name, NewName: arg.NewName, NewTag: old.NewTag, Digest: arg.Digest}
 		}
 		if arg.Digest == preserve {
-			arg = Image{Name: arg.Name, NewName: arg.NewName, NewTag: arg.NewTag, Digest: old.Digest}
+			arg = loaders.Image{Name: arg.Name, NewName: arg.NewName, NewTag: arg.NewTag, Digest: old.Digest}
 		}
 		set[old.Name] = arg
 	}
-	images := make([]Image, 0, len(set))
+	images := make([]loaders.Image, 0, len(set))
 	for _, v := range set {
 		if v.NewName == preserve {
-			v = Image{Name: v.Name, NewTag: v.NewTag, Digest: v.Digest}
+			v = loaders.Image{Name: v.Name, NewTag: v.NewTag, Digest: v.Digest}
 		}
 		if v.NewTag == preserve {
-			v = Image{Name: v.Name, NewName: v.NewName, Digest: v.Digest}
+			v = loaders.Image{Name: v.Name, NewName: v.NewName, Digest: v.Digest}
 		}
 		if v.Digest == preserve {
-			v = Image{Name: v.Name, NewName: v.NewName, NewTag: v.NewTag}
+			v = loaders.Image{Name: v.Name, NewName: v.NewName, NewTag: v.NewTag}
 		}
 		images = append(images, v)
 	}
@@ -104,11 +105,11 @@ func SetImages(k *Kustomization, args []string) error {
 }
 
 // SetReplicas merges NAME=COUNT arguments into k.Replicas, sorted by name.
-func SetReplicas(k *Kustomization, args []string) error {
+func SetReplicas(k *loaders.Kustomization, args []string) error {
 	if len(args) == 0 {
 		return fmt.Errorf("no replicas specified")
 	}
-	set := map[string]Replica{}
+	set := map[string]loaders.Replica{}
 	for _, a := range args {
 		s := strings.Split(a, "=")
 		if len(s) != 2 {
@@ -118,14 +119,14 @@ func SetReplicas(k *Kustomization, args []string) error {
 		if err != nil {
 			return fmt.Errorf("invalid format of replicas %q, use <resource>=<count>", a)
 		}
-		set[s[0]] = Replica{Name: s[0], Count: n}
+		set[s[0]] = loaders.Replica{Name: s[0], Count: n}
 	}
 	for _, r := range k.Replicas {
 		if _, ok := set[r.Name]; !ok {
 			set[r.Name] = r
 		}
 	}
-	out := make([]Replica, 0, len(set))
+	out := make([]loaders.Replica, 0, len(set))
 	for _, r := range set {
 		out = append(out, r)
 	}
@@ -179,7 +180,7 @@ func sortedKeys(m map[string]string) []string {
 }
 
 // AddAnnotations adds commonAnnotations; existing keys are errors unless force.
-func AddAnnotations(k *Kustomization, pairs map[string]string, force bool) error {
+func AddAnnotations(k *loaders.Kustomization, pairs map[string]string, force bool) error {
 	if k.CommonAnnotations == nil {
 		k.CommonAnnotations = map[string]string{}
 	}
@@ -193,7 +194,7 @@ type LabelOptions struct {
 
 // AddLabels adds commonLabels, or with WithoutSelector a labels entry
 // without selectors, as `kustomize edit add label` does.
-func AddLabels(k *Kustomization, pairs map[string]string, o LabelOptions) error {
+func AddLabels(k *loaders.Kustomization, pairs map[string]string, o LabelOptions) error {
 	if !o.WithoutSelector && o.IncludeTemplates {
 		return fmt.Errorf("--without-selector flag must be specified for --include-templates to work")
 	}
@@ -203,8 +204,8 @@ func AddLabels(k *Kustomization, pairs map[string]string, o LabelOptions) error 
 		}
 		return putPairs(k.CommonLabels, pairs, "label", o.Force)
 	}
-	match := func(l Label) bool { return !l.IncludeSelectors && l.IncludeTemplates == o.IncludeTemplates }
-	lbl := Label{Pairs: map[string]string{}, IncludeTemplates: o.IncludeTemplates}
+	match := func(l loaders.Label) bool { return !l.IncludeSelectors && l.IncludeTemplates == o.IncludeTemplates }
+	lbl := loaders.Label{Pairs: map[string]string{}, IncludeTemplates: o.IncludeTemplates}
 	for _, key := range sortedKeys(pairs) {
 		one := map[string]string{key: pairs[key]}
 		i := slices.IndexFunc(k.Labels, match)
@@ -223,7 +224,7 @@ func AddLabels(k *Kustomization, pairs map[string]string, o LabelOptions) error 
 }
 
 // SetLabels sets commonLabels, overwriting existing keys.
-func SetLabels(k *Kustomization, pairs map[string]string) {
+func SetLabels(k *loaders.Kustomization, pairs map[string]string) {
 	if k.CommonLabels == nil {
 		k.CommonLabels = map[string]string{}
 	}
@@ -233,7 +234,7 @@ func SetLabels(k *Kustomization, pairs map[string]string) {
 }
 
 // SetAnnotations sets commonAnnotations, overwriting existing keys.
-func SetAnnotations(k *Kustomization, pairs map[string]string) {
+func SetAnnotations(k *loaders.Kustomization, pairs map[string]string) {
 	if k.CommonAnnotations == nil {
 		k.CommonAnnotations = map[string]string{}
 	}
@@ -390,15 +391,15 @@ func RemoveMatching(list []string, patterns []string) ([]string, bool, error) {
 // strategic-merge entry naming a readable file relative to dir becomes a
 // path, otherwise an inline patch), commonLabels into a labels entry that
 // includes selectors.
-func Fix(k *Kustomization, dir string) error {
+func Fix(k *loaders.Kustomization, dir string) error {
 	k.Patches = append(k.Patches, k.PatchesJson6902...)
 	k.PatchesJson6902 = nil
 	if k.PatchesStrategicMerge != nil {
 		for _, p := range k.PatchesStrategicMerge {
 			if _, err := fsread.File(filepath.Join(dir, p)); err == nil {
-				k.Patches = append(k.Patches, Patch{Path: p})
+				k.Patches = append(k.Patches, loaders.Patch{Path: p})
 			} else {
-				k.Patches = append(k.Patches, Patch{Patch: p})
+				k.Patches = append(k.Patches, loaders.Patch{Patch: p})
 			}
 		}
 		k.PatchesStrategicMerge = nil
@@ -411,7 +412,7 @@ func Fix(k *Kustomization, dir string) error {
 				}
 			}
 		}
-		k.Labels = append(k.Labels, Label{Pairs: k.CommonLabels, IncludeSelectors: true})
+		k.Labels = append(k.Labels, loaders.Label{Pairs: k.CommonLabels, IncludeSelectors: true})
 		k.CommonLabels = nil
 	}
 	return nil

@@ -19,6 +19,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/kpipe/kpipe/internal/fsread"
+	"github.com/kpipe/kpipe/loaders"
 )
 
 // A FileEdit is a file ConvertVars rewrote: its path and new content.
@@ -42,14 +43,14 @@ type FileEdit struct {
 // order kustomize first names them, for the caller to write. A file to
 // change outside dir (a base at ../base, or a symlink leaving dir) is an
 // error naming it: kpipe writes only under the directory it edits.
-func ConvertVars(k *Kustomization, dir string) ([]FileEdit, error) {
+func ConvertVars(k *loaders.Kustomization, dir string) ([]FileEdit, error) {
 	if k.Vars == nil {
 		return nil, nil
 	}
 	k.Resources = append(k.Resources, k.Bases...)
 	k.Bases = nil
-	k.Replacements = []ReplacementField{}
-	c := &varConverter{dir: dir, patches: map[string]Patch{}, content: map[string][]byte{}}
+	k.Replacements = []loaders.ReplacementField{}
+	c := &varConverter{dir: dir, patches: map[string]loaders.Patch{}, content: map[string][]byte{}}
 	files, err := c.filesTouched(k, "")
 	if err != nil {
 		return nil, err
@@ -61,11 +62,11 @@ func ConvertVars(k *Kustomization, dir string) ([]FileEdit, error) {
 			return nil, err
 		}
 		group, version := parseGroupVersion(v.ObjRef.APIVersion)
-		k.Replacements = append(k.Replacements, ReplacementField{
-			Source: &SourceSelector{Group: group, Version: version, Kind: v.ObjRef.Kind,
+		k.Replacements = append(k.Replacements, loaders.ReplacementField{Replacement: loaders.Replacement{
+			Source: &loaders.SourceSelector{Group: group, Version: version, Kind: v.ObjRef.Kind,
 				Name: v.ObjRef.Name, Namespace: v.ObjRef.Namespace, FieldPath: v.FieldRef.FieldPath},
 			Targets: targets,
-		})
+		}})
 		old, placeholder := []byte("$("+v.Name+")"), []byte(v.Name+"_PLACEHOLDER")
 		for _, f := range files {
 			data, ok := c.read(f)
@@ -94,7 +95,7 @@ func ConvertVars(k *Kustomization, dir string) ([]FileEdit, error) {
 type varConverter struct {
 	dir string
 	// patches are the patches of the files that are patches, by path.
-	patches map[string]Patch
+	patches map[string]loaders.Patch
 	// content is each file's content as the conversion left it, by
 	// key: the file's real path, as kustomize rewrites a file in place
 	// before reading it again for the next var.
@@ -157,7 +158,7 @@ func (c *varConverter) confined(f string) (string, error) {
 // directory names (its resources and patches, prefixed with the
 // directory; its own directories are looked up from dir, not from it, as
 // kustomize does), then the paths of the patches, which it remembers.
-func (c *varConverter) filesTouched(k *Kustomization, prefix string) ([]string, error) {
+func (c *varConverter) filesTouched(k *loaders.Kustomization, prefix string) ([]string, error) {
 	var out []string
 	for _, r := range k.Resources {
 		entries, err := os.ReadDir(c.abs(r))
@@ -195,7 +196,7 @@ func (c *varConverter) filesTouched(k *Kustomization, prefix string) ([]string, 
 
 // parseLoose decodes a kustomization as sigs.k8s.io/yaml does, without
 // kustomize's read-time fixes and ignoring unknown fields.
-func parseLoose(data []byte) (*Kustomization, error) {
+func parseLoose(data []byte) (*loaders.Kustomization, error) {
 	var doc interface{}
 	if err := yaml2.Unmarshal(data, &doc); err != nil {
 		return nil, fmt.Errorf("error converting YAML to JSON: %w", err)
@@ -204,7 +205,7 @@ func parseLoose(data []byte) (*Kustomization, error) {
 	if err != nil {
 		return nil, fmt.Errorf("error converting YAML to JSON: %w", err)
 	}
-	var k Kustomization
+	var k loaders.Kustomization
 	if err := json.Unmarshal(j, &k); err != nil {
 		return nil, fmt.Errorf("error unmarshaling JSON: while decoding JSON: %w", err)
 	}
@@ -213,8 +214,8 @@ func parseLoose(data []byte) (*Kustomization, error) {
 
 // targets returns the replacement targets of the var name: one for each
 // scalar of each object of each file that holds $(name).
-func (c *varConverter) targets(name string, files []string) ([]*TargetSelector, error) {
-	var out []*TargetSelector
+func (c *varConverter) targets(name string, files []string) ([]*loaders.TargetSelector, error) {
+	var out []*loaders.TargetSelector
 	for _, f := range files {
 		data, ok := c.read(f)
 		if !ok {
@@ -238,7 +239,7 @@ func (c *varConverter) targets(name string, files []string) ([]*TargetSelector, 
 // fieldOption is one field holding a var: its path and options.
 type fieldOption struct {
 	path    string
-	options *FieldOptions
+	options *loaders.FieldOptions
 }
 
 // findVar appends to found every scalar under n that holds v, with its
@@ -304,7 +305,7 @@ func encodeNode(n *yaml.Node) string {
 // fieldOptions are the options that select v within value: none when
 // value is v, else the character beside it as delimiter and v's index
 // among the parts.
-func fieldOptions(value, v string) (*FieldOptions, error) {
+func fieldOptions(value, v string) (*loaders.FieldOptions, error) {
 	if value == v {
 		return nil, nil
 	}
@@ -328,20 +329,20 @@ func fieldOptions(value, v string) (*FieldOptions, error) {
 			return nil, fmt.Errorf("internal error: could not get index of var %s", v)
 		}
 	}
-	return &FieldOptions{Delimiter: delim, Index: index}, nil
+	return &loaders.FieldOptions{Delimiter: delim, Index: index}, nil
 }
 
 // objectTargets are the targets of the fields found in the object n of
 // file f: selecting the object by its kind, name, namespace, group and
 // version; or, in a patch (unless it may change both name and kind), by
 // the patch's target.
-func (c *varConverter) objectTargets(f string, n *yaml.Node, found []fieldOption) []*TargetSelector {
+func (c *varConverter) objectTargets(f string, n *yaml.Node, found []fieldOption) []*loaders.TargetSelector {
 	n = content(n)
-	var out []*TargetSelector
+	var out []*loaders.TargetSelector
 	if p, ok := c.patches[f]; ok && (p.Options == nil || !p.Options.AllowNameChange || !p.Options.AllowKindChange) {
 		// One selector for all of the object's targets, as kustomize
 		// shares it.
-		sel := &Selector{}
+		sel := &loaders.Selector{}
 		if p.Target != nil {
 			*sel = *p.Target
 		}
@@ -357,16 +358,16 @@ func (c *varConverter) objectTargets(f string, n *yaml.Node, found []fieldOption
 			if ns := metaField(n, "namespace"); ns != "" {
 				sel.Namespace = ns
 			}
-			out = append(out, &TargetSelector{Select: sel, FieldPaths: []string{fo.path}, Options: fo.options})
+			out = append(out, &loaders.TargetSelector{Select: sel, FieldPaths: []string{fo.path}, Options: fo.options})
 		}
 		return out
 	}
 	for _, fo := range found {
-		sel := &Selector{Kind: mapValue(n, "kind"), Name: metaField(n, "name"), Namespace: metaField(n, "namespace")}
+		sel := &loaders.Selector{Kind: mapValue(n, "kind"), Name: metaField(n, "name"), Namespace: metaField(n, "namespace")}
 		if av := apiVersion(n); av != "" {
 			sel.Group, sel.Version = parseGroupVersion(av)
 		}
-		out = append(out, &TargetSelector{Select: sel, FieldPaths: []string{fo.path}, Options: fo.options})
+		out = append(out, &loaders.TargetSelector{Select: sel, FieldPaths: []string{fo.path}, Options: fo.options})
 	}
 	return out
 }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kpipe/kpipe/loaders"
 )
 
 // TestConvertVars: each $(VAR) becomes a target (delimiter and index where
@@ -122,7 +124,7 @@ replacements:
 	}
 
 	// A value where the var is not delimited: an error naming the file.
-	k.Vars = []Var{{Name: "C"}}
+	k.Vars = []loaders.Var{{Name: "C"}}
 	if err := os.WriteFile(filepath.Join(dir, "cm.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: x-$(C).y\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

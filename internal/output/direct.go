@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/resource"
 )
 
 // bestWidth is go.yaml.in/yaml/v2's preferred line width: past this

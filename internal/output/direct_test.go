@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/resyaml"
 )
 
 // TestDirectCoversTypicalResources checks that the direct emitter, not
@@ -13,7 +13,7 @@ import (
 // of, and that it prints them as the reference path does. A regression
 // here costs speed, not bytes: the fuzz targets guard the bytes.
 func TestDirectCoversTypicalResources(t *testing.T) {
-	docs, err := resource.DecodeValues([]byte(`apiVersion: apps/v1
+	docs, err := resyaml.DecodeValues([]byte(`apiVersion: apps/v1
 kind: Deployment
 metadata:
   name: web
@@ -106,7 +106,7 @@ func TestDirectFallsBack(t *testing.T) {
 // "#", non-ASCII, long lines folded at column 80, several paragraphs), a
 // shell script in a ConfigMap, and strings that read as other types.
 func TestDirectWritesEveryStyle(t *testing.T) {
-	docs, err := resource.DecodeValues([]byte(`apiVersion: apiextensions.k8s.io/v1
+	docs, err := resyaml.DecodeValues([]byte(`apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata:
   name: jobs.example.com

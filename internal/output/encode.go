@@ -14,7 +14,7 @@ import (
 
 	yaml2 "go.yaml.in/yaml/v2"
 
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/resource"
 )
 
 // Marshal renders resources as one YAML stream, documents separated by

@@ -15,7 +15,8 @@ import (
 	yaml2 "go.yaml.in/yaml/v2"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/resyaml"
+	"github.com/kpipe/kpipe/resource"
 )
 
 // The tests in this file compare the emitter with the reference path: the
@@ -304,7 +305,7 @@ func FuzzEmitterText(f *testing.F) {
 			// alias bomb is the loader's business, not the emitter's.)
 			return
 		}
-		docs, err := resource.DecodeValues([]byte(text))
+		docs, err := resyaml.DecodeValues([]byte(text))
 		if err != nil || len(docs) != 1 || strings.Contains(text, "\n---") || strings.HasPrefix(text, "---") {
 			return
 		}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kpipe/kpipe/loaders"
 	yaml2 "go.yaml.in/yaml/v2"
 )
 
@@ -18,36 +19,36 @@ import (
 // a `configurations:` file reads the same here as in kustomize.
 type Config struct {
 	// NamePrefix: where namePrefix is prepended (metadata/name).
-	NamePrefix []FieldSpec `json:"namePrefix,omitempty" yaml:"namePrefix,omitempty"`
+	NamePrefix []loaders.FieldSpec `json:"namePrefix,omitempty" yaml:"namePrefix,omitempty"`
 	// NameSuffix: where nameSuffix is appended (metadata/name).
-	NameSuffix []FieldSpec `json:"nameSuffix,omitempty" yaml:"nameSuffix,omitempty"`
+	NameSuffix []loaders.FieldSpec `json:"nameSuffix,omitempty" yaml:"nameSuffix,omitempty"`
 	// Namespace: fields besides metadata/namespace that the namespace
 	// transformer sets.
-	Namespace []FieldSpec `json:"namespace,omitempty" yaml:"namespace,omitempty"`
+	Namespace []loaders.FieldSpec `json:"namespace,omitempty" yaml:"namespace,omitempty"`
 	// CommonLabels: where commonLabels (and labels with includeSelectors)
 	// are added, selectors included.
-	CommonLabels []FieldSpec `json:"commonLabels,omitempty" yaml:"commonLabels,omitempty"`
+	CommonLabels []loaders.FieldSpec `json:"commonLabels,omitempty" yaml:"commonLabels,omitempty"`
 	// Labels: extra fields for every `labels:` entry. Empty by default.
-	Labels []FieldSpec `json:"labels,omitempty" yaml:"labels,omitempty"`
+	Labels []loaders.FieldSpec `json:"labels,omitempty" yaml:"labels,omitempty"`
 	// TemplateLabels: where `labels:` entries with includeTemplates are
 	// added (metadata and pod templates, no selectors).
-	TemplateLabels []FieldSpec `json:"templateLabels,omitempty" yaml:"templateLabels,omitempty"`
+	TemplateLabels []loaders.FieldSpec `json:"templateLabels,omitempty" yaml:"templateLabels,omitempty"`
 	// VolumeClaimTemplateLabels: where `labels:` entries with
 	// includeVolumeClaimTemplates are added besides metadata (kustomize
 	// v5.8.1+: the StatefulSet volumeClaimTemplates, which templateLabels
 	// no longer covers).
-	VolumeClaimTemplateLabels []FieldSpec `json:"volumeClaimTemplateLabels,omitempty" yaml:"volumeClaimTemplateLabels,omitempty"`
+	VolumeClaimTemplateLabels []loaders.FieldSpec `json:"volumeClaimTemplateLabels,omitempty" yaml:"volumeClaimTemplateLabels,omitempty"`
 	// CommonAnnotations: where commonAnnotations are added.
-	CommonAnnotations []FieldSpec `json:"commonAnnotations,omitempty" yaml:"commonAnnotations,omitempty"`
+	CommonAnnotations []loaders.FieldSpec `json:"commonAnnotations,omitempty" yaml:"commonAnnotations,omitempty"`
 	// NameReference: for each kind, the fields of other objects that hold
 	// names of objects of that kind.
 	NameReference []NameBackReference `json:"nameReference,omitempty" yaml:"nameReference,omitempty"`
 	// VarReference: fields in which $(VAR) references are replaced.
-	VarReference []FieldSpec `json:"varReference,omitempty" yaml:"varReference,omitempty"`
+	VarReference []loaders.FieldSpec `json:"varReference,omitempty" yaml:"varReference,omitempty"`
 	// Images: fields holding container image references.
-	Images []FieldSpec `json:"images,omitempty" yaml:"images,omitempty"`
+	Images []loaders.FieldSpec `json:"images,omitempty" yaml:"images,omitempty"`
 	// Replicas: fields holding replica counts.
-	Replicas []FieldSpec `json:"replicas,omitempty" yaml:"replicas,omitempty"`
+	Replicas []loaders.FieldSpec `json:"replicas,omitempty" yaml:"replicas,omitempty"`
 }
 
 // Defaults returns kustomize's builtin configuration (its default field
@@ -148,13 +149,13 @@ func Parse(data []byte) (*Config, error) {
 	if err := dec.Decode(&t); err != nil {
 		return nil, fmt.Errorf("error unmarshaling JSON: while decoding JSON: %w", &jsonError{err: err})
 	}
-	specs := func(s FsSlice) []fieldspecT {
+	specs := func(s FsSlice) []loaders.FieldSpec {
 		if s == nil {
 			return nil
 		}
-		out := make([]fieldspecT, len(s))
+		out := make([]loaders.FieldSpec, len(s))
 		for i, f := range s {
-			out[i] = fieldspecT{Group: f.Group, Version: f.Version, Kind: f.Kind,
+			out[i] = loaders.FieldSpec{Group: f.Group, Version: f.Version, Kind: f.Kind,
 				Path: f.Path, CreateIfNotPresent: f.CreateIfNotPresent}
 		}
 		return out
@@ -180,9 +181,6 @@ func Parse(data []byte) (*Config, error) {
 	c.sortFields()
 	return c, nil
 }
-
-// fieldspecT is FieldSpec under a name that Parse's local types do not hide.
-type fieldspecT = FieldSpec
 
 // jsonError renames the types in a JSON decoding error to the names
 // kustomize's types have.
@@ -351,7 +349,7 @@ func keyString(k, v any) (string, error) {
 
 // specOrder sorts field specs by GVK with sort.Sort, which is not stable:
 // kustomize sorts the same way, and the order of equal GVKs follows from it.
-type specOrder []FieldSpec
+type specOrder []loaders.FieldSpec
 
 func (s specOrder) Len() int           { return len(s) }
 func (s specOrder) Swap(i, j int)      { s[i], s[j] = s[j], s[i] }
@@ -368,7 +366,7 @@ func (s refOrder) Less(i, j int) bool { return lessGVK(s[i].GVK(), s[j].GVK()) }
 // to; the referrer lists inside them are left as they are), as kustomize's
 // sortFields does after parsing and after merging.
 func (c *Config) sortFields() {
-	for _, s := range []*[]FieldSpec{
+	for _, s := range []*[]loaders.FieldSpec{
 		&c.NamePrefix, &c.NameSuffix, &c.Namespace, &c.CommonLabels, &c.Labels,
 		&c.TemplateLabels, &c.VolumeClaimTemplateLabels, &c.CommonAnnotations, &c.VarReference, &c.Images, &c.Replicas,
 	} {
@@ -393,8 +391,8 @@ func (c *Config) Merge(o *Config) (*Config, error) {
 	m := &Config{}
 	lists := []struct {
 		name string
-		dst  *[]FieldSpec
-		a, b []FieldSpec
+		dst  *[]loaders.FieldSpec
+		a, b []loaders.FieldSpec
 	}{
 		{"NamePrefix", &m.NamePrefix, c.NamePrefix, o.NamePrefix},
 		{"NameSuffix", &m.NameSuffix, c.NameSuffix, o.NameSuffix},
@@ -425,7 +423,7 @@ func (c *Config) Merge(o *Config) (*Config, error) {
 }
 
 // mergeList is MergeSpecs keeping an empty result nil.
-func mergeList(a, b []FieldSpec) ([]FieldSpec, error) {
+func mergeList(a, b []loaders.FieldSpec) ([]loaders.FieldSpec, error) {
 	if len(a) == 0 && len(b) == 0 {
 		return nil, nil
 	}
@@ -456,11 +454,11 @@ func mergeRefs(s, o []NameBackReference) ([]NameBackReference, error) {
 	return out, nil
 }
 
-func cloneSpecs(s []FieldSpec) []FieldSpec {
+func cloneSpecs(s []loaders.FieldSpec) []loaders.FieldSpec {
 	if s == nil {
 		return nil
 	}
-	return append(make([]FieldSpec, 0, len(s)), s...)
+	return append(make([]loaders.FieldSpec, 0, len(s)), s...)
 }
 
 func cloneRefs(s []NameBackReference) []NameBackReference {

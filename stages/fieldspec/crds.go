@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kpipe/kpipe/loaders"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -132,7 +133,7 @@ func loadCRD(c *Config, kind string, defs map[string]crdDefinition, typeName str
 	for _, prop := range sortedKeys(props) {
 		p := props[prop]
 		at := append(append([]string(nil), path...), prop)
-		fs := FieldSpec{Kind: kind, Path: strings.Join(at, "/")}
+		fs := loaders.FieldSpec{Kind: kind, Path: strings.Join(at, "/")}
 		var err error
 		if _, ok := p.ext[xAnnotation]; ok {
 			if c.CommonAnnotations, err = MergeSpecs(c.CommonAnnotations, fs); err != nil {
@@ -156,7 +157,7 @@ func loadCRD(c *Config, kind string, defs map[string]crdDefinition, typeName str
 					key = "name"
 				}
 				ref := NameBackReference{Version: version, Kind: refKind,
-					FieldSpecs: []FieldSpec{{Kind: kind, Path: strings.Join(append(at, key), "/")}}}
+					FieldSpecs: []loaders.FieldSpec{{Kind: kind, Path: strings.Join(append(at, key), "/")}}}
 				if c.NameReference, err = mergeRefs(c.NameReference, []NameBackReference{ref}); err != nil {
 					return err
 				}

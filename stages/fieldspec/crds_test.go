@@ -3,6 +3,8 @@ package fieldspec
 import (
 	"reflect"
 	"testing"
+
+	"github.com/kpipe/kpipe/loaders"
 )
 
 const crdJSON = `{
@@ -36,11 +38,11 @@ const crdJSON = `{
 
 func TestFromCRDs(t *testing.T) {
 	want := &Config{
-		CommonAnnotations: []FieldSpec{{Kind: "MyKind", Path: "spec/tags"}},
-		CommonLabels:      []FieldSpec{{Kind: "MyKind", Path: "spec/selector"}},
+		CommonAnnotations: []loaders.FieldSpec{{Kind: "MyKind", Path: "spec/tags"}},
+		CommonLabels:      []loaders.FieldSpec{{Kind: "MyKind", Path: "spec/selector"}},
 		NameReference: []NameBackReference{
-			{Version: "v1", Kind: "Secret", FieldSpecs: []FieldSpec{{Kind: "MyKind", Path: "spec/secretRef/name"}}},
-			{Version: "v1beta1", Kind: "Bee", FieldSpecs: []FieldSpec{{Kind: "MyKind", Path: "spec/beeRef/beeName"}}},
+			{Version: "v1", Kind: "Secret", FieldSpecs: []loaders.FieldSpec{{Kind: "MyKind", Path: "spec/secretRef/name"}}},
+			{Version: "v1beta1", Kind: "Bee", FieldSpecs: []loaders.FieldSpec{{Kind: "MyKind", Path: "spec/beeRef/beeName"}}},
 		},
 	}
 	got, err := FromCRDs([]byte(crdJSON))

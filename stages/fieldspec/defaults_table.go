@@ -2,21 +2,23 @@
 
 package fieldspec
 
+import "github.com/kpipe/kpipe/loaders"
+
 // defaultConfig is kustomize's default field specs (defaults/*.yaml),
 // sorted; never modified (Defaults hands out clones).
 var defaultConfig = Config{
-	NamePrefix: []FieldSpec{
+	NamePrefix: []loaders.FieldSpec{
 		{Path: "metadata/name"},
 	},
-	NameSuffix: []FieldSpec{
+	NameSuffix: []loaders.FieldSpec{
 		{Path: "metadata/name"},
 	},
-	Namespace: []FieldSpec{
+	Namespace: []loaders.FieldSpec{
 		{Kind: "Namespace", Path: "metadata/name", CreateIfNotPresent: true},
 		{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition", Path: "spec/conversion/webhook/clientConfig/service/namespace"},
 		{Group: "apiregistration.k8s.io", Kind: "APIService", Path: "spec/service/namespace", CreateIfNotPresent: true},
 	},
-	CommonLabels: []FieldSpec{
+	CommonLabels: []loaders.FieldSpec{
 		{Version: "v1", Kind: "Service", Path: "spec/selector", CreateIfNotPresent: true},
 		{Group: "apps", Kind: "Deployment", Path: "spec/template/spec/affinity/podAffinity/preferredDuringSchedulingIgnoredDuringExecution/podAffinityTerm/labelSelector/matchLabels"},
 		{Group: "apps", Kind: "Deployment", Path: "spec/template/spec/affinity/podAffinity/requiredDuringSchedulingIgnoredDuringExecution/labelSelector/matchLabels"},
@@ -50,7 +52,7 @@ var defaultConfig = Config{
 		{Kind: "ReplicaSet", Path: "spec/selector/matchLabels", CreateIfNotPresent: true},
 		{Path: "metadata/labels", CreateIfNotPresent: true},
 	},
-	TemplateLabels: []FieldSpec{
+	TemplateLabels: []loaders.FieldSpec{
 		{Kind: "Deployment", Path: "spec/template/metadata/labels", CreateIfNotPresent: true},
 		{Group: "apps", Kind: "StatefulSet", Path: "spec/template/metadata/labels", CreateIfNotPresent: true},
 		{Group: "batch", Kind: "CronJob", Path: "spec/jobTemplate/metadata/labels", CreateIfNotPresent: true},
@@ -61,10 +63,10 @@ var defaultConfig = Config{
 		{Kind: "ReplicaSet", Path: "spec/template/metadata/labels", CreateIfNotPresent: true},
 		{Path: "metadata/labels", CreateIfNotPresent: true},
 	},
-	VolumeClaimTemplateLabels: []FieldSpec{
+	VolumeClaimTemplateLabels: []loaders.FieldSpec{
 		{Group: "apps", Kind: "StatefulSet", Path: "spec/volumeClaimTemplates[]/metadata/labels", CreateIfNotPresent: true},
 	},
-	CommonAnnotations: []FieldSpec{
+	CommonAnnotations: []loaders.FieldSpec{
 		{Kind: "Deployment", Path: "spec/template/metadata/annotations", CreateIfNotPresent: true},
 		{Kind: "StatefulSet", Path: "spec/template/metadata/annotations", CreateIfNotPresent: true},
 		{Group: "batch", Kind: "CronJob", Path: "spec/jobTemplate/metadata/annotations", CreateIfNotPresent: true},
@@ -76,12 +78,12 @@ var defaultConfig = Config{
 		{Path: "metadata/annotations", CreateIfNotPresent: true},
 	},
 	NameReference: []NameBackReference{
-		{Group: "storage.k8s.io", Version: "v1", Kind: "StorageClass", FieldSpecs: []FieldSpec{
+		{Group: "storage.k8s.io", Version: "v1", Kind: "StorageClass", FieldSpecs: []loaders.FieldSpec{
 			{Kind: "PersistentVolume", Path: "spec/storageClassName"},
 			{Kind: "PersistentVolumeClaim", Path: "spec/storageClassName"},
 			{Kind: "StatefulSet", Path: "spec/volumeClaimTemplates/spec/storageClassName"},
 		}},
-		{Group: "", Version: "v1", Kind: "ServiceAccount", FieldSpecs: []FieldSpec{
+		{Group: "", Version: "v1", Kind: "ServiceAccount", FieldSpecs: []loaders.FieldSpec{
 			{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding", Path: "subjects"},
 			{Group: "rbac.authorization.k8s.io", Kind: "ClusterRoleBinding", Path: "subjects"},
 			{Kind: "Pod", Path: "spec/serviceAccountName"},
@@ -92,14 +94,14 @@ var defaultConfig = Config{
 			{Kind: "Job", Path: "spec/template/spec/serviceAccountName"},
 			{Kind: "DaemonSet", Path: "spec/template/spec/serviceAccountName"},
 		}},
-		{Group: "rbac.authorization.k8s.io", Version: "", Kind: "Role", FieldSpecs: []FieldSpec{
+		{Group: "rbac.authorization.k8s.io", Version: "", Kind: "Role", FieldSpecs: []loaders.FieldSpec{
 			{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding", Path: "roleRef/name"},
 		}},
-		{Group: "rbac.authorization.k8s.io", Version: "", Kind: "ClusterRole", FieldSpecs: []FieldSpec{
+		{Group: "rbac.authorization.k8s.io", Version: "", Kind: "ClusterRole", FieldSpecs: []loaders.FieldSpec{
 			{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding", Path: "roleRef/name"},
 			{Group: "rbac.authorization.k8s.io", Kind: "ClusterRoleBinding", Path: "roleRef/name"},
 		}},
-		{Group: "", Version: "v1", Kind: "ConfigMap", FieldSpecs: []FieldSpec{
+		{Group: "", Version: "v1", Kind: "ConfigMap", FieldSpecs: []loaders.FieldSpec{
 			{Version: "v1", Kind: "Pod", Path: "spec/volumes/configMap/name"},
 			{Version: "v1", Kind: "Pod", Path: "spec/containers/env/valueFrom/configMapKeyRef/name"},
 			{Version: "v1", Kind: "Pod", Path: "spec/initContainers/env/valueFrom/configMapKeyRef/name"},
@@ -153,7 +155,7 @@ var defaultConfig = Config{
 			{Kind: "ClusterRole", Path: "rules/resourceNames"},
 			{Kind: "Ingress", Path: "metadata/annotations/nginx.ingress.kubernetes.io\\/fastcgi-params-configmap"},
 		}},
-		{Group: "", Version: "v1", Kind: "Secret", FieldSpecs: []FieldSpec{
+		{Group: "", Version: "v1", Kind: "Secret", FieldSpecs: []loaders.FieldSpec{
 			{Version: "v1", Kind: "Pod", Path: "spec/volumes/secret/secretName"},
 			{Version: "v1", Kind: "Pod", Path: "spec/containers/env/valueFrom/secretKeyRef/name"},
 			{Version: "v1", Kind: "Pod", Path: "spec/initContainers/env/valueFrom/secretKeyRef/name"},
@@ -225,7 +227,7 @@ var defaultConfig = Config{
 			{Group: "serving.knative.dev", Version: "v1", Kind: "Service", Path: "spec/template/spec/containers/env/valueFrom/secretKeyRef/name"},
 			{Kind: "PersistentVolume", Path: "spec/azureFile/secretName"},
 		}},
-		{Group: "", Version: "v1", Kind: "Service", FieldSpecs: []FieldSpec{
+		{Group: "", Version: "v1", Kind: "Service", FieldSpecs: []loaders.FieldSpec{
 			{Group: "apps", Kind: "StatefulSet", Path: "spec/serviceName"},
 			{Kind: "Ingress", Path: "spec/rules/http/paths/backend/serviceName"},
 			{Kind: "Ingress", Path: "spec/backend/serviceName"},
@@ -235,7 +237,7 @@ var defaultConfig = Config{
 			{Group: "admissionregistration.k8s.io", Kind: "ValidatingWebhookConfiguration", Path: "webhooks/clientConfig/service"},
 			{Group: "admissionregistration.k8s.io", Kind: "MutatingWebhookConfiguration", Path: "webhooks/clientConfig/service"},
 		}},
-		{Group: "scheduling.k8s.io", Version: "v1", Kind: "PriorityClass", FieldSpecs: []FieldSpec{
+		{Group: "scheduling.k8s.io", Version: "v1", Kind: "PriorityClass", FieldSpecs: []loaders.FieldSpec{
 			{Kind: "Pod", Path: "spec/priorityClassName"},
 			{Kind: "StatefulSet", Path: "spec/template/spec/priorityClassName"},
 			{Kind: "Deployment", Path: "spec/template/spec/priorityClassName"},
@@ -244,11 +246,11 @@ var defaultConfig = Config{
 			{Kind: "Job", Path: "spec/template/spec/priorityClassName"},
 			{Kind: "DaemonSet", Path: "spec/template/spec/priorityClassName"},
 		}},
-		{Group: "", Version: "v1", Kind: "PersistentVolume", FieldSpecs: []FieldSpec{
+		{Group: "", Version: "v1", Kind: "PersistentVolume", FieldSpecs: []loaders.FieldSpec{
 			{Kind: "PersistentVolumeClaim", Path: "spec/volumeName"},
 			{Kind: "ClusterRole", Path: "rules/resourceNames"},
 		}},
-		{Group: "", Version: "v1", Kind: "PersistentVolumeClaim", FieldSpecs: []FieldSpec{
+		{Group: "", Version: "v1", Kind: "PersistentVolumeClaim", FieldSpecs: []loaders.FieldSpec{
 			{Kind: "Pod", Path: "spec/volumes/persistentVolumeClaim/claimName"},
 			{Kind: "StatefulSet", Path: "spec/template/spec/volumes/persistentVolumeClaim/claimName"},
 			{Kind: "Deployment", Path: "spec/template/spec/volumes/persistentVolumeClaim/claimName"},
@@ -257,26 +259,26 @@ var defaultConfig = Config{
 			{Kind: "Job", Path: "spec/template/spec/volumes/persistentVolumeClaim/claimName"},
 			{Kind: "DaemonSet", Path: "spec/template/spec/volumes/persistentVolumeClaim/claimName"},
 		}},
-		{Group: "", Version: "", Kind: "Deployment", FieldSpecs: []FieldSpec{
+		{Group: "", Version: "", Kind: "Deployment", FieldSpecs: []loaders.FieldSpec{
 			{Kind: "HorizontalPodAutoscaler", Path: "spec/scaleTargetRef/name"},
 		}},
-		{Group: "", Version: "", Kind: "StatefulSet", FieldSpecs: []FieldSpec{
+		{Group: "", Version: "", Kind: "StatefulSet", FieldSpecs: []loaders.FieldSpec{
 			{Kind: "HorizontalPodAutoscaler", Path: "spec/scaleTargetRef/name"},
 		}},
-		{Group: "admissionregistration.k8s.io", Version: "", Kind: "ValidatingAdmissionPolicy", FieldSpecs: []FieldSpec{
+		{Group: "admissionregistration.k8s.io", Version: "", Kind: "ValidatingAdmissionPolicy", FieldSpecs: []loaders.FieldSpec{
 			{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicyBinding", Path: "spec/policyName"},
 		}},
-		{Group: "networking.k8s.io/v1", Version: "v1", Kind: "IngressClass", FieldSpecs: []FieldSpec{
+		{Group: "networking.k8s.io/v1", Version: "v1", Kind: "IngressClass", FieldSpecs: []loaders.FieldSpec{
 			{Kind: "Ingress", Path: "spec/ingressClassName"},
 		}},
-		{Group: "", Version: "", Kind: "ReplicaSet", FieldSpecs: []FieldSpec{
+		{Group: "", Version: "", Kind: "ReplicaSet", FieldSpecs: []loaders.FieldSpec{
 			{Kind: "HorizontalPodAutoscaler", Path: "spec/scaleTargetRef/name"},
 		}},
-		{Group: "", Version: "", Kind: "ReplicationController", FieldSpecs: []FieldSpec{
+		{Group: "", Version: "", Kind: "ReplicationController", FieldSpecs: []loaders.FieldSpec{
 			{Kind: "HorizontalPodAutoscaler", Path: "spec/scaleTargetRef/name"},
 		}},
 	},
-	VarReference: []FieldSpec{
+	VarReference: []loaders.FieldSpec{
 		{Kind: "Service", Path: "spec/ports/port"},
 		{Kind: "Service", Path: "spec/ports/targetPort"},
 		{Kind: "PersistentVolume", Path: "spec/nfs/server"},
@@ -350,7 +352,7 @@ var defaultConfig = Config{
 		{Path: "metadata/labels"},
 		{Path: "metadata/annotations"},
 	},
-	Images: []FieldSpec{
+	Images: []loaders.FieldSpec{
 		{Path: "spec/containers[]/image", CreateIfNotPresent: true},
 		{Path: "spec/initContainers[]/image", CreateIfNotPresent: true},
 		{Path: "spec/volumes[]/image/reference", CreateIfNotPresent: true},
@@ -359,7 +361,7 @@ var defaultConfig = Config{
 		{Path: "spec/template/spec/volumes[]/image/reference", CreateIfNotPresent: true},
 		{Path: "spec/jobTemplate/spec/template/spec/volumes[]/image/reference", CreateIfNotPresent: true},
 	},
-	Replicas: []FieldSpec{
+	Replicas: []loaders.FieldSpec{
 		{Kind: "Deployment", Path: "spec/replicas", CreateIfNotPresent: true},
 		{Kind: "StatefulSet", Path: "spec/replicas", CreateIfNotPresent: true},
 		{Kind: "ReplicaSet", Path: "spec/replicas", CreateIfNotPresent: true},
@@ -371,18 +373,18 @@ var defaultConfig = Config{
 // (duplicates removed, sorted); never modified (PlainDefaults hands out
 // clones).
 var plainDefaultConfig = Config{
-	NamePrefix: []FieldSpec{
+	NamePrefix: []loaders.FieldSpec{
 		{Path: "metadata/name"},
 	},
-	NameSuffix: []FieldSpec{
+	NameSuffix: []loaders.FieldSpec{
 		{Path: "metadata/name"},
 	},
-	Namespace: []FieldSpec{
+	Namespace: []loaders.FieldSpec{
 		{Kind: "Namespace", Path: "metadata/name", CreateIfNotPresent: true},
 		{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition", Path: "spec/conversion/webhook/clientConfig/service/namespace"},
 		{Group: "apiregistration.k8s.io", Kind: "APIService", Path: "spec/service/namespace", CreateIfNotPresent: true},
 	},
-	CommonLabels: []FieldSpec{
+	CommonLabels: []loaders.FieldSpec{
 		{Version: "v1", Kind: "Service", Path: "spec/selector", CreateIfNotPresent: true},
 		{Group: "apps", Kind: "Deployment", Path: "spec/template/spec/affinity/podAffinity/preferredDuringSchedulingIgnoredDuringExecution/podAffinityTerm/labelSelector/matchLabels"},
 		{Group: "apps", Kind: "Deployment", Path: "spec/template/spec/affinity/podAffinity/requiredDuringSchedulingIgnoredDuringExecution/labelSelector/matchLabels"},
@@ -416,7 +418,7 @@ var plainDefaultConfig = Config{
 		{Kind: "ReplicaSet", Path: "spec/selector/matchLabels", CreateIfNotPresent: true},
 		{Path: "metadata/labels", CreateIfNotPresent: true},
 	},
-	TemplateLabels: []FieldSpec{
+	TemplateLabels: []loaders.FieldSpec{
 		{Kind: "Deployment", Path: "spec/template/metadata/labels", CreateIfNotPresent: true},
 		{Group: "apps", Kind: "StatefulSet", Path: "spec/template/metadata/labels", CreateIfNotPresent: true},
 		{Group: "batch", Kind: "CronJob", Path: "spec/jobTemplate/metadata/labels", CreateIfNotPresent: true},
@@ -427,10 +429,10 @@ var plainDefaultConfig = Config{
 		{Kind: "ReplicaSet", Path: "spec/template/metadata/labels", CreateIfNotPresent: true},
 		{Path: "metadata/labels", CreateIfNotPresent: true},
 	},
-	VolumeClaimTemplateLabels: []FieldSpec{
+	VolumeClaimTemplateLabels: []loaders.FieldSpec{
 		{Group: "apps", Kind: "StatefulSet", Path: "spec/volumeClaimTemplates[]/metadata/labels", CreateIfNotPresent: true},
 	},
-	CommonAnnotations: []FieldSpec{
+	CommonAnnotations: []loaders.FieldSpec{
 		{Kind: "Deployment", Path: "spec/template/metadata/annotations", CreateIfNotPresent: true},
 		{Kind: "StatefulSet", Path: "spec/template/metadata/annotations", CreateIfNotPresent: true},
 		{Group: "batch", Kind: "CronJob", Path: "spec/jobTemplate/metadata/annotations", CreateIfNotPresent: true},
@@ -442,12 +444,12 @@ var plainDefaultConfig = Config{
 		{Path: "metadata/annotations", CreateIfNotPresent: true},
 	},
 	NameReference: []NameBackReference{
-		{Group: "storage.k8s.io", Version: "v1", Kind: "StorageClass", FieldSpecs: []FieldSpec{
+		{Group: "storage.k8s.io", Version: "v1", Kind: "StorageClass", FieldSpecs: []loaders.FieldSpec{
 			{Kind: "PersistentVolume", Path: "spec/storageClassName"},
 			{Kind: "PersistentVolumeClaim", Path: "spec/storageClassName"},
 			{Kind: "StatefulSet", Path: "spec/volumeClaimTemplates/spec/storageClassName"},
 		}},
-		{Group: "", Version: "v1", Kind: "ServiceAccount", FieldSpecs: []FieldSpec{
+		{Group: "", Version: "v1", Kind: "ServiceAccount", FieldSpecs: []loaders.FieldSpec{
 			{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding", Path: "subjects"},
 			{Group: "rbac.authorization.k8s.io", Kind: "ClusterRoleBinding", Path: "subjects"},
 			{Kind: "Pod", Path: "spec/serviceAccountName"},
@@ -458,14 +460,14 @@ var plainDefaultConfig = Config{
 			{Kind: "Job", Path: "spec/template/spec/serviceAccountName"},
 			{Kind: "DaemonSet", Path: "spec/template/spec/serviceAccountName"},
 		}},
-		{Group: "rbac.authorization.k8s.io", Version: "", Kind: "Role", FieldSpecs: []FieldSpec{
+		{Group: "rbac.authorization.k8s.io", Version: "", Kind: "Role", FieldSpecs: []loaders.FieldSpec{
 			{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding", Path: "roleRef/name"},
 		}},
-		{Group: "rbac.authorization.k8s.io", Version: "", Kind: "ClusterRole", FieldSpecs: []FieldSpec{
+		{Group: "rbac.authorization.k8s.io", Version: "", Kind: "ClusterRole", FieldSpecs: []loaders.FieldSpec{
 			{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding", Path: "roleRef/name"},
 			{Group: "rbac.authorization.k8s.io", Kind: "ClusterRoleBinding", Path: "roleRef/name"},
 		}},
-		{Group: "", Version: "v1", Kind: "ConfigMap", FieldSpecs: []FieldSpec{
+		{Group: "", Version: "v1", Kind: "ConfigMap", FieldSpecs: []loaders.FieldSpec{
 			{Version: "v1", Kind: "Pod", Path: "spec/volumes/configMap/name"},
 			{Version: "v1", Kind: "Pod", Path: "spec/containers/env/valueFrom/configMapKeyRef/name"},
 			{Version: "v1", Kind: "Pod", Path: "spec/initContainers/env/valueFrom/configMapKeyRef/name"},
@@ -519,7 +521,7 @@ var plainDefaultConfig = Config{
 			{Kind: "ClusterRole", Path: "rules/resourceNames"},
 			{Kind: "Ingress", Path: "metadata/annotations/nginx.ingress.kubernetes.io\\/fastcgi-params-configmap"},
 		}},
-		{Group: "", Version: "v1", Kind: "Secret", FieldSpecs: []FieldSpec{
+		{Group: "", Version: "v1", Kind: "Secret", FieldSpecs: []loaders.FieldSpec{
 			{Version: "v1", Kind: "Pod", Path: "spec/volumes/secret/secretName"},
 			{Version: "v1", Kind: "Pod", Path: "spec/containers/env/valueFrom/secretKeyRef/name"},
 			{Version: "v1", Kind: "Pod", Path: "spec/initContainers/env/valueFrom/secretKeyRef/name"},
@@ -591,7 +593,7 @@ var plainDefaultConfig = Config{
 			{Group: "serving.knative.dev", Version: "v1", Kind: "Service", Path: "spec/template/spec/containers/env/valueFrom/secretKeyRef/name"},
 			{Kind: "PersistentVolume", Path: "spec/azureFile/secretName"},
 		}},
-		{Group: "", Version: "v1", Kind: "Service", FieldSpecs: []FieldSpec{
+		{Group: "", Version: "v1", Kind: "Service", FieldSpecs: []loaders.FieldSpec{
 			{Group: "apps", Kind: "StatefulSet", Path: "spec/serviceName"},
 			{Kind: "Ingress", Path: "spec/rules/http/paths/backend/serviceName"},
 			{Kind: "Ingress", Path: "spec/backend/serviceName"},
@@ -601,7 +603,7 @@ var plainDefaultConfig = Config{
 			{Group: "admissionregistration.k8s.io", Kind: "ValidatingWebhookConfiguration", Path: "webhooks/clientConfig/service"},
 			{Group: "admissionregistration.k8s.io", Kind: "MutatingWebhookConfiguration", Path: "webhooks/clientConfig/service"},
 		}},
-		{Group: "scheduling.k8s.io", Version: "v1", Kind: "PriorityClass", FieldSpecs: []FieldSpec{
+		{Group: "scheduling.k8s.io", Version: "v1", Kind: "PriorityClass", FieldSpecs: []loaders.FieldSpec{
 			{Kind: "Pod", Path: "spec/priorityClassName"},
 			{Kind: "StatefulSet", Path: "spec/template/spec/priorityClassName"},
 			{Kind: "Deployment", Path: "spec/template/spec/priorityClassName"},
@@ -610,11 +612,11 @@ var plainDefaultConfig = Config{
 			{Kind: "Job", Path: "spec/template/spec/priorityClassName"},
 			{Kind: "DaemonSet", Path: "spec/template/spec/priorityClassName"},
 		}},
-		{Group: "", Version: "v1", Kind: "PersistentVolume", FieldSpecs: []FieldSpec{
+		{Group: "", Version: "v1", Kind: "PersistentVolume", FieldSpecs: []loaders.FieldSpec{
 			{Kind: "PersistentVolumeClaim", Path: "spec/volumeName"},
 			{Kind: "ClusterRole", Path: "rules/resourceNames"},
 		}},
-		{Group: "", Version: "v1", Kind: "PersistentVolumeClaim", FieldSpecs: []FieldSpec{
+		{Group: "", Version: "v1", Kind: "PersistentVolumeClaim", FieldSpecs: []loaders.FieldSpec{
 			{Kind: "Pod", Path: "spec/volumes/persistentVolumeClaim/claimName"},
 			{Kind: "StatefulSet", Path: "spec/template/spec/volumes/persistentVolumeClaim/claimName"},
 			{Kind: "Deployment", Path: "spec/template/spec/volumes/persistentVolumeClaim/claimName"},
@@ -623,26 +625,26 @@ var plainDefaultConfig = Config{
 			{Kind: "Job", Path: "spec/template/spec/volumes/persistentVolumeClaim/claimName"},
 			{Kind: "DaemonSet", Path: "spec/template/spec/volumes/persistentVolumeClaim/claimName"},
 		}},
-		{Group: "", Version: "", Kind: "Deployment", FieldSpecs: []FieldSpec{
+		{Group: "", Version: "", Kind: "Deployment", FieldSpecs: []loaders.FieldSpec{
 			{Kind: "HorizontalPodAutoscaler", Path: "spec/scaleTargetRef/name"},
 		}},
-		{Group: "", Version: "", Kind: "StatefulSet", FieldSpecs: []FieldSpec{
+		{Group: "", Version: "", Kind: "StatefulSet", FieldSpecs: []loaders.FieldSpec{
 			{Kind: "HorizontalPodAutoscaler", Path: "spec/scaleTargetRef/name"},
 		}},
-		{Group: "admissionregistration.k8s.io", Version: "", Kind: "ValidatingAdmissionPolicy", FieldSpecs: []FieldSpec{
+		{Group: "admissionregistration.k8s.io", Version: "", Kind: "ValidatingAdmissionPolicy", FieldSpecs: []loaders.FieldSpec{
 			{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicyBinding", Path: "spec/policyName"},
 		}},
-		{Group: "networking.k8s.io/v1", Version: "v1", Kind: "IngressClass", FieldSpecs: []FieldSpec{
+		{Group: "networking.k8s.io/v1", Version: "v1", Kind: "IngressClass", FieldSpecs: []loaders.FieldSpec{
 			{Kind: "Ingress", Path: "spec/ingressClassName"},
 		}},
-		{Group: "", Version: "", Kind: "ReplicaSet", FieldSpecs: []FieldSpec{
+		{Group: "", Version: "", Kind: "ReplicaSet", FieldSpecs: []loaders.FieldSpec{
 			{Kind: "HorizontalPodAutoscaler", Path: "spec/scaleTargetRef/name"},
 		}},
-		{Group: "", Version: "", Kind: "ReplicationController", FieldSpecs: []FieldSpec{
+		{Group: "", Version: "", Kind: "ReplicationController", FieldSpecs: []loaders.FieldSpec{
 			{Kind: "HorizontalPodAutoscaler", Path: "spec/scaleTargetRef/name"},
 		}},
 	},
-	VarReference: []FieldSpec{
+	VarReference: []loaders.FieldSpec{
 		{Kind: "Service", Path: "spec/ports/port"},
 		{Kind: "Service", Path: "spec/ports/targetPort"},
 		{Kind: "PersistentVolume", Path: "spec/nfs/server"},
@@ -716,7 +718,7 @@ var plainDefaultConfig = Config{
 		{Path: "metadata/labels"},
 		{Path: "metadata/annotations"},
 	},
-	Images: []FieldSpec{
+	Images: []loaders.FieldSpec{
 		{Path: "spec/containers[]/image", CreateIfNotPresent: true},
 		{Path: "spec/initContainers[]/image", CreateIfNotPresent: true},
 		{Path: "spec/volumes[]/image/reference", CreateIfNotPresent: true},
@@ -725,7 +727,7 @@ var plainDefaultConfig = Config{
 		{Path: "spec/template/spec/volumes[]/image/reference", CreateIfNotPresent: true},
 		{Path: "spec/jobTemplate/spec/template/spec/volumes[]/image/reference", CreateIfNotPresent: true},
 	},
-	Replicas: []FieldSpec{
+	Replicas: []loaders.FieldSpec{
 		{Kind: "Deployment", Path: "spec/replicas", CreateIfNotPresent: true},
 		{Kind: "StatefulSet", Path: "spec/replicas", CreateIfNotPresent: true},
 		{Kind: "ReplicaSet", Path: "spec/replicas", CreateIfNotPresent: true},

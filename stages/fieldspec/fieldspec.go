@@ -9,82 +9,23 @@
 // de-duplication and ordering rules, and Walk visits the fields a spec
 // reaches in an object tree the way kustomize's fieldspec filter does.
 //
-// It imports only resource.
+// A field spec's type is the kustomization schema's (loaders.FieldSpec).
+// It imports only loaders and resource.
 package fieldspec
 
 import (
-	"fmt"
 	"strings"
 	"sync"
 
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/loaders"
+	"github.com/kpipe/kpipe/resource"
 )
-
-// FieldSpec names a field of the objects of some GVK: the objects selected
-// by Group, Version and Kind (an empty part matches anything) have the field
-// at Path. CreateIfNotPresent says whether a transformer may create the
-// field (and the maps leading to it) where it is missing.
-type FieldSpec struct {
-	Group              string `json:"group,omitempty" yaml:"group,omitempty"`
-	Version            string `json:"version,omitempty" yaml:"version,omitempty"`
-	Kind               string `json:"kind,omitempty" yaml:"kind,omitempty"`
-	Path               string `json:"path,omitempty" yaml:"path,omitempty"`
-	CreateIfNotPresent bool   `json:"create,omitempty" yaml:"create,omitempty"`
-}
-
-// GVK returns the spec's selector.
-func (fs FieldSpec) GVK() resource.GVK {
-	return resource.GVK{Group: fs.Group, Version: fs.Version, Kind: fs.Kind}
-}
-
-// Matches reports whether the spec applies to objects of GVK g: every
-// non-empty part of the spec's GVK must equal the same part of g.
-func (fs FieldSpec) Matches(g resource.GVK) bool {
-	return g.Selects(fs.GVK())
-}
-
-// String formats the spec as kustomize does in messages:
-// "Kind.version.group:create:path".
-func (fs FieldSpec) String() string {
-	return fmt.Sprintf("%s:%v:%s", fs.GVK().String(), fs.CreateIfNotPresent, fs.Path)
-}
-
-// PathElements splits the spec's path into its elements, as kustomize does:
-// on '/', except that a '/' right after a backslash belongs to the element
-// (the backslash is dropped), so "metadata/annotations/a.io\/b" gives
-// [metadata annotations a.io/b]. One leading '/' is ignored. Elements are
-// returned as written: a "[]" suffix (a hint that the field is a sequence)
-// and surrounding spaces are kept; Walk interprets them.
-func (fs FieldSpec) PathElements() []string {
-	return SplitPath(fs.Path)
-}
-
-// SplitPath splits a field spec path the way PathElements does.
-func SplitPath(path string) []string {
-	parts := strings.Split(path, "/")
-	if len(parts) > 1 && parts[0] == "" {
-		parts = parts[1:]
-	}
-	if !strings.Contains(path, `\`) {
-		return parts // no escaped slash to join back (most paths)
-	}
-	out := []string{parts[0]}
-	for _, p := range parts[1:] {
-		last := len(out) - 1
-		if strings.HasSuffix(out[last], `\`) {
-			out[last] = strings.TrimSuffix(out[last], `\`) + "/" + p
-			continue
-		}
-		out = append(out, p)
-	}
-	return out
-}
 
 // appendSplitPath appends SplitPath(path) to dst: into a caller's array,
 // a path without escaped slashes (most) is split without allocating.
 func appendSplitPath(dst []string, path string) []string {
 	if strings.Contains(path, `\`) {
-		return append(dst, SplitPath(path)...)
+		return append(dst, loaders.SplitFieldPath(path)...)
 	}
 	start := len(dst)
 	for {
@@ -106,10 +47,10 @@ func appendSplitPath(dst []string, path string) []string {
 // Group, Version and Kind select the objects referred to, and FieldSpecs
 // are the fields in which other objects (the referrers) hold their names.
 type NameBackReference struct {
-	Group      string      `json:"group,omitempty" yaml:"group,omitempty"`
-	Version    string      `json:"version,omitempty" yaml:"version,omitempty"`
-	Kind       string      `json:"kind,omitempty" yaml:"kind,omitempty"`
-	FieldSpecs []FieldSpec `json:"fieldSpecs,omitempty" yaml:"fieldSpecs,omitempty"`
+	Group      string              `json:"group,omitempty" yaml:"group,omitempty"`
+	Version    string              `json:"version,omitempty" yaml:"version,omitempty"`
+	Kind       string              `json:"kind,omitempty" yaml:"kind,omitempty"`
+	FieldSpecs []loaders.FieldSpec `json:"fieldSpecs,omitempty" yaml:"fieldSpecs,omitempty"`
 }
 
 // GVK returns the GVK of the objects referred to.
@@ -121,7 +62,7 @@ func (n NameBackReference) GVK() resource.GVK {
 // field spec appears with and without create. Its text is kustomize's.
 type ConflictError struct {
 	// Held is the spec already in the list; Incoming the one merged in.
-	Held, Incoming FieldSpec
+	Held, Incoming loaders.FieldSpec
 }
 
 // Error returns kustomize's message, "conflicting fieldspecs".
@@ -133,8 +74,8 @@ func (e *ConflictError) Error() string { return "conflicting fieldspecs" }
 // spec's GVK selects (so an incoming spec without a kind matches a held spec
 // of any kind); if the two disagree on create, the merge fails with
 // a *ConflictError. The result is not sorted. base and incoming are not changed.
-func MergeSpecs(base []FieldSpec, incoming ...FieldSpec) ([]FieldSpec, error) {
-	out := make([]FieldSpec, len(base), len(base)+len(incoming))
+func MergeSpecs(base []loaders.FieldSpec, incoming ...loaders.FieldSpec) ([]loaders.FieldSpec, error) {
+	out := make([]loaders.FieldSpec, len(base), len(base)+len(incoming))
 	copy(out, base)
 	for _, x := range incoming {
 		i := indexSpec(out, x)
@@ -150,7 +91,7 @@ func MergeSpecs(base []FieldSpec, incoming ...FieldSpec) ([]FieldSpec, error) {
 }
 
 // indexSpec finds the first spec of s that x duplicates.
-func indexSpec(s []FieldSpec, x FieldSpec) int {
+func indexSpec(s []loaders.FieldSpec, x loaders.FieldSpec) int {
 	for i, e := range s {
 		if e.Path == x.Path && e.GVK().Selects(x.GVK()) {
 			return i

@@ -8,7 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/loaders"
+	"github.com/kpipe/kpipe/resource"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -35,7 +36,7 @@ func TestDefaultsMatchKustomize(t *testing.T) {
 	}
 }
 
-func hasSpec(s []FieldSpec, want FieldSpec) bool {
+func hasSpec(s []loaders.FieldSpec, want loaders.FieldSpec) bool {
 	for _, f := range s {
 		if f == want {
 			return true
@@ -46,29 +47,29 @@ func hasSpec(s []FieldSpec, want FieldSpec) bool {
 
 func TestDefaultsContent(t *testing.T) {
 	c := mustDefaults(t)
-	if !hasSpec(c.CommonLabels, FieldSpec{Kind: "Deployment", Path: "spec/selector/matchLabels", CreateIfNotPresent: true}) {
+	if !hasSpec(c.CommonLabels, loaders.FieldSpec{Kind: "Deployment", Path: "spec/selector/matchLabels", CreateIfNotPresent: true}) {
 		t.Error("commonLabels lacks Deployment spec/selector/matchLabels (create)")
 	}
-	if !hasSpec(c.CommonLabels, FieldSpec{Group: "batch", Kind: "Job", Path: "spec/selector/matchLabels"}) {
+	if !hasSpec(c.CommonLabels, loaders.FieldSpec{Group: "batch", Kind: "Job", Path: "spec/selector/matchLabels"}) {
 		t.Error("commonLabels lacks Job spec/selector/matchLabels (no create)")
 	}
 	// The StatefulSet volumeClaimTemplates get commonLabels and the labels
 	// entries with includeVolumeClaimTemplates; since kustomize v5.8.1 not
 	// those with includeTemplates.
-	vct := FieldSpec{Group: "apps", Kind: "StatefulSet", Path: "spec/volumeClaimTemplates[]/metadata/labels", CreateIfNotPresent: true}
+	vct := loaders.FieldSpec{Group: "apps", Kind: "StatefulSet", Path: "spec/volumeClaimTemplates[]/metadata/labels", CreateIfNotPresent: true}
 	if !hasSpec(c.CommonLabels, vct) || !hasSpec(c.VolumeClaimTemplateLabels, vct) {
 		t.Error("commonLabels or volumeClaimTemplateLabels lacks the StatefulSet volumeClaimTemplates spec")
 	}
 	if hasSpec(c.TemplateLabels, vct) || len(c.VolumeClaimTemplateLabels) != 1 {
 		t.Errorf("templateLabels must not reach volumeClaimTemplates; volumeClaimTemplateLabels = %v", c.VolumeClaimTemplateLabels)
 	}
-	if hasSpec(c.TemplateLabels, FieldSpec{Kind: "Deployment", Path: "spec/selector/matchLabels", CreateIfNotPresent: true}) {
+	if hasSpec(c.TemplateLabels, loaders.FieldSpec{Kind: "Deployment", Path: "spec/selector/matchLabels", CreateIfNotPresent: true}) {
 		t.Error("templateLabels must not touch selectors")
 	}
 	if c.Labels != nil {
 		t.Errorf("labels = %v, want none by default", c.Labels)
 	}
-	if want := []FieldSpec{{Path: "metadata/name"}}; !reflect.DeepEqual(c.NamePrefix, want) || !reflect.DeepEqual(c.NameSuffix, want) {
+	if want := []loaders.FieldSpec{{Path: "metadata/name"}}; !reflect.DeepEqual(c.NamePrefix, want) || !reflect.DeepEqual(c.NameSuffix, want) {
 		t.Errorf("namePrefix/nameSuffix = %v / %v", c.NamePrefix, c.NameSuffix)
 	}
 	// Sorted by kustomize's GVK order: Service ranks before other kinds in
@@ -94,7 +95,7 @@ func TestDefaultsContent(t *testing.T) {
 	if n != 2 {
 		t.Errorf("Ingress spec/tls/secretName appears %d times in Secret refs, kustomize keeps both (2)", n)
 	}
-	if !hasSpec(secret.FieldSpecs, FieldSpec{Kind: "Ingress", Path: `metadata/annotations/nginx.ingress.kubernetes.io\/auth-secret`}) {
+	if !hasSpec(secret.FieldSpecs, loaders.FieldSpec{Kind: "Ingress", Path: `metadata/annotations/nginx.ingress.kubernetes.io\/auth-secret`}) {
 		t.Error("Secret refs lack the escaped annotation path")
 	}
 
@@ -149,13 +150,13 @@ NamePrefix:          # keys match case-insensitively
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []FieldSpec{{Kind: "MyKind", Path: "spec/template/spec/containers[]/image"}}; !reflect.DeepEqual(c.Images, want) {
+	if want := []loaders.FieldSpec{{Kind: "MyKind", Path: "spec/template/spec/containers[]/image"}}; !reflect.DeepEqual(c.Images, want) {
 		t.Errorf("images = %v", c.Images)
 	}
-	if want := []NameBackReference{{Version: "v1", Kind: "Bee", FieldSpecs: []FieldSpec{{Kind: "MyKind", Path: "spec/beeRef/name"}}}}; !reflect.DeepEqual(c.NameReference, want) {
+	if want := []NameBackReference{{Version: "v1", Kind: "Bee", FieldSpecs: []loaders.FieldSpec{{Kind: "MyKind", Path: "spec/beeRef/name"}}}}; !reflect.DeepEqual(c.NameReference, want) {
 		t.Errorf("nameReference = %v", c.NameReference)
 	}
-	if want := []FieldSpec{{Kind: "Foo", Path: "123", CreateIfNotPresent: true}}; !reflect.DeepEqual(c.NamePrefix, want) {
+	if want := []loaders.FieldSpec{{Kind: "Foo", Path: "123", CreateIfNotPresent: true}}; !reflect.DeepEqual(c.NamePrefix, want) {
 		t.Errorf("namePrefix = %v", c.NamePrefix)
 	}
 
@@ -188,20 +189,20 @@ NamePrefix:          # keys match case-insensitively
 
 func TestMerge(t *testing.T) {
 	a := &Config{
-		CommonLabels: []FieldSpec{{Kind: "Zeta", Path: "z"}, {Path: "metadata/labels", CreateIfNotPresent: true}},
+		CommonLabels: []loaders.FieldSpec{{Kind: "Zeta", Path: "z"}, {Path: "metadata/labels", CreateIfNotPresent: true}},
 		NameReference: []NameBackReference{
-			{Kind: "ConfigMap", Version: "v1", FieldSpecs: []FieldSpec{{Kind: "Pod", Path: "p"}}},
+			{Kind: "ConfigMap", Version: "v1", FieldSpecs: []loaders.FieldSpec{{Kind: "Pod", Path: "p"}}},
 		},
 	}
 	b := &Config{
-		CommonLabels: []FieldSpec{
+		CommonLabels: []loaders.FieldSpec{
 			{Kind: "Zeta", Path: "z"},                // duplicate: dropped
 			{Kind: "Service", Path: "s"},             // new: sorted before Zeta
 			{Group: "apps", Kind: "Zeta", Path: "z"}, // not selected by a's spec: kept
 		},
 		NameReference: []NameBackReference{
-			{Kind: "ConfigMap", Version: "v1", FieldSpecs: []FieldSpec{{Kind: "Pod", Path: "p"}, {Kind: "Job", Path: "j"}}},
-			{Kind: "Aaa", FieldSpecs: []FieldSpec{{Path: "x"}}},
+			{Kind: "ConfigMap", Version: "v1", FieldSpecs: []loaders.FieldSpec{{Kind: "Pod", Path: "p"}, {Kind: "Job", Path: "j"}}},
+			{Kind: "Aaa", FieldSpecs: []loaders.FieldSpec{{Path: "x"}}},
 		},
 	}
 	aBefore, bBefore := a.clone(), b.clone()
@@ -209,7 +210,7 @@ func TestMerge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantLabels := []FieldSpec{
+	wantLabels := []loaders.FieldSpec{
 		{Kind: "Service", Path: "s"},
 		{Group: "apps", Kind: "Zeta", Path: "z"},
 		{Kind: "Zeta", Path: "z"},
@@ -219,8 +220,8 @@ func TestMerge(t *testing.T) {
 		t.Errorf("commonLabels = %v\nwant %v", m.CommonLabels, wantLabels)
 	}
 	wantRefs := []NameBackReference{
-		{Kind: "ConfigMap", Version: "v1", FieldSpecs: []FieldSpec{{Kind: "Pod", Path: "p"}, {Kind: "Job", Path: "j"}}},
-		{Kind: "Aaa", FieldSpecs: []FieldSpec{{Path: "x"}}},
+		{Kind: "ConfigMap", Version: "v1", FieldSpecs: []loaders.FieldSpec{{Kind: "Pod", Path: "p"}, {Kind: "Job", Path: "j"}}},
+		{Kind: "Aaa", FieldSpecs: []loaders.FieldSpec{{Path: "x"}}},
 	}
 	if !reflect.DeepEqual(m.NameReference, wantRefs) {
 		t.Errorf("nameReference = %v\nwant %v", m.NameReference, wantRefs)
@@ -234,13 +235,13 @@ func TestMerge(t *testing.T) {
 	}
 
 	// A spec without a kind matches a held spec of any kind; create must agree.
-	_, err = a.Merge(&Config{CommonLabels: []FieldSpec{{Path: "z", CreateIfNotPresent: true}}})
+	_, err = a.Merge(&Config{CommonLabels: []loaders.FieldSpec{{Path: "z", CreateIfNotPresent: true}}})
 	var ce *ConflictError
 	if err == nil || err.Error() != "failed to merge CommonLabels fieldSpec: conflicting fieldspecs" || !errors.As(err, &ce) {
 		t.Errorf("conflict error = %v", err)
 	}
 	_, err = a.Merge(&Config{NameReference: []NameBackReference{{Kind: "ConfigMap", Version: "v1",
-		FieldSpecs: []FieldSpec{{Kind: "Pod", Path: "p", CreateIfNotPresent: true}}}}})
+		FieldSpecs: []loaders.FieldSpec{{Kind: "Pod", Path: "p", CreateIfNotPresent: true}}}}})
 	if err == nil || err.Error() != "failed to merge NameReference fieldSpec: conflicting fieldspecs" {
 		t.Errorf("name reference conflict error = %v", err)
 	}
@@ -253,15 +254,15 @@ func TestMerge(t *testing.T) {
 }
 
 func TestMergeSpecs(t *testing.T) {
-	base := []FieldSpec{{Group: "apps", Kind: "Deployment", Path: "p", CreateIfNotPresent: true}}
-	got, err := MergeSpecs(base, FieldSpec{Kind: "Deployment", Path: "p", CreateIfNotPresent: true}, FieldSpec{Path: "q"})
+	base := []loaders.FieldSpec{{Group: "apps", Kind: "Deployment", Path: "p", CreateIfNotPresent: true}}
+	got, err := MergeSpecs(base, loaders.FieldSpec{Kind: "Deployment", Path: "p", CreateIfNotPresent: true}, loaders.FieldSpec{Path: "q"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := append(base[:1:1], FieldSpec{Path: "q"}); !reflect.DeepEqual(got, want) {
+	if want := append(base[:1:1], loaders.FieldSpec{Path: "q"}); !reflect.DeepEqual(got, want) {
 		t.Errorf("got %v, want %v", got, want)
 	}
-	if _, err := MergeSpecs(base, FieldSpec{Path: "p"}); err == nil {
+	if _, err := MergeSpecs(base, loaders.FieldSpec{Path: "p"}); err == nil {
 		t.Error("a kind-less spec with another create must conflict")
 	}
 }
@@ -287,7 +288,7 @@ func TestDigest(t *testing.T) {
 	if a.digest() != b.digest() {
 		t.Error("equal configs, different digests")
 	}
-	b.Images = append(b.Images, FieldSpec{Kind: "X", Path: "y"})
+	b.Images = append(b.Images, loaders.FieldSpec{Kind: "X", Path: "y"})
 	if a.digest() == b.digest() {
 		t.Error("different configs, same digest")
 	}
@@ -304,7 +305,7 @@ func TestPathElements(t *testing.T) {
 		"":                                {""},
 		"/":                               {""},
 	} {
-		if got := (FieldSpec{Path: in}).PathElements(); !reflect.DeepEqual(got, want) {
+		if got := (loaders.FieldSpec{Path: in}).PathElements(); !reflect.DeepEqual(got, want) {
 			t.Errorf("PathElements(%q) = %q, want %q", in, got, want)
 		}
 	}
@@ -312,7 +313,7 @@ func TestPathElements(t *testing.T) {
 
 func TestMatches(t *testing.T) {
 	deploy := resource.NewGVK("apps/v1", "Deployment")
-	for fs, want := range map[FieldSpec]bool{
+	for fs, want := range map[loaders.FieldSpec]bool{
 		{}:                                  true,
 		{Kind: "Deployment"}:                true,
 		{Group: "apps", Kind: "Deployment"}: true,
@@ -359,7 +360,7 @@ func parseObj(t *testing.T) map[string]any {
 }
 
 // walk runs Walk and returns the paths and values it reached.
-func walk(t *testing.T, obj map[string]any, fs FieldSpec, kind createKind) ([]string, []any, error) {
+func walk(t *testing.T, obj map[string]any, fs loaders.FieldSpec, kind createKind) ([]string, []any, error) {
 	t.Helper()
 	var paths []string
 	var values []any
@@ -373,7 +374,7 @@ func walk(t *testing.T, obj map[string]any, fs FieldSpec, kind createKind) ([]st
 
 func TestWalkCreatesMaps(t *testing.T) {
 	obj := parseObj(t)
-	fs := FieldSpec{Path: "spec/template/metadata/labels", CreateIfNotPresent: true}
+	fs := loaders.FieldSpec{Path: "spec/template/metadata/labels", CreateIfNotPresent: true}
 	err := Walk(obj, fs, CreateMap, func(f Field) error {
 		f.Value().(map[string]any)["app"] = "web"
 		return nil
@@ -386,28 +387,28 @@ func TestWalkCreatesMaps(t *testing.T) {
 	}
 
 	// A null field is replaced when creating, left alone otherwise.
-	if _, _, err := walk(t, obj, FieldSpec{Path: "spec/selector/matchLabels"}, CreateMap); err != nil {
+	if _, _, err := walk(t, obj, loaders.FieldSpec{Path: "spec/selector/matchLabels"}, CreateMap); err != nil {
 		t.Fatal(err)
 	}
 	if v, ok := resource.Lookup(obj, "spec", "selector"); !ok || v != nil {
 		t.Errorf("selector changed without create: %v", v)
 	}
-	paths, values, err := walk(t, obj, FieldSpec{Path: "spec/selector/matchLabels", CreateIfNotPresent: true}, CreateMap)
+	paths, values, err := walk(t, obj, loaders.FieldSpec{Path: "spec/selector/matchLabels", CreateIfNotPresent: true}, CreateMap)
 	if err != nil || len(paths) != 1 || paths[0] != "spec.selector.matchLabels" || !reflect.DeepEqual(values[0], map[string]any{}) {
 		t.Errorf("selector: %v %v %v", paths, values, err)
 	}
 	// Without create a null leaf is still reached, as null.
-	paths, values, err = walk(t, obj, FieldSpec{Path: "metadata/labels"}, CreateMap)
+	paths, values, err = walk(t, obj, loaders.FieldSpec{Path: "metadata/labels"}, CreateMap)
 	if err != nil || len(paths) != 1 || values[0] != nil {
 		t.Errorf("null leaf: %v %v %v", paths, values, err)
 	}
 	// create: true does nothing when the caller creates nothing.
-	paths, _, _ = walk(t, obj, FieldSpec{Path: "metadata/missing", CreateIfNotPresent: true}, CreateNone)
+	paths, _, _ = walk(t, obj, loaders.FieldSpec{Path: "metadata/missing", CreateIfNotPresent: true}, CreateNone)
 	if _, ok := resource.Lookup(obj, "metadata", "missing"); ok || len(paths) != 0 {
 		t.Error("CreateNone created a field")
 	}
 	// CreateScalar makes intermediate maps and an empty string leaf.
-	paths, values, _ = walk(t, obj, FieldSpec{Path: "spec/a/b", CreateIfNotPresent: true}, CreateScalar)
+	paths, values, _ = walk(t, obj, loaders.FieldSpec{Path: "spec/a/b", CreateIfNotPresent: true}, CreateScalar)
 	if len(paths) != 1 || values[0] != "" || resource.LookupMap(obj, "spec", "a") == nil {
 		t.Errorf("scalar create: %v %v", paths, values)
 	}
@@ -416,7 +417,7 @@ func TestWalkCreatesMaps(t *testing.T) {
 func TestWalkSequences(t *testing.T) {
 	obj := parseObj(t)
 	for _, p := range []string{"spec/template/spec/containers/image", "spec/template/spec/containers[]/image"} {
-		paths, values, err := walk(t, obj, FieldSpec{Path: p, CreateIfNotPresent: true}, CreateScalar)
+		paths, values, err := walk(t, obj, loaders.FieldSpec{Path: p, CreateIfNotPresent: true}, CreateScalar)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -424,7 +425,7 @@ func TestWalkSequences(t *testing.T) {
 			t.Errorf("%s: %v %v", p, paths, values)
 		}
 	}
-	err := Walk(obj, FieldSpec{Path: "spec/template/spec/containers/image"}, CreateNone, func(f Field) error {
+	err := Walk(obj, loaders.FieldSpec{Path: "spec/template/spec/containers/image"}, CreateNone, func(f Field) error {
 		f.Set("img:" + f.Value().(string))
 		return nil
 	})
@@ -437,14 +438,14 @@ func TestWalkSequences(t *testing.T) {
 	}
 
 	// "[]" never creates, but turns a null into an empty sequence.
-	paths, _, err := walk(t, obj, FieldSpec{Path: "spec/template/spec/initContainers[]/image", CreateIfNotPresent: true}, CreateScalar)
+	paths, _, err := walk(t, obj, loaders.FieldSpec{Path: "spec/template/spec/initContainers[]/image", CreateIfNotPresent: true}, CreateScalar)
 	if err != nil || len(paths) != 0 {
 		t.Fatalf("initContainers[]: %v %v", paths, err)
 	}
 	if v := resource.LookupMap(obj, "spec", "template", "spec")["initContainers"]; !reflect.DeepEqual(v, []any{}) {
 		t.Errorf("initContainers = %#v, want []", v)
 	}
-	if _, _, err := walk(t, obj, FieldSpec{Path: "spec/extra[]/image", CreateIfNotPresent: true}, CreateScalar); err != nil {
+	if _, _, err := walk(t, obj, loaders.FieldSpec{Path: "spec/extra[]/image", CreateIfNotPresent: true}, CreateScalar); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := resource.Lookup(obj, "spec", "extra"); ok {
@@ -454,7 +455,7 @@ func TestWalkSequences(t *testing.T) {
 
 func TestWalkEscapedKey(t *testing.T) {
 	obj := parseObj(t)
-	paths, values, err := walk(t, obj, FieldSpec{Path: `metadata/annotations/a.io\/b`}, CreateNone)
+	paths, values, err := walk(t, obj, loaders.FieldSpec{Path: `metadata/annotations/a.io\/b`}, CreateNone)
 	if err != nil || !reflect.DeepEqual(values, []any{"x"}) || paths[0] != "metadata.annotations.a.io/b" {
 		t.Errorf("escaped key: %v %v %v", paths, values, err)
 	}
@@ -477,20 +478,20 @@ func TestWalkErrors(t *testing.T) {
 		"spec/*":     "fieldName: *: wildcard is not supported in PathGetter",
 		"spec/[a=b]": "fieldName: [a=b]: wrong node kind: expected SequenceNode but got MappingNode",
 	} {
-		_, _, err := walk(t, obj, FieldSpec{Path: path, CreateIfNotPresent: true}, CreateMap)
+		_, _, err := walk(t, obj, loaders.FieldSpec{Path: path, CreateIfNotPresent: true}, CreateMap)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Walk(%q) error = %v, want %q", path, err, want)
 		}
 	}
 	// A missing path is no error and creates nothing.
 	before := resource.DeepCopy(obj)
-	paths, _, err := walk(t, obj, FieldSpec{Path: "status/x/y"}, CreateMap)
+	paths, _, err := walk(t, obj, loaders.FieldSpec{Path: "status/x/y"}, CreateMap)
 	if err != nil || len(paths) != 0 || !reflect.DeepEqual(obj, before) {
 		t.Errorf("missing path: %v %v", paths, err)
 	}
 	// fn's errors are wrapped too.
 	boom := errors.New("boom")
-	err = Walk(obj, FieldSpec{Path: "metadata/name"}, CreateNone, func(Field) error { return boom })
+	err = Walk(obj, loaders.FieldSpec{Path: "metadata/name"}, CreateNone, func(Field) error { return boom })
 	if !errors.Is(err, boom) || !strings.HasPrefix(err.Error(), "considering field 'metadata/name'") {
 		t.Errorf("fn error = %v", err)
 	}
@@ -499,7 +500,7 @@ func TestWalkErrors(t *testing.T) {
 func TestWalkBlankElementStays(t *testing.T) {
 	// kyaml drops blank lookup elements: "metadata/ " reaches metadata itself.
 	obj := parseObj(t)
-	paths, values, err := walk(t, obj, FieldSpec{Path: "metadata/ "}, CreateNone)
+	paths, values, err := walk(t, obj, loaders.FieldSpec{Path: "metadata/ "}, CreateNone)
 	if err != nil || len(paths) != 1 || paths[0] != "metadata" {
 		t.Fatalf("%v %v %v", paths, values, err)
 	}

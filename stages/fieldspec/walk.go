@@ -7,7 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/loaders"
+	"github.com/kpipe/kpipe/resource"
 )
 
 // Field is one place in an object that a field spec reached. It is almost
@@ -126,7 +127,7 @@ func (k createKind) empty() any {
 // sequence passed through. Walk does not check the spec's GVK; callers use
 // Matches. It changes obj only by creating or replacing fields as above (and
 // through fn).
-func Walk(obj map[string]any, fs FieldSpec, create createKind, fn func(Field) error) error {
+func Walk(obj map[string]any, fs loaders.FieldSpec, create createKind, fn func(Field) error) error {
 	var elems, keys [8]string // the path's elements and keys followed, without allocating
 	w := walker{path: appendSplitPath(elems[:0], fs.Path), spec: fs, create: create, fn: fn}
 	if err := w.visit(obj, Field{root: obj}, 0, keys[:0]); err != nil {
@@ -146,7 +147,7 @@ func describe(obj map[string]any) string {
 
 type walker struct {
 	path   []string
-	spec   FieldSpec
+	spec   loaders.FieldSpec
 	create createKind
 	fn     func(Field) error
 }

@@ -3,6 +3,8 @@ package fieldspec
 import (
 	"reflect"
 	"testing"
+
+	"github.com/kpipe/kpipe/loaders"
 )
 
 // appendSplitPath splits as SplitPath does, after what dst holds.
@@ -10,7 +12,7 @@ func TestAppendSplitPathIsSplitPath(t *testing.T) {
 	for _, p := range []string{"", "/", "//", "a", "/a", "a/", "a//b", "/a/b/c", "spec/template/spec/containers[]/image",
 		`metadata/annotations/a.io\/b`, `\/a`, `a\`, `/a/b\/c/d\/`, "a/b/c/d/e/f/g/h/i/j"} {
 		got := appendSplitPath([]string{"x"}, p)
-		if want := append([]string{"x"}, SplitPath(p)...); !reflect.DeepEqual(got, want) {
+		if want := append([]string{"x"}, loaders.SplitFieldPath(p)...); !reflect.DeepEqual(got, want) {
 			t.Errorf("appendSplitPath(%q) = %q, want %q", p, got, want)
 		}
 	}
@@ -27,7 +29,7 @@ func TestWalkPaths(t *testing.T) {
 	}}}
 	var paths [][]string
 	var names []any
-	err := Walk(obj, FieldSpec{Path: "spec/containers[]/env[]/name"}, CreateNone, func(f Field) error {
+	err := Walk(obj, loaders.FieldSpec{Path: "spec/containers[]/env[]/name"}, CreateNone, func(f Field) error {
 		paths = append(paths, f.Path)
 		names = append(names, f.Value())
 		return nil

@@ -7,7 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/resyaml"
+	"github.com/kpipe/kpipe/resource"
 )
 
 // FuzzMerge merges arbitrary YAML objects: Merge must not panic or modify
@@ -28,8 +29,8 @@ func FuzzMerge(f *testing.F) {
 		f.Add(strings.TrimPrefix(parts[0], "# object\n"), patch)
 	}
 	f.Fuzz(func(t *testing.T, objText, patchText string) {
-		objs, err1 := resource.DecodeValues([]byte(objText))
-		patches, err2 := resource.DecodeValues([]byte(patchText))
+		objs, err1 := resyaml.DecodeValues([]byte(objText))
+		patches, err2 := resyaml.DecodeValues([]byte(patchText))
 		if err1 != nil || err2 != nil || len(objs) == 0 || len(patches) == 0 {
 			return
 		}

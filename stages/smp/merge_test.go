@@ -7,7 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/internal/resyaml"
+	"github.com/kpipe/kpipe/resource"
 )
 
 // TestMergeMatchesKustomize replays the cases in testdata: an object, a
@@ -72,7 +73,7 @@ func sections(t *testing.T, path string) map[string]string {
 
 func decodeOne(t *testing.T, text string) map[string]any {
 	t.Helper()
-	vs, err := resource.DecodeValues([]byte(text))
+	vs, err := resyaml.DecodeValues([]byte(text))
 	if err != nil {
 		t.Fatalf("decoding %q: %v", text, err)
 	}

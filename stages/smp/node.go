@@ -3,7 +3,7 @@ package smp
 import (
 	"sort"
 
-	"github.com/kpipe/kpipe/internal/resource"
+	"github.com/kpipe/kpipe/resource"
 )
 
 // nodeKind is the YAML kind of a node.

@@ -1,0 +1,296 @@
+package fetch
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// ChartRequest names a helm chart in a repository, as a `helmCharts`
+// entry does, and the helm binary to pull it with.
+type ChartRequest struct {
+	// Helm is the helm executable and Env the environment it runs in
+	// (without HELM_*_HOME, which the pull sets to a directory of its own).
+	Helm string
+	Env  []string
+	// Repo is an HTTP(S) chart repository URL or an oci:// registry.
+	Repo    string
+	Name    string
+	Version string
+	Devel   bool
+}
+
+// exactVersion matches a version that names one release, not a range:
+// only such a chart is reused from the cache online.
+var exactVersion = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^v?[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.+-]*)?$`) })
+
+// IsExactChartVersion reports whether a `helmCharts` version names one
+// release (1.2.3, v1.2.3-rc.1), not a range: only such a chart is reused
+// from the cache without asking the repository.
+func IsExactChartVersion(v string) bool { return exactVersion().MatchString(v) }
+
+// Chart returns a directory holding the chart as kustomize's chartHome
+// would after its pull: <dir>/<name>-<version>/<name>/ when Version is
+// set, <dir>/<name>/ otherwise. The chart is pulled with `helm pull`
+// (as kustomize does, but into the Fetcher's directory, never into the
+// user's tree), checked against the digest the repository's index gives
+// for it (HTTP repositories), and unpacked. A chart of an exact version
+// is reused without asking anything once it is kept, after its files are
+// checked against the digest recorded when it was unpacked (a chart whose
+// files changed is pulled again); a version range, or none, is pulled on
+// every run (once per run), and --offline uses the last one kept.
+func (f *Fetcher) Chart(ctx context.Context, r ChartRequest) (string, error) {
+	f.beforeFetch()
+	key := strings.Join([]string{r.Repo, r.Name, r.Version, fmt.Sprint(r.Devel)}, "\x00")
+	f.mu.Lock()
+	if f.charts == nil {
+		f.charts = map[string]*once[string]{}
+	}
+	o := f.charts[key]
+	if o == nil {
+		o = &once[string]{}
+		f.charts[key] = o
+	}
+	f.mu.Unlock()
+	o.Do(func() { o.v, o.err = f.chart(ctx, r, filepath.Join(f.o.Dir, "charts", hashName(key))) })
+	return o.v, o.err
+}
+
+// chartDigestFile records the archive's and the unpacked files' digests.
+const chartDigestFile = "digest"
+
+func (f *Fetcher) chart(ctx context.Context, r ChartRequest, dir string) (string, error) {
+	what := fmt.Sprintf("chart %s version %q from %s", r.Name, r.Version, r.Repo)
+	keptOK := func() bool {
+		want, err := os.ReadFile(filepath.Join(dir, chartDigestFile))
+		if err != nil {
+			return false
+		}
+		_, tree, _ := strings.Cut(strings.TrimSpace(string(want)), "\n")
+		got, err := treeDigest(filepath.Join(dir, "chart"))
+		return err == nil && "tree sha256:"+got == tree
+	}
+	useKept := exactVersion().MatchString(r.Version) || f.o.Offline
+	if useKept && keptOK() {
+		f.markUsed(filepath.Join(dir, "chart"))
+		return filepath.Join(dir, "chart"), nil
+	}
+	if f.o.Offline {
+		return "", fmt.Errorf("%s is not in kpipe's cache (%s), and --offline forbids pulling it", what, f.o.Dir)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("%s: %w", what, err)
+	}
+	tmp, err := os.MkdirTemp(dir, ".tmp-")
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", what, err)
+	}
+	defer os.RemoveAll(tmp)
+	if err := os.Mkdir(filepath.Join(tmp, "pull"), 0o700); err != nil {
+		return "", fmt.Errorf("%s: %w", what, err)
+	}
+	args := []string{"pull", "--destination", filepath.Join(tmp, "pull")}
+	if strings.HasPrefix(r.Repo, "oci://") {
+		args = append(args, strings.TrimSuffix(r.Repo, "/")+"/"+r.Name)
+	} else {
+		args = append(args, "--repo", r.Repo, r.Name)
+	}
+	if r.Version != "" {
+		args = append(args, "--version", r.Version)
+	}
+	if r.Devel {
+		args = append(args, "--devel")
+	}
+	home := filepath.Join(tmp, "helm")
+	cmd := exec.CommandContext(ctx, r.Helm, args...)
+	cmd.Env = append(append([]string(nil), r.Env...),
+		"HELM_CONFIG_HOME="+home, "HELM_CACHE_HOME="+home+"/.cache", "HELM_DATA_HOME="+home+"/.data")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("%s: 'helm %s' failed: %s: %w", what, strings.Join(args, " "), strings.TrimSpace(stderr.String()), err)
+	}
+	archives, _ := filepath.Glob(filepath.Join(tmp, "pull", "*.tgz"))
+	if len(archives) != 1 {
+		return "", fmt.Errorf("%s: helm pull left %d archives, want 1", what, len(archives))
+	}
+	data, err := os.ReadFile(archives[0])
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", what, err)
+	}
+	sum := sha256.Sum256(data)
+	digest := hex.EncodeToString(sum[:])
+	version := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(archives[0]), r.Name+"-"), ".tgz")
+	if !strings.HasPrefix(r.Repo, "oci://") {
+		// helm pull --repo checks nothing: compare with the index. (For
+		// oci://, helm checks the archive against the registry's manifest.)
+		want, err := f.indexDigest(ctx, r.Repo, r.Name, version)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", what, err)
+		}
+		if want != digest {
+			return "", fmt.Errorf("%s: the archive's digest is sha256:%s, the repository's index says sha256:%s", what, digest, want)
+		}
+	}
+	into := filepath.Join(tmp, "chart")
+	if r.Version != "" {
+		into = filepath.Join(into, r.Name+"-"+r.Version)
+	}
+	if err := untar(data, into); err != nil {
+		return "", fmt.Errorf("%s: unpacking %s: %w", what, filepath.Base(archives[0]), err)
+	}
+	if st, err := os.Stat(filepath.Join(into, r.Name)); err != nil || !st.IsDir() {
+		return "", fmt.Errorf("%s: the archive holds no directory %s", what, r.Name)
+	}
+	tree, err := treeDigest(filepath.Join(tmp, "chart"))
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", what, err)
+	}
+	// Replace what was kept: the directory moves whole, then its record.
+	_ = os.Remove(filepath.Join(dir, chartDigestFile))
+	old := filepath.Join(dir, ".old-"+filepath.Base(tmp))
+	_ = os.Rename(filepath.Join(dir, "chart"), old)
+	_ = os.RemoveAll(old)
+	if err := os.Rename(filepath.Join(tmp, "chart"), filepath.Join(dir, "chart")); err != nil {
+		if keptOK() {
+			return filepath.Join(dir, "chart"), nil // another run kept it first
+		}
+		return "", fmt.Errorf("%s: keeping the chart: %w", what, err)
+	}
+	if err := writeFileAtomic(filepath.Join(dir, chartDigestFile), []byte("archive sha256:"+digest+"\ntree sha256:"+tree+"\n")); err != nil {
+		return "", fmt.Errorf("%s: %w", what, err)
+	}
+	return filepath.Join(dir, "chart"), nil
+}
+
+// indexDigest reads the digest of name at version from the repository's
+// index.yaml.
+func (f *Fetcher) indexDigest(ctx context.Context, repo, name, version string) (string, error) {
+	url := strings.TrimSuffix(repo, "/") + "/index.yaml"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := f.o.Client.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("reading the repository's index: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("reading the repository's index %s: %w", url, &StatusError{URL: url, Code: resp.StatusCode})
+	}
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", fmt.Errorf("reading the repository's index %s: %w", url, err)
+	}
+	var idx struct {
+		Entries map[string][]struct {
+			Version string `yaml:"version"`
+			Digest  string `yaml:"digest"`
+		} `yaml:"entries"`
+	}
+	if err := yaml.Unmarshal(data, &idx); err != nil {
+		return "", fmt.Errorf("the repository's index %s: %w", url, err)
+	}
+	for _, e := range idx.Entries[name] {
+		if e.Version == version && e.Digest != "" {
+			return strings.TrimPrefix(e.Digest, "sha256:"), nil
+		}
+	}
+	return "", fmt.Errorf("the repository's index %s gives no digest for %s %s", url, name, version)
+}
+
+// untar unpacks a gzipped tar archive into dir: regular files and
+// directories only, none outside dir.
+func untar(data []byte, dir string) error {
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return err
+	}
+	tr := tar.NewReader(zr)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		name := path.Clean(strings.ReplaceAll(h.Name, "\\", "/"))
+		if path.IsAbs(name) || name == ".." || strings.HasPrefix(name, "../") {
+			return fmt.Errorf("entry %q lies outside the archive", h.Name)
+		}
+		target := filepath.Join(dir, filepath.FromSlash(name))
+		switch h.Typeflag {
+		case tar.TypeDir:
+			if err := os.MkdirAll(target, 0o755); err != nil {
+				return err
+			}
+		case tar.TypeReg:
+			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+				return err
+			}
+			out, err := os.OpenFile(target, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+			if err != nil {
+				return err
+			}
+			_, err = io.Copy(out, tr)
+			if cerr := out.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// treeDigest is the SHA-256 of the relative paths and contents of the
+// regular files below dir, in lexical order.
+func treeDigest(dir string) (string, error) {
+	var files []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type().IsRegular() {
+			files = append(files, p)
+		} else if !d.IsDir() {
+			return fmt.Errorf("%s is not a regular file", p)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	sort.Strings(files)
+	h := sha256.New()
+	for _, p := range files {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return "", err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		fmt.Fprintf(h, "%d:%s%d:", len(rel), filepath.ToSlash(rel), len(data))
+		h.Write(data)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
