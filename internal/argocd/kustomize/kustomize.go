@@ -33,6 +33,7 @@ import (
 	"github.com/kpipe/kpipe/internal/argocd/app"
 	"github.com/kpipe/kpipe/internal/argocd/manifest"
 	"github.com/kpipe/kpipe/internal/kustfile"
+	"github.com/kpipe/kpipe/loaders"
 )
 
 // PatchesComment is the line Argo CD puts in its command list when it
@@ -67,7 +68,7 @@ func Edit(co app.Checkout, appDir string, opts *app.ApplicationSourceKustomize, 
 	e := &editor{co: co, appDir: appDir, res: res}
 	defer e.close()
 	if opts.NamePrefix != "" {
-		if err := e.run([]string{"edit", "set", "nameprefix", "--", opts.NamePrefix}, func(k *kustfile.Kustomization) error {
+		if err := e.run([]string{"edit", "set", "nameprefix", "--", opts.NamePrefix}, func(k *loaders.Kustomization) error {
 			k.NamePrefix = opts.NamePrefix
 			return nil
 		}); err != nil {
@@ -75,7 +76,7 @@ func Edit(co app.Checkout, appDir string, opts *app.ApplicationSourceKustomize, 
 		}
 	}
 	if opts.NameSuffix != "" {
-		if err := e.run([]string{"edit", "set", "namesuffix", "--", opts.NameSuffix}, func(k *kustfile.Kustomization) error {
+		if err := e.run([]string{"edit", "set", "namesuffix", "--", opts.NameSuffix}, func(k *loaders.Kustomization) error {
 			k.NameSuffix = opts.NameSuffix
 			return nil
 		}); err != nil {
@@ -87,7 +88,7 @@ func Edit(co app.Checkout, appDir string, opts *app.ApplicationSourceKustomize, 
 		for _, im := range opts.Images {
 			imgs = append(imgs, env.Envsubst(im))
 		}
-		if err := e.run(append([]string{"edit", "set", "image"}, imgs...), func(k *kustfile.Kustomization) error {
+		if err := e.run(append([]string{"edit", "set", "image"}, imgs...), func(k *loaders.Kustomization) error {
 			return kustfile.SetImages(k, imgs)
 		}); err != nil {
 			return res, err
@@ -102,7 +103,7 @@ func Edit(co app.Checkout, appDir string, opts *app.ApplicationSourceKustomize, 
 			}
 			args = append(args, fmt.Sprintf("%s=%d", r.Name, n))
 		}
-		if err := e.run(append([]string{"edit", "set", "replicas"}, args...), func(k *kustfile.Kustomization) error {
+		if err := e.run(append([]string{"edit", "set", "replicas"}, args...), func(k *loaders.Kustomization) error {
 			return kustfile.SetReplicas(k, args)
 		}); err != nil {
 			return res, err
@@ -121,7 +122,7 @@ func Edit(co app.Checkout, appDir string, opts *app.ApplicationSourceKustomize, 
 		}
 		pairs := pairArgs(opts.CommonLabels, env.Envsubst)
 		lo := kustfile.LabelOptions{Force: opts.ForceCommonLabels, WithoutSelector: opts.LabelWithoutSelector, IncludeTemplates: opts.LabelIncludeTemplates}
-		if err := e.run(append(args, pairs...), func(k *kustfile.Kustomization) error {
+		if err := e.run(append(args, pairs...), func(k *loaders.Kustomization) error {
 			m, err := kustfile.ParsePairs(pairs, "label")
 			if err != nil {
 				return err
@@ -141,7 +142,7 @@ func Edit(co app.Checkout, appDir string, opts *app.ApplicationSourceKustomize, 
 			subst = env.Envsubst
 		}
 		pairs := pairArgs(opts.CommonAnnotations, subst)
-		if err := e.run(append(args, pairs...), func(k *kustfile.Kustomization) error {
+		if err := e.run(append(args, pairs...), func(k *loaders.Kustomization) error {
 			m, err := kustfile.ParsePairs(pairs, "annotation")
 			if err != nil {
 				return err
@@ -152,7 +153,7 @@ func Edit(co app.Checkout, appDir string, opts *app.ApplicationSourceKustomize, 
 		}
 	}
 	if opts.Namespace != "" {
-		if err := e.run([]string{"edit", "set", "namespace", "--", opts.Namespace}, func(k *kustfile.Kustomization) error {
+		if err := e.run([]string{"edit", "set", "namespace", "--", opts.Namespace}, func(k *loaders.Kustomization) error {
 			k.Namespace = opts.Namespace
 			return nil
 		}); err != nil {
@@ -176,7 +177,7 @@ func Edit(co app.Checkout, appDir string, opts *app.ApplicationSourceKustomize, 
 			}
 		}
 		if len(comps) > 0 {
-			if err := e.run(append([]string{"edit", "add", "component"}, comps...), func(k *kustfile.Kustomization) error {
+			if err := e.run(append([]string{"edit", "add", "component"}, comps...), func(k *loaders.Kustomization) error {
 				items, err := e.glob(comps)
 				if err != nil {
 					return err
@@ -267,7 +268,7 @@ func (e *editor) load() error {
 
 // run is one `kustomize edit` process: the file read (with kustomize's
 // read-time fixes), changed by op, written back as kustomize writes it.
-func (e *editor) run(args []string, op func(k *kustfile.Kustomization) error) error {
+func (e *editor) run(args []string, op func(k *loaders.Kustomization) error) error {
 	cmd := app.CommandString(append([]string{"kustomize"}, args...))
 	e.res.Commands = append(e.res.Commands, cmd)
 	fail := func(err error) error {
@@ -292,7 +293,7 @@ func (e *editor) run(args []string, op func(k *kustfile.Kustomization) error) er
 
 // apply runs op through kustfile on the current content. kustfile reads a
 // directory, so the content goes to a private temporary one.
-func (e *editor) apply(op func(k *kustfile.Kustomization) error) ([]byte, error) {
+func (e *editor) apply(op func(k *loaders.Kustomization) error) ([]byte, error) {
 	if e.tmp == "" {
 		d, err := os.MkdirTemp("", "kpipe-argocd-edit-")
 		if err != nil {
