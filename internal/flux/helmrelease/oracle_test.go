@@ -154,7 +154,7 @@ func fuzzValue(p *picker, depth int) any {
 		}
 		return m
 	case c == 2 && depth < 3:
-		var l []any
+		l := []any{}
 		for i, n := 0, p.n(3); i < n; i++ {
 			l = append(l, fuzzValue(p, depth+1))
 		}
