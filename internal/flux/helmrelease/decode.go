@@ -42,12 +42,9 @@ func IsHelmRelease(obj map[string]any) bool {
 // API types decode it (sigs.k8s.io/yaml: YAML 1.1, typed by the target),
 // checks its version against o and validates it (Validate).
 func Parse(doc []byte, o Options) (*HelmRelease, error) {
-	hr := &HelmRelease{}
-	if err := yaml.Unmarshal(doc, hr); err != nil {
-		return nil, fmt.Errorf("decoding a HelmRelease: %w", err)
-	}
-	if hr.Kind != "HelmRelease" || !strings.HasPrefix(hr.APIVersion, Group+"/") {
-		return nil, fmt.Errorf("not a HelmRelease: apiVersion %q, kind %q", hr.APIVersion, hr.Kind)
+	hr, err := decode(doc)
+	if err != nil {
+		return nil, err
 	}
 	switch hr.APIVersion {
 	case V2:
@@ -60,6 +57,18 @@ func Parse(doc []byte, o Options) (*HelmRelease, error) {
 	}
 	if err := hr.Validate(); err != nil {
 		return nil, err
+	}
+	return hr, nil
+}
+
+// decode decodes a HelmRelease of any version, unchecked.
+func decode(doc []byte) (*HelmRelease, error) {
+	hr := &HelmRelease{}
+	if err := yaml.Unmarshal(doc, hr); err != nil {
+		return nil, fmt.Errorf("decoding a HelmRelease: %w", err)
+	}
+	if hr.Kind != "HelmRelease" || !strings.HasPrefix(hr.APIVersion, Group+"/") {
+		return nil, fmt.Errorf("not a HelmRelease: apiVersion %q, kind %q", hr.APIVersion, hr.Kind)
 	}
 	return hr, nil
 }
