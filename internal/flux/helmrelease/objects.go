@@ -86,52 +86,49 @@ func (o *Objects) Get(kind, namespace, name string) map[string]any {
 	return o.byKey[objectKey{kind, namespace, name}]
 }
 
-// configMapData is a ConfigMap's data, as the API's typed ConfigMap holds
-// it (binaryData is never read for values).
-func configMapData(obj map[string]any) (map[string]string, error) {
+// stringMap is obj's field as a map of strings (null values as "").
+func stringMap(obj map[string]any, field string) (map[string]string, error) {
 	out := map[string]string{}
-	data, ok := obj["data"].(map[string]any)
-	if !ok && obj["data"] != nil {
-		return nil, fmt.Errorf("data is not a map")
+	m, ok := obj[field].(map[string]any)
+	if !ok && obj[field] != nil {
+		return nil, fmt.Errorf("%s is not a map", field)
 	}
-	for k, v := range data {
+	for k, v := range m {
 		s, ok := v.(string)
 		if !ok && v != nil {
-			return nil, fmt.Errorf("data.%s is not a string", k)
+			return nil, fmt.Errorf("%s.%s is not a string", field, k)
 		}
 		out[k] = s
 	}
 	return out, nil
 }
 
+// configMapData is a ConfigMap's data, as the API's typed ConfigMap holds
+// it (binaryData is never read for values).
+func configMapData(obj map[string]any) (map[string]string, error) {
+	return stringMap(obj, "data")
+}
+
 // secretData is a Secret's data as the API server stores it: data's
 // values decoded from base64, then stringData's written over them.
 func secretData(obj map[string]any) (map[string][]byte, error) {
-	out := map[string][]byte{}
-	data, ok := obj["data"].(map[string]any)
-	if !ok && obj["data"] != nil {
-		return nil, fmt.Errorf("data is not a map")
+	data, err := stringMap(obj, "data")
+	if err != nil {
+		return nil, err
 	}
-	for k, v := range data {
-		s, ok := v.(string)
-		if !ok && v != nil {
-			return nil, fmt.Errorf("data.%s is not a string", k)
-		}
+	sd, err := stringMap(obj, "stringData")
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string][]byte, len(data)+len(sd))
+	for k, s := range data {
 		b, err := base64.StdEncoding.DecodeString(s)
 		if err != nil {
 			return nil, fmt.Errorf("data.%s: %w", k, err)
 		}
 		out[k] = b
 	}
-	sd, ok := obj["stringData"].(map[string]any)
-	if !ok && obj["stringData"] != nil {
-		return nil, fmt.Errorf("stringData is not a map")
-	}
-	for k, v := range sd {
-		s, ok := v.(string)
-		if !ok && v != nil {
-			return nil, fmt.Errorf("stringData.%s is not a string", k)
-		}
+	for k, s := range sd {
 		out[k] = []byte(s)
 	}
 	return out, nil

@@ -228,3 +228,38 @@ func TestValuesReferenceErrorIs(t *testing.T) {
 		t.Fatalf("%v %v %v", vals, skipped, err)
 	}
 }
+
+func TestObjectsRefuseBadData(t *testing.T) {
+	decoded, err := DecodeObjects([]byte(`apiVersion: v1
+kind: Secret
+metadata: {name: s, namespace: ns}
+data: {values.yaml: "ENC[AES256_GCM,data:abc]"}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: c, namespace: ns}
+data: {values.yaml: [1]}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: c, namespace: ns}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs := NewObjects()
+	if n := objs.Add(decoded...); n != 2 || len(objs.Duplicates()) != 1 || objs.Duplicates()[0] != "ConfigMap/ns/c" {
+		t.Fatalf("kept %d, duplicates %v", n, objs.Duplicates())
+	}
+	hr := &HelmRelease{}
+	hr.Namespace = "ns"
+	for kind, want := range map[string]string{
+		"Secret":    "Secret ns/s: data.values.yaml: illegal base64 data at input byte 3",
+		"ConfigMap": "ConfigMap ns/c: data.values.yaml is not a string",
+	} {
+		hr.Spec.ValuesFrom = []ValuesReference{{Kind: kind, Name: map[string]string{"Secret": "s", "ConfigMap": "c"}[kind]}}
+		if _, _, err := Values(hr, objs); err == nil || err.Error() != want {
+			t.Errorf("%s: %v, want %s", kind, err, want)
+		}
+	}
+}
