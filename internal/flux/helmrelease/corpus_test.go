@@ -383,6 +383,7 @@ func TestCorpusHelmReleases(t *testing.T) {
 				if i := strings.LastIndex(e, ": "); i >= 0 {
 					e = e[i+2:]
 				}
+				t.Logf("%s %s: values refused: %v", r.name, hr.ID(), err)
 				errKinds[regexp.MustCompile(`"[^"]*"`).ReplaceAllString(e, `"…"`)]++
 			} else {
 				valuesOK++
