@@ -252,10 +252,9 @@ func render(t *testing.T, helm string, hr *HelmRelease, objs *Objects, chart str
 func TestGitRepositoryRender(t *testing.T) {
 	helm := helmV3(t)
 	root := t.TempDir()
-	files := helloChart("1.2.0")
-	for name, data := range files {
+	files := map[string]string{}
+	for name, data := range helloChart("1.2.0") {
 		files["charts/"+name] = data
-		delete(files, name)
 	}
 	files["deploy/values-base.yaml"] = "greeting: base\nnested: {keep: base}\n"
 	files["deploy/values-prod.yaml"] = "nested: {added: prod}\n"
