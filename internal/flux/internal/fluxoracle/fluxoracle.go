@@ -9,59 +9,22 @@
 package fluxoracle
 
 import (
-	"bufio"
-	"encoding/json"
-	"io"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
-	"sync"
 	"testing"
+
+	"github.com/kpipe/kpipe/internal/flux/internal/oracleproc"
 )
 
 // Oracle is a running tools/fluxoracle.
-type Oracle struct {
-	mu  sync.Mutex
-	in  io.WriteCloser
-	out *bufio.Reader
-}
+type Oracle struct{ p *oracleproc.Process }
 
 // BuildCommand is the command that builds the oracle, for skip messages.
-const BuildCommand = "go build -C tools/fluxoracle -o fluxoracle ."
+var BuildCommand = oracleproc.BuildCommand("fluxoracle")
 
-// Start builds tools/fluxoracle and starts it for the rest of the test,
-// or skips the test naming the command that failed (the libraries come
-// from the module proxy or the module cache: an offline machine without
-// them cannot build it).
+// Start builds tools/fluxoracle and starts it for the rest of the test, or
+// skips the test naming the command that failed.
 func Start(tb testing.TB) *Oracle {
 	tb.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	dir := filepath.Join(filepath.Dir(file), "../../../../tools/fluxoracle")
-	bin := filepath.Join(tb.TempDir(), "fluxoracle")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Dir = dir
-	if out, err := build.CombinedOutput(); err != nil {
-		tb.Skipf("the oracle of Flux's libraries does not build (%v); run %q from the repository root to see why:\n%s", err, BuildCommand, out)
-	}
-	cmd := exec.Command(bin)
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		in.Close()
-		cmd.Wait()
-	})
-	return &Oracle{in: in, out: bufio.NewReader(out)}
+	return &Oracle{oracleproc.Start(tb, "fluxoracle", "Flux's libraries")}
 }
 
 // Response is the oracle's answer.
@@ -74,23 +37,8 @@ type Response struct {
 
 func (o *Oracle) ask(tb testing.TB, req any) Response {
 	tb.Helper()
-	b, err := json.Marshal(req)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if _, err := o.in.Write(append(b, '\n')); err != nil {
-		tb.Fatalf("oracle: %v", err)
-	}
-	line, err := o.out.ReadBytes('\n')
-	if err != nil {
-		tb.Fatalf("oracle: %v", err)
-	}
 	var res Response
-	if err := json.Unmarshal(line, &res); err != nil {
-		tb.Fatalf("oracle answered %q: %v", line, err)
-	}
+	o.p.Ask(tb, req, &res)
 	return res
 }
 
