@@ -112,11 +112,18 @@ func Open(dir string) (*File, *loaders.Kustomization, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	return OpenData(path, data, fi.Mode().Perm())
+}
+
+// OpenData is Open for a kustomization file's content held in memory:
+// path names it in errors (and is where Write would write it), mode is
+// the permission Write would give it.
+func OpenData(path string, data []byte, mode os.FileMode) (*File, *loaders.Kustomization, error) {
 	k, err := Parse(data)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	f := &File{Path: path, mode: fi.Mode().Perm()}
+	f := &File{Path: path, mode: mode}
 	f.parseCommentedFields(data)
 	return f, k, nil
 }
