@@ -3,10 +3,9 @@
 // (controller/state.go GetRepoObjs), the shortcuts for ref-only sources,
 // the app path and symlink checks, source type detection with the
 // .argocd-source files, the Kustomize edits or the helm command or the
-// Directory read, the render itself through a Renderer (the engine, in
-// phase 2; `kustomize build` and `helm template` run as processes in the
-// tests), then the repo-server's post-processing and the controller's
-// normalization, with Argo CD's error wording.
+// Directory read, the render itself through a Renderer (kpipe's engine:
+// package render), then the repo-server's post-processing and the
+// controller's normalization, with Argo CD's error wording.
 //
 // It imports kpipe's internal/argocd packages only.
 package generate
