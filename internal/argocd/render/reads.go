@@ -1,9 +1,12 @@
 package render
 
 import (
+	"bytes"
 	"io/fs"
+	"path"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/kpipe/kpipe/cache"
@@ -198,8 +201,17 @@ func (v *View) file(name string) { v.r.File(v.t.Abs(name)) }
 // Open opens name, recorded as a file read.
 func (v *View) Open(name string) (fs.File, error) { v.file(name); return v.t.Open(name) }
 
-// ReadFile reads name, recorded.
-func (v *View) ReadFile(name string) ([]byte, error) { v.file(name); return v.t.ReadFile(name) }
+// ReadFile reads name, recorded. An .argocd-source file that names the
+// ARGOCD_APP_* values makes the reads inexact: the output may follow the
+// revision.
+func (v *View) ReadFile(name string) ([]byte, error) {
+	v.file(name)
+	data, err := v.t.ReadFile(name)
+	if err == nil && strings.HasPrefix(path.Base(name), ".argocd-source") && bytes.Contains(data, []byte("ARGOCD_APP_")) {
+		v.r.Inexact("an .argocd-source file naming ARGOCD_APP_* values")
+	}
+	return data, err
+}
 
 // ReadDir lists name, recorded as a listing.
 func (v *View) ReadDir(name string) ([]fs.DirEntry, error) {

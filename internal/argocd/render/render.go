@@ -401,3 +401,6 @@ func relabel(s string, tree *Tree, label string) string {
 	}
 	return strings.ReplaceAll(s, tree.Dir, label)
 }
+
+// Options returns the Renderer's options.
+func (r *Renderer) Options() Options { return r.opts }
