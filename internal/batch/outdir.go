@@ -58,6 +58,14 @@ func (d *OutDir) Put(owner, path string, data []byte) (changed bool, digest stri
 	return changed, digest, nil
 }
 
+// Keep records that path, owner's output, holds content of digest (hex)
+// already: a unit found up to date.
+func (d *OutDir) Keep(owner, path, digest string) {
+	if !d.check {
+		d.man.add(owner, path, digest)
+	}
+}
+
 // Drop deletes path, the output of a unit that now fails, if kpipe wrote
 // it and it is unchanged since; it says whether it deleted it.
 func (d *OutDir) Drop(path string) bool {

@@ -94,3 +94,17 @@ func TestFind(t *testing.T) {
 		t.Errorf("ApplicationSets: found %d", len(as))
 	}
 }
+
+func TestReposHostPath(t *testing.T) {
+	r := app.NewRepos("git@GitHub.com:Org/Repo.git")
+	for _, u := range []string{"https://github.com/org/repo.git", "https://github.com/org/repo", "ssh://git@github.com:22/org/repo", "git@github.com:org/repo"} {
+		if !r.Local(u) {
+			t.Errorf("%s is not git@GitHub.com:Org/Repo.git", u)
+		}
+	}
+	for _, u := range []string{"https://github.com/org/repo2", "https://gitlab.com/org/repo", "org/repo", ""} {
+		if r.Local(u) {
+			t.Errorf("%s taken for git@GitHub.com:Org/Repo.git", u)
+		}
+	}
+}

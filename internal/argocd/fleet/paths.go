@@ -72,6 +72,19 @@ func Paths(a *app.Application, tree *render.Tree, reads *render.Reads) []string 
 		srcPath = path.Clean(strings.TrimPrefix(srcs[0].Path, "./"))
 	}
 	out := make([]string, 0, len(top))
+	// The source's path first, then what lies below it, then the rest.
+	slices.SortStableFunc(top, func(a, b string) int {
+		rank := func(d string) int {
+			switch {
+			case d == srcPath:
+				return 0
+			case below(srcPath, d):
+				return 1
+			}
+			return 2
+		}
+		return rank(a) - rank(b)
+	})
 	for _, d := range top {
 		switch {
 		case d == srcPath:

@@ -57,15 +57,15 @@ func recordable(u *Unit) bool {
 }
 
 // lookup returns u's outputs and inputs when its record's inputs are
-// unchanged and, with output set, the record names that output file and
-// the file still holds what was written.
+// unchanged and, with output set, that file holds the recorded output
+// (whichever run, with an output directory or not, made the record).
 func (r *records) lookup(u *Unit, output string, intact func(path string, d cache.Key) bool) (*Output, []cache.Input, bool) {
 	if r == nil || u.App == nil {
 		return nil, nil, false
 	}
 	name := r.name(u)
 	rec, ok := r.index.Root(name)
-	if !ok || rec.Output != output || !r.index.Unchanged(r.checker, rec) {
+	if !ok || !r.index.Unchanged(r.checker, rec) {
 		return nil, nil, false
 	}
 	if output != "" && !intact(output, rec.OutputDigest) {

@@ -158,6 +158,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			if out, inputs, ok := recs.lookup(u, outputOf(u.Name), intact); ok {
 				rr.Status, rr.Cached, rr.UpToDate, rr.Output = "ok", true, true, outputOf(u.Name)
 				rr.Digest = digestHex(out.Manifests)
+				if od != nil {
+					od.Keep(owner(u.Name), rr.Output, rr.Digest)
+				}
 				res.Outputs[u.Name] = out
 				if o.Reads {
 					res.Reads[u.Name] = readsOfInputs(o.Tree.Files, inputs)
