@@ -50,6 +50,7 @@ func argocdSettingFlags() []cli.Flag {
 		&cli.StringFlag{Name: "kube-version", Usage: "the destination cluster's Kubernetes version (helm --kube-version; kustomize --helm-kube-version)"},
 		&cli.StringSliceFlag{Name: "api-versions", Usage: "the destination cluster's API versions (group/version and group/version/Kind; helm --api-versions)"},
 		&cli.StringFlag{Name: "kustomize-build-options", Usage: "argocd-cm kustomize.buildOptions (e.g. \"--enable-helm --load-restrictor LoadRestrictionsNone\")"},
+		&cli.StringSliceFlag{Name: "kustomize-version", Usage: "a kustomize.version name argocd-cm registers (kustomize.path.<name>); kpipe builds every version alike"},
 		&cli.StringSliceFlag{Name: "cluster-scoped", Usage: "group/Kind of a custom resource the cluster has cluster-scoped (the built-in kinds and CRDs rendered by the Application are known)"},
 		&cli.StringSliceFlag{Name: "repo-url", Usage: "a URL Applications name this repository by (besides its git remotes)"},
 		&cli.StringFlag{Name: "revision", Usage: "the commit ARGOCD_APP_REVISION names (default: the checked-out commit)"},
@@ -80,6 +81,7 @@ func argocdSettings(c *cli.Context) (generate.Settings, error) {
 		APIVersions:         c.StringSlice("api-versions"),
 		BuildOptions:        c.String("kustomize-build-options"),
 		ClusterScoped:       c.StringSlice("cluster-scoped"),
+		KustomizeVersions:   c.StringSlice("kustomize-version"),
 		Revision:            c.String("revision"),
 		ValuesFileSchemes:   []string{"https", "http"},
 	}

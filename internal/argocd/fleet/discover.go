@@ -99,6 +99,29 @@ func Discover(o DiscoverOptions) ([]Unit, error) {
 			}
 		}
 	}
+	return units(o, ns, found), nil
+}
+
+// DiscoverFiles is Discover reading only the files named (slash paths
+// from the root; a file that is not there holds nothing).
+func DiscoverFiles(o DiscoverOptions, files []string) ([]Unit, error) {
+	ns := o.ControllerNamespace
+	if ns == "" {
+		ns = "argocd"
+	}
+	var found []app.Found
+	for _, f := range files {
+		fs, err := app.FindFile(o.Tree, f)
+		if err != nil {
+			return nil, err
+		}
+		found = append(found, fs...)
+	}
+	return units(o, ns, found), nil
+}
+
+// units are the Units of what was found, by name.
+func units(o DiscoverOptions, ns string, found []app.Found) []Unit {
 	var tracked struct {
 		once  sync.Once
 		files []string
@@ -142,7 +165,7 @@ func Discover(o DiscoverOptions) ([]Unit, error) {
 		}
 	}
 	sort.SliceStable(units, func(i, j int) bool { return units[i].Name < units[j].Name })
-	return units, nil
+	return units
 }
 
 // unitOf makes the Unit of an Application.

@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"errors"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -121,7 +122,7 @@ func Review(ctx context.Context, o ReviewOptions) (*diff.Result, []Affected, err
 	}
 	bd := disc
 	bd.Tree, bd.Repos, bd.ControllerNamespace = baseTree, repos, o.Settings.ControllerNamespace
-	bases, err := Discover(bd)
+	bases, err := baseUnits(bd, heads, sides.Changes, dirs)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -207,6 +208,72 @@ func Review(ctx context.Context, o ReviewOptions) (*diff.Result, []Affected, err
 	}
 	slices.SortFunc(res.Roots, func(a, b diff.RootDiff) int { return strings.Compare(a.Path, b.Path) })
 	return res, out, nil
+}
+
+// baseUnits are the old side's Units, reading what the change can have
+// changed only: the new side's Applications from files the change did
+// not touch are the old side's too; the changed files, and every file
+// holding an ApplicationSet (whose expansion may follow any change), are
+// read again at the old revision.
+func baseUnits(o DiscoverOptions, heads []Unit, changes []affected.Change, dirs []string) ([]Unit, error) {
+	changed := map[string]bool{}
+	var files []string
+	for _, c := range changes {
+		p := filepath.ToSlash(c.Path)
+		changed[p] = true
+		switch path.Ext(p) {
+		case ".yaml", ".yml", ".json":
+			if c.Status != affected.Added && inDirs(p, dirs) && !hidden(p) {
+				files = append(files, p)
+			}
+		}
+	}
+	for _, u := range heads {
+		if u.Set != "" || changed[u.File] {
+			files = append(files, u.File)
+		}
+	}
+	slices.Sort(files)
+	files = slices.Compact(files)
+	reread := map[string]bool{}
+	for _, f := range files {
+		reread[f] = true
+	}
+	out, err := DiscoverFiles(o, files)
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range heads {
+		if !reread[u.File] {
+			out = append(out, u)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Unit) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// inDirs reports whether the slash path p lies in one of dirs.
+func inDirs(p string, dirs []string) bool {
+	if len(dirs) == 0 {
+		return true
+	}
+	for _, d := range dirs {
+		if below(d, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// hidden reports a path through a hidden directory (Find skips those).
+func hidden(p string) bool {
+	parts := strings.Split(p, "/")
+	for _, s := range parts[:len(parts)-1] {
+		if strings.HasPrefix(s, ".") {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *Result) outputOf(name string) *Output {

@@ -100,6 +100,15 @@ type Renderer interface {
 	Helm(ctx context.Context, h *HelmTemplate) ([]byte, error)
 }
 
+// ObjectRenderer is a Renderer that can also return a kustomize build's
+// objects parsed as manifest.SplitYAML parses its output (a renderer that
+// sees the same output many times parses it once): fresh objects the
+// caller may change. Errors are as Kustomize's.
+type ObjectRenderer interface {
+	Renderer
+	KustomizeObjects(ctx context.Context, b *KustomizeBuild) ([]manifest.Object, error)
+}
+
 // Checkouts finds the local checkout of a repoURL; ok false for another
 // repository (skipped).
 type Checkouts func(repoURL string) (app.Checkout, bool)
@@ -185,7 +194,7 @@ func Application(ctx context.Context, a *app.Application, cos Checkouts, s Setti
 		all = append(all, objs...)
 	}
 	for _, o := range all {
-		res.Manifests = append(res.Manifests, deepCopy(o).(manifest.Object))
+		res.Manifests = append(res.Manifests, manifest.DeepCopy(o))
 	}
 	tr := manifest.Tracking{Method: s.TrackingMethod, LabelKey: s.AppLabelKey, AppName: res.Instance, Namespace: spec.Destination.Namespace, InstallationID: s.InstallationID}
 	norm, conds, err := manifest.Normalize(all, spec.Destination.Namespace, manifest.NewScope(all, s.ClusterScoped...), tr)
@@ -247,7 +256,14 @@ func generateSource(ctx context.Context, sr *Source, co app.Checkout, cos Checko
 		dot := co
 		dot.Root = "."
 		sr.Commands = append(sr.Commands, app.CommandString(append([]string{"kustomize"}, kustomize.BuildArgs(dot, dir, s.BuildOptions, kv, src.APIVersionsOrDefault(s.APIVersions))...)))
-		out, err := r.Kustomize(ctx, &KustomizeBuild{Checkout: co, AppDir: dir, Edit: ed, Args: args, Env: env.Environ()})
+		kb := &KustomizeBuild{Checkout: co, AppDir: dir, Edit: ed, Args: args, Env: env.Environ()}
+		if or, ok := r.(ObjectRenderer); ok {
+			if objs, err = or.KustomizeObjects(ctx, kb); err != nil {
+				return nil, commandError(app.CommandLine(append([]string{"kustomize"}, args...), co.Root), err)
+			}
+			break
+		}
+		out, err := r.Kustomize(ctx, kb)
 		if err != nil {
 			return nil, commandError(app.CommandLine(append([]string{"kustomize"}, args...), co.Root), err)
 		}
@@ -344,20 +360,3 @@ func contains(l []string, s string) bool {
 	return false
 }
 
-func deepCopy(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(t))
-		for k, e := range t {
-			m[k] = deepCopy(e)
-		}
-		return m
-	case []any:
-		l := make([]any, len(t))
-		for i, e := range t {
-			l[i] = deepCopy(e)
-		}
-		return l
-	}
-	return v
-}

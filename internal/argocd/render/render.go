@@ -32,6 +32,7 @@ import (
 	"github.com/kpipe/kpipe/cache"
 	"github.com/kpipe/kpipe/internal/argocd/app"
 	"github.com/kpipe/kpipe/internal/argocd/generate"
+	"github.com/kpipe/kpipe/internal/argocd/manifest"
 	"github.com/kpipe/kpipe/internal/engine"
 	"github.com/kpipe/kpipe/internal/fetch"
 	"github.com/kpipe/kpipe/loaders"
@@ -58,6 +59,7 @@ type Renderer struct {
 
 	mu      sync.Mutex
 	indexes map[*Tree]*cache.FileIndex
+	parsed  map[cache.Key]*parsed
 	stats   Stats
 
 	helm helmRunner
@@ -83,7 +85,7 @@ func New(o Options) *Renderer {
 	if o.Engine.Helm.Command == "" {
 		o.Engine.Helm.Command = "helm"
 	}
-	r := &Renderer{opts: o, indexes: map[*Tree]*cache.FileIndex{}}
+	r := &Renderer{opts: o, indexes: map[*Tree]*cache.FileIndex{}, parsed: map[cache.Key]*parsed{}}
 	r.helm.r = r
 	return r
 }
@@ -194,6 +196,41 @@ func (r *Renderer) Kustomize(ctx context.Context, b *generate.KustomizeBuild) ([
 		return nil, q.err
 	}
 	return q.out, nil
+}
+
+// KustomizeObjects is Kustomize's output parsed as manifest.SplitYAML
+// parses it (generate.ObjectRenderer): an output several Applications
+// build (a root without options) is parsed once, each caller given its
+// own copy.
+func (r *Renderer) KustomizeObjects(ctx context.Context, b *generate.KustomizeBuild) ([]manifest.Object, error) {
+	out, err := r.Kustomize(ctx, b)
+	if err != nil {
+		return nil, err
+	}
+	key := cache.Digest(out)
+	r.mu.Lock()
+	p, ok := r.parsed[key]
+	if !ok {
+		p = &parsed{}
+		r.parsed[key] = p
+	}
+	r.mu.Unlock()
+	p.once.Do(func() { p.objs, p.err = manifest.SplitYAML(out) })
+	if p.err != nil {
+		return nil, p.err
+	}
+	objs := make([]manifest.Object, len(p.objs))
+	for i, o := range p.objs {
+		objs[i] = manifest.DeepCopy(o)
+	}
+	return objs, nil
+}
+
+// parsed is one kustomize output, parsed once.
+type parsed struct {
+	once sync.Once
+	objs []manifest.Object
+	err  error
 }
 
 // build runs the kustomize builds qs asked for: one engine build for
