@@ -359,4 +359,3 @@ func contains(l []string, s string) bool {
 	}
 	return false
 }
-
