@@ -174,10 +174,11 @@ func readApplications(c *cli.Context, p string) ([]*app.Application, error) {
 	var data []byte
 	var err error
 	if p == "-" {
-		data, err = io.ReadAll(c.App.Reader)
-		if c.App.Reader == nil {
-			data, err = io.ReadAll(os.Stdin)
+		var r io.Reader = os.Stdin
+		if c.App.Reader != nil {
+			r = c.App.Reader
 		}
+		data, err = io.ReadAll(r)
 	} else {
 		data, err = os.ReadFile(p)
 	}
@@ -248,45 +249,65 @@ func argocdRepos(c *cli.Context, top string, apps ...*app.Application) *app.Repo
 	return app.NewRepos(urls...)
 }
 
-func runArgocdManifests(c *cli.Context) error {
+// argocdApps reads the Applications of the file the command names and
+// sets up their rendering from the repository: the source, and done,
+// which closes the cache.
+func argocdApps(c *cli.Context) ([]*app.Application, *fleet.Source, func(), error) {
 	if c.NArg() != 1 {
-		return usage(c, "name one Application file (or - for standard input)")
-	}
-	format := c.String("output")
-	if format != "yaml" && format != "json" {
-		return usage(c, "--output %q: want yaml or json", format)
+		return nil, nil, nil, usage(c, "name one Application file (or - for standard input)")
 	}
 	settings, err := argocdSettings(c)
 	if err != nil {
-		return err
+		return nil, nil, nil, err
 	}
 	apps, err := readApplications(c, c.Args().First())
 	if err != nil {
-		return &exitError{code: 2, err: err}
+		return nil, nil, nil, &exitError{code: 2, err: err}
 	}
 	tree, err := argocdRepo(c, ".")
 	if err != nil {
-		return &exitError{code: 2, err: err}
+		return nil, nil, nil, &exitError{code: 2, err: err}
 	}
 	argocdRevision(c, &settings, tree.Dir)
 	ro, done, err := argocdEngine(c)
 	if err != nil {
+		return nil, nil, nil, err
+	}
+	return apps, &fleet.Source{Tree: tree, Repos: argocdRepos(c, tree.Dir, apps...), Renderer: render.New(ro), Settings: settings}, done, nil
+}
+
+// argocdRender renders a, or says why it cannot (exit status 3: not
+// here; 1: Argo CD's error).
+func argocdRender(c *cli.Context, src *fleet.Source, a *app.Application) (*fleet.Output, error) {
+	out := src.Render(c.Context, a)
+	name := a.InstanceName(src.Settings.ControllerNamespace)
+	switch {
+	case out.Skipped != "":
+		return nil, &exitError{code: 3, err: fmt.Errorf("%s: not rendered: %s", name, out.Skipped)}
+	case out.Err != "":
+		return nil, fmt.Errorf("%s: %s", name, out.Err)
+	}
+	return out, nil
+}
+
+func runArgocdManifests(c *cli.Context) error {
+	format := c.String("output")
+	if format != "yaml" && format != "json" {
+		return usage(c, "--output %q: want yaml or json", format)
+	}
+	apps, src, done, err := argocdApps(c)
+	if err != nil {
 		return err
 	}
 	defer done()
-	src := fleet.Source{Tree: tree, Repos: argocdRepos(c, tree.Dir, apps...), Renderer: render.New(ro), Settings: settings}
 	w := c.App.Writer
 	for i, a := range apps {
-		out := src.Render(c.Context, a)
-		name := a.InstanceName(settings.ControllerNamespace)
-		switch {
-		case out.Skipped != "":
-			return &exitError{code: 3, err: fmt.Errorf("%s: not rendered: %s", name, out.Skipped)}
-		case out.Err != "":
-			return fmt.Errorf("%s: %s", name, out.Err)
+		out, err := argocdRender(c, src, a)
+		if err != nil {
+			return err
 		}
 		for _, cond := range out.Result.Conditions {
-			fmt.Fprintf(c.App.ErrWriter, "Warning: %s: %s\n", name, cond)
+			fmt.Fprintf(c.App.ErrWriter, "Warning: %s: %s\n", a.InstanceName(src.Settings.ControllerNamespace), cond)
 		}
 		objs := out.Result.Manifests
 		data := out.Manifests
@@ -327,42 +348,20 @@ those paths.`,
 }
 
 func runArgocdPaths(c *cli.Context) error {
-	if c.NArg() != 1 {
-		return usage(c, "name one Application file")
-	}
-	settings, err := argocdSettings(c)
-	if err != nil {
-		return err
-	}
-	apps, err := readApplications(c, c.Args().First())
-	if err != nil {
-		return &exitError{code: 2, err: err}
-	}
-	tree, err := argocdRepo(c, ".")
-	if err != nil {
-		return &exitError{code: 2, err: err}
-	}
-	argocdRevision(c, &settings, tree.Dir)
-	ro, done, err := argocdEngine(c)
+	apps, src, done, err := argocdApps(c)
 	if err != nil {
 		return err
 	}
 	defer done()
-	src := fleet.Source{Tree: tree, Repos: argocdRepos(c, tree.Dir, apps...), Renderer: render.New(ro), Settings: settings}
 	for _, a := range apps {
-		out := src.Render(c.Context, a)
-		name := a.InstanceName(settings.ControllerNamespace)
-		switch {
-		case out.Skipped != "":
-			return &exitError{code: 3, err: fmt.Errorf("%s: not rendered: %s", name, out.Skipped)}
-		case out.Err != "":
-			return fmt.Errorf("%s: %s", name, out.Err)
+		out, err := argocdRender(c, src, a)
+		if err != nil {
+			return err
 		}
-		paths := fleet.Paths(a, tree, out.Reads)
 		if len(apps) > 1 {
-			fmt.Fprintf(c.App.Writer, "%s: ", name)
+			fmt.Fprintf(c.App.Writer, "%s: ", a.InstanceName(src.Settings.ControllerNamespace))
 		}
-		fmt.Fprintln(c.App.Writer, strings.Join(paths, ";"))
+		fmt.Fprintln(c.App.Writer, strings.Join(fleet.Paths(a, src.Tree, out.Reads), ";"))
 	}
 	return nil
 }

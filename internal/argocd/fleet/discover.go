@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -239,17 +241,8 @@ func expand(o DiscoverOptions, f app.Found, ns string, tracked func() ([]string,
 	for i := range res.Applications {
 		out = append(out, unitOf(&res.Applications[i], f.Path, f.Name, ns, o.Repos))
 	}
-	for _, k := range sortedKeys(res.Invalid) {
+	for _, k := range slices.Sorted(maps.Keys(res.Invalid)) {
 		out = append(out, Unit{Name: "applicationset/" + f.Name + "/" + k, File: f.Path, Set: f.Name, Err: res.Invalid[k]})
 	}
-	return out
-}
-
-func sortedKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }
