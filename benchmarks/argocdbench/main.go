@@ -50,7 +50,13 @@ func main() {
 	keep := flag.String("keep", "", "write the repository here and keep it")
 	results := flag.String("results", "", "append the results to this markdown file")
 	genOnly := flag.String("gen-only", "", "only write the repository in this directory")
+	corpus := flag.String("corpus", os.Getenv("KPIPE_ARGOCD_CORPUS"), "the Argo CD reference corpus, for its bench300 scenario (default $KPIPE_ARGOCD_CORPUS, else /work/ref/argocd-corpus when present)")
 	flag.Parse()
+	if *corpus == "" {
+		if _, err := os.Stat("/work/ref/argocd-corpus/bench300"); err == nil {
+			*corpus = "/work/ref/argocd-corpus"
+		}
+	}
 	if *genOnly != "" {
 		b := &bench{apps: *apps, repo: *genOnly}
 		if err := b.generate(); err != nil {
@@ -71,7 +77,7 @@ func main() {
 			*oracle = "/work/ref/bin/argocd-oracle"
 		}
 	}
-	b := &bench{kpipe: *kpipe, oracle: *oracle, recorded: *recorded, apps: *apps, runs: *runs}
+	b := &bench{kpipe: *kpipe, oracle: *oracle, recorded: *recorded, apps: *apps, runs: *runs, corpus: *corpus}
 	if err := b.run(*keep, *results); err != nil {
 		fmt.Fprintln(os.Stderr, "argocdbench:", err)
 		os.Exit(1)
@@ -82,6 +88,7 @@ type bench struct {
 	kpipe, oracle string
 	recorded      time.Duration
 	apps, runs    int
+	corpus        string
 	work, repo    string
 	files         []string
 	out           strings.Builder
@@ -249,6 +256,7 @@ func (b *bench) run(keep, results string) error {
 		}
 	}
 
+	corpusNote := ""
 	b.say("| scenario | Argo CD | kpipe | ratio | bar |")
 	b.say("|---|---|---|---|---|")
 	b.say("| cold build-all, %d Applications (empty cache) | %s | %s | %.0fx | >= 50x |", b.apps, secs(argo), secs(coldCache), float64(argo)/float64(coldCache))
@@ -256,12 +264,24 @@ func (b *bench) run(keep, results string) error {
 	b.say("| warm build-all, nothing changed | %s | %s | %.0fx | |", secs(argo), secs(median(warm)), float64(argo)/float64(median(warm)))
 	b.say("| `diff --argocd`, one base file changed (cache of a build-all) | | %s | | < 1 s |", secs(median(diffWarm)))
 	b.say("| `diff --argocd`, one base file changed, empty cache | | %s | | |", secs(median(diffCold)))
+	if b.corpus != "" {
+		lines, err := bench300(b.corpus, b.runs)
+		if err != nil {
+			return err
+		}
+		b.say("%s", lines[0])
+		corpusNote = lines[2]
+	}
 	b.say("")
 	b.say("Argo CD's side: %s.", source)
 	if oracleOut != nil {
 		b.say("Outputs: kpipe's %d Applications against the oracle's GenerateManifests, objects parsed and in order: %d of %d equal.", len(oracleOut), equal, compared)
 	}
 	b.say("The diff reported %d Applications changed (%d expected: those over apps/app003), %d compared; %d git objects read.", len(dr.Roots), want, dr.Compared, dr.ObjectsRead)
+	if corpusNote != "" {
+		b.say("")
+		b.say("%s", corpusNote)
+	}
 	b.say("")
 	if results != "" {
 		fh, err := os.OpenFile(results, os.O_APPEND|os.O_WRONLY, 0o644)
