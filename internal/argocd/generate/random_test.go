@@ -122,8 +122,7 @@ func randomApplication(r *rand.Rand, i int) (doc string, args []string) {
 // (Argo CD's labelWithoutSelector over such a kustomization), ends up
 // changing the selectors too in kustomize, whose labels filter shares one
 // YAML node among the fields it creates; kpipe changes only the labels.
-// Other seeds find it (the default one does not); see
-// /work/notes/argocd-phase2.md.
+// Other seeds find it (the default one does not).
 func TestRandomizedAgainstArgoCD(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs Argo CD's reference program")
