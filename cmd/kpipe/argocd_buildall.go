@@ -23,7 +23,7 @@ func argocdBuildAllCommand() *cli.Command {
 		ArgsUsage: "[DIR...]",
 		Description: `Finds every Argo CD Application and ApplicationSet in the .yaml, .yml and
 .json files under each DIR (default: the current directory; hidden
-directories skipped), expands the ApplicationSets this repository can
+directories and kpipe's output directories skipped), expands the ApplicationSets this repository can
 expand alone (list, git directory and file generators, matrix and merge),
 and renders every Application whose sources are this repository (its git
 remotes' URLs, or --repo-url), as Argo CD's repo-server would. The others
@@ -96,7 +96,13 @@ func runArgocdBuildAll(c *cli.Context) error {
 	o := fleet.Options{
 		Source: fleet.Source{Tree: tree, Repos: argocdRepos(c, tree.Dir), Renderer: r, Settings: settings},
 		Discover: fleet.DiscoverOptions{Dirs: rels, NewGitFileGlobbing: c.Bool("new-git-file-globbing"), IncludeHiddenDirectories: c.Bool("include-hidden-directories"),
-			Tracked: func() ([]string, error) { return fleet.Tracked(c.Context, tree.Dir) }},
+			Tracked: func() ([]string, error) {
+				files, err := fleet.Tracked(c.Context, tree.Dir)
+				if err != nil {
+					return nil, nil // not a git repository: every file
+				}
+				return files, nil
+			}},
 		OutDir: c.String("out-dir"), Check: c.Bool("check"), Prune: c.Bool("prune"), Shard: shard, Version: Version,
 	}
 	if o.OutDir == "" {

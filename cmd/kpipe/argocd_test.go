@@ -18,8 +18,8 @@ const argoRepoURL = "https://example.com/team/config.git"
 // argoRepo writes a small monorepo (2 apps x 2 environments) with 6
 // Applications over its roots (one in three with Kustomize options), an
 // ApplicationSet generating one Application per environment directory of
-// app000, an Application of another repository and one of a Helm
-// repository, commits it with the remote argoRepoURL, and makes it the
+// app000, an app of apps (a Directory source over the Applications), an
+// Application of another repository and one of a Helm repository, commits it with the remote argoRepoURL, and makes it the
 // current directory.
 func argoRepo(t *testing.T) string {
 	t.Helper()
@@ -61,6 +61,17 @@ spec:
       destination:
         server: https://kubernetes.default.svc
         namespace: '{{.path.basename}}'
+`,
+		"argocd/root.yaml": `apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: root
+spec:
+  source:
+    repoURL: ` + argoRepoURL + `
+    path: argocd/apps
+  destination:
+    namespace: argocd
 `,
 		"argocd/other.yaml": `apiVersion: argoproj.io/v1alpha1
 kind: Application
@@ -111,19 +122,21 @@ spec:
 // shards split the Applications and their reports merge.
 func TestArgocdBuildAll(t *testing.T) {
 	dir := argoRepo(t)
-	cacheDir, out := t.TempDir(), filepath.Join(t.TempDir(), "out")
+	// The outputs inside the repository: the app of apps' output holds
+	// Applications, which are not found again.
+	cacheDir, out := t.TempDir(), filepath.Join(dir, "rendered")
 	code, _, errOut := kpipe(t, "argocd", "build-all", "--cache-dir", cacheDir, "--out-dir", out, "--report", filepath.Join(out, "..", "r.json"))
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, errOut)
 	}
 	for _, want := range []string{"skipped chart (argocd/other.yaml): Helm repository chart nginx", "skipped elsewhere (argocd/other.yaml): repository https://example.com/someone/else.git is not this repository",
-		"rendered 10 Applications (0 failed, 2 skipped, 8 changed, 0 up to date)"} {
+		"rendered 11 Applications (0 failed, 2 skipped, 9 changed, 0 up to date)"} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errOut)
 		}
 	}
 	names := argoOutputs(t, out)
-	want := []string{"bench-000", "bench-001", "bench-002", "bench-003", "bench-004", "bench-005", "set-dev", "set-staging"}
+	want := []string{"bench-000", "bench-001", "bench-002", "bench-003", "bench-004", "bench-005", "root", "set-dev", "set-staging"}
 	if !reflect.DeepEqual(names, want) {
 		t.Errorf("outputs %v, want %v", names, want)
 	}
@@ -139,6 +152,9 @@ func TestArgocdBuildAll(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(out, "bench-002.yaml")); !strings.Contains(string(b), "name: b2-app001") || !strings.Contains(string(b), `bench: "2"`) {
 		t.Errorf("bench-002 lacks its name prefix or label:\n%s", b)
 	}
+	if b, _ := os.ReadFile(filepath.Join(out, "root.yaml")); strings.Count(string(b), "kind: Application\n") != 6 {
+		t.Errorf("the app of apps renders the 6 Applications:\n%s", b)
+	}
 	// The ApplicationSet's Applications: each environment directory.
 	if b, _ := os.ReadFile(filepath.Join(out, "set-staging.yaml")); !strings.Contains(string(b), "namespace: app000-staging") {
 		t.Errorf("set-staging:\n%s", b)
@@ -146,7 +162,7 @@ func TestArgocdBuildAll(t *testing.T) {
 
 	// Nothing changed: nothing rendered.
 	code, _, errOut = kpipe(t, "argocd", "build-all", "--cache-dir", cacheDir, "--out-dir", out)
-	if code != 0 || !strings.Contains(errOut, "0 changed, 8 up to date") {
+	if code != 0 || !strings.Contains(errOut, "0 changed, 9 up to date") {
 		t.Errorf("second run: exit %d\n%s", code, errOut)
 	}
 	if code, _, errOut := kpipe(t, "argocd", "build-all", "--cache-dir", cacheDir, "--out-dir", out, "--check"); code != 0 {
@@ -180,8 +196,8 @@ func TestArgocdBuildAll(t *testing.T) {
 		}
 		reps = append(reps, rp)
 	}
-	if len(seen) != 10 {
-		t.Errorf("shards covered %d Applications, want 10: %v", len(seen), seen)
+	if len(seen) != 11 {
+		t.Errorf("shards covered %d Applications, want 11: %v", len(seen), seen)
 	}
 	for n, c := range seen {
 		if c != 1 {

@@ -16,6 +16,7 @@ import (
 	"github.com/kpipe/kpipe/internal/argocd/app"
 	"github.com/kpipe/kpipe/internal/argocd/appset"
 	"github.com/kpipe/kpipe/internal/argocd/render"
+	"github.com/kpipe/kpipe/internal/batch"
 )
 
 // Unit is one Application found in the repository: written as an
@@ -53,8 +54,13 @@ type DiscoverOptions struct {
 	Repos *app.Repos
 	// Tracked lists the files git tracks (slash paths from the root), for
 	// ApplicationSets' git file generators; called at most once, when one
-	// needs it. Nil: every file of the tree.
+	// needs it. Nil, or nil files without an error: every file of the
+	// tree.
 	Tracked func() ([]string, error)
+	// Skip are directories not searched (slash paths from the root): an
+	// output directory inside the tree, whose rendered manifests may hold
+	// Applications (an app of apps).
+	Skip []string
 	// ControllerNamespace is Argo CD's namespace (default "argocd").
 	ControllerNamespace string
 	// NewGitFileGlobbing and IncludeHiddenDirectories are the
@@ -89,7 +95,9 @@ func Discover(o DiscoverOptions) ([]Unit, error) {
 	seen := map[string]bool{}
 	for _, d := range dirs {
 		d = path.Clean(d)
-		fs, err := app.Find(o.Tree, d, app.FindOptions{})
+		fs, err := app.Find(o.Tree, d, app.FindOptions{SkipDir: func(dir string) bool {
+			return slices.Contains(o.Skip, dir) || outputDir(o.Tree, dir)
+		}})
 		if err != nil {
 			return nil, err
 		}
@@ -102,6 +110,14 @@ func Discover(o DiscoverOptions) ([]Unit, error) {
 		}
 	}
 	return units(o, ns, found), nil
+}
+
+// outputDir reports a directory kpipe writes outputs to (it holds
+// batch.ManifestName): rendered manifests, whose Applications (an app of
+// apps') are not found again.
+func outputDir(fsys fs.FS, dir string) bool {
+	fi, err := fs.Stat(fsys, path.Join(dir, batch.ManifestName))
+	return err == nil && fi.Mode().IsRegular()
 }
 
 // DiscoverFiles is Discover reading only the files named (slash paths
@@ -133,7 +149,9 @@ func units(o DiscoverOptions, ns string, found []app.Found) []Unit {
 		tracked.once.Do(func() {
 			if o.Tracked != nil {
 				tracked.files, tracked.err = o.Tracked()
-				return
+				if tracked.files != nil || tracked.err != nil {
+					return
+				}
 			}
 			tracked.err = fs.WalkDir(o.Tree, ".", func(p string, d fs.DirEntry, err error) error {
 				if err != nil {

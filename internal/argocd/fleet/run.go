@@ -68,6 +68,14 @@ var ErrNoApplications = fmt.Errorf("no Argo CD Application or ApplicationSet fou
 func Run(ctx context.Context, o Options) (*Result, error) {
 	start := time.Now()
 	o.Discover.Tree, o.Discover.Repos, o.Discover.ControllerNamespace = o.Tree, o.Repos, o.Settings.ControllerNamespace
+	if o.OutDir != "" {
+		// The outputs are not searched: an app of apps renders Applications.
+		if abs, err := filepath.Abs(o.OutDir); err == nil {
+			if rel, err := filepath.Rel(o.Tree.Dir, abs); err == nil && filepath.IsLocal(rel) {
+				o.Discover.Skip = append(o.Discover.Skip, filepath.ToSlash(rel))
+			}
+		}
+	}
 	units, err := Discover(o.Discover)
 	if err != nil {
 		return nil, err
