@@ -401,33 +401,65 @@ const (
 // runHelm runs helm with args and returns its standard output; a failure
 // names the command (shown) and carries helm's standard error.
 func (s *helmStage) runHelm(ctx context.Context, env []string, shown string, args []string) ([]byte, error) {
+	run := RunHelm(ctx, s.helm, "", env, args)
+	if run.Overflowed && ctx.Err() == nil {
+		return nil, fmt.Errorf("chart %s: the output of '%s' passed %d MiB, the most kpipe takes from helm; it was stopped", s.chartDir, shown, maxHelmOutput>>20)
+	}
+	if err := run.Err; err != nil {
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("chart %s: unable to run '%s' (is '%s' installed?): %w", s.chartDir, shown, s.helm.Command, err)
+		}
+		msg := strings.TrimSpace(string(run.Stderr))
+		if msg != "" {
+			msg = "; helm said:\n" + msg
+			if run.Truncation != "" {
+				msg += "\n" + run.Truncation
+			}
+		}
+		return nil, fmt.Errorf("chart %s: '%s' failed: %w%s", s.chartDir, shown, err, msg)
+	}
+	return run.Stdout, nil
+}
+
+// HelmRun is the outcome of one run of helm (RunHelm).
+type HelmRun struct {
+	// Stdout is what helm wrote to its standard output (nil when it
+	// passed the cap: Overflowed), Stderr the start of its standard error
+	// (Truncation says what was dropped).
+	Stdout, Stderr []byte
+	Overflowed     bool
+	Truncation     string
+	// Err is the run's error: an *exec.ExitError when helm failed.
+	Err error
+}
+
+// RunHelm runs the helm binary h names with args in dir ("": the current
+// directory) and the environment env, in a process group of its own that
+// ctx's end kills, taking at most 256 MiB of its output and 64 KiB of its
+// standard error: kpipe's one way of running helm, for helmCharts and
+// for Argo CD's Helm sources.
+func RunHelm(ctx context.Context, h HelmSettings, dir string, env []string, args []string) HelmRun {
 	hctx, stop := context.WithCancel(ctx)
 	defer stop()
 	stdout := &procgroup.Capped{Max: maxHelmOutput, OnOverflow: stop}
 	stderr := &procgroup.Capped{Max: maxHelmStderr}
-	cmd := exec.CommandContext(hctx, s.helm.Path, args...)
+	cmd := exec.CommandContext(hctx, h.Path, args...)
+	cmd.Dir = dir
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	procgroup.Prepare(cmd)
 	err := cmd.Run()
 	procgroup.Reap(cmd)
-	if stdout.Overflowed() && ctx.Err() == nil {
-		return nil, fmt.Errorf("chart %s: the output of '%s' passed %d MiB, the most kpipe takes from helm; it was stopped", s.chartDir, shown, maxHelmOutput>>20)
-	}
-	if err != nil {
-		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("chart %s: unable to run '%s' (is '%s' installed?): %w", s.chartDir, shown, s.helm.Command, err)
+	run := HelmRun{Stderr: stderr.Bytes(), Truncation: stderr.Truncation(), Err: err}
+	if stdout.Overflowed() {
+		run.Overflowed = true
+		if run.Err == nil {
+			run.Err = fmt.Errorf("the output of helm passed %d MiB, the most kpipe takes from helm", maxHelmOutput>>20)
 		}
-		msg := strings.TrimSpace(string(stderr.Bytes()))
-		if msg != "" {
-			msg = "; helm said:\n" + msg
-			if t := stderr.Truncation(); t != "" {
-				msg += "\n" + t
-			}
-		}
-		return nil, fmt.Errorf("chart %s: '%s' failed: %w%s", s.chartDir, shown, err, msg)
+		return run
 	}
-	return stdout.Bytes(), nil
+	run.Stdout = stdout.Bytes()
+	return run
 }
 
 var helmVersionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`v?\d+(\.\d+)+`) })

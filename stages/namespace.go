@@ -2,6 +2,7 @@ package stages
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -200,11 +201,20 @@ func (s *namespaceStage) setSubjects(obj map[string]any) error {
 	return nil
 }
 
-// describeAll lists the IDs of the resources at the given indexes.
+// describeAll lists the resources at the given indexes as kustomize's
+// message does (a Go slice of its resources, each printed as its JSON with
+// the build annotations kustomize keeps in the object), or by their IDs
+// where an object does not go to JSON.
 func describeAll(rs *resource.List, idx []int) string {
-	ids := make([]string, len(idx))
+	out := make([]string, len(idx))
 	for i, j := range idx {
-		ids[i] = rs.At(j).ID().String()
+		r := rs.At(j)
+		b, err := json.Marshal(withStateAnnotations(r))
+		if err != nil {
+			out[i] = r.ID().String()
+			continue
+		}
+		out[i] = string(b)
 	}
-	return "[" + strings.Join(ids, ", ") + "]"
+	return "[" + strings.Join(out, " ") + "]"
 }

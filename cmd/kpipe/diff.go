@@ -60,10 +60,16 @@ A compared root that fails to build on both sides with the same error is
 listed too ("failing", with its error): the change reaches a root that
 does not build.
 
+With --argocd, the units compared are the Argo CD Applications found under
+PATHs (ApplicationSets expanded at each revision), rendered as Argo CD's
+repo-server renders them and compared as its controller sees them, by
+name: an Application is rendered when it is new or gone, its spec changed,
+or what it read meets the change (see docs/argocd-render.md).
+
 Exit status, as git diff --exit-code: 0 no difference, 1 differences
 (a root failing on one side or on both is one), 2 a usage error or
 trouble (not a git repository, an unknown revision).`,
-		Flags: append(commonBuildFlags(),
+		Flags: append(append(commonBuildFlags(),
 			&cli.StringFlag{Name: "base", Usage: "the old revision (default: merge base of HEAD with the default branch)"},
 			&cli.StringFlag{Name: "head", Usage: "the new revision (default: the working tree)"},
 			&cli.BoolFlag{Name: "no-index", Usage: "compare two directories, without git"},
@@ -74,7 +80,7 @@ trouble (not a git repository, an unknown revision).`,
 			&cli.StringFlag{Name: "color", Value: "auto", Usage: "auto, always or never (text format)"},
 			&cli.BoolFlag{Name: "name-only", Usage: "print only the changed roots and resources"},
 			&cli.BoolFlag{Name: "all-kustomizations", Usage: "compare every kustomization, not only the top-level roots"},
-		),
+		), argocdDiffFlags()...),
 		Action: withProfile(runDiff),
 	}
 }
@@ -126,6 +132,9 @@ func runDiff(c *cli.Context) error {
 
 // review runs the comparison the flags ask for.
 func review(c *cli.Context) (*diff.Result, error) {
+	if c.Bool("argocd") {
+		return argocdReview(c)
+	}
 	ctx := c.Context
 	defer softMemoryLimit().Done() // it builds as build-all does
 	restriction, opts, err := buildOptions(c)
@@ -190,16 +199,19 @@ the old revision; a superset: a renamed file with the same content, say).
 --format json also says, for each root, its status (changed, added,
 removed, error, failing) and error, or, with --inputs-only, which changed paths reach it.
 
+With --argocd, the Argo CD Applications under PATHs are listed instead, by
+name (ApplicationSets expanded at each revision).
+
 Exit status: 0 when it listed the roots (none or some), 1 when a listed
 root fails to build, 2 a usage error or trouble (not a git repository,
 an unknown revision).`,
-		Flags: append(commonBuildFlags(),
+		Flags: append(append(commonBuildFlags(),
 			&cli.StringFlag{Name: "since", Usage: "the revision to compare with (required)"},
 			&cli.StringFlag{Name: "head", Usage: "the new revision (default: the working tree)"},
 			&cli.BoolFlag{Name: "inputs-only", Usage: "list the roots that read a changed path, without rendering the old revision"},
 			&cli.StringFlag{Name: "format", Value: "lines", Usage: "lines or json"},
 			&cli.BoolFlag{Name: "all-kustomizations", Usage: "consider every kustomization, not only the top-level roots"},
-		),
+		), argocdDiffFlags()...),
 		Action: withProfile(runAffected),
 	}
 }
@@ -234,6 +246,9 @@ func notARepoHint(err error) error {
 
 // affectedRun is kpipe affected; its errors are trouble (exit status 2).
 func affectedRun(c *cli.Context) error {
+	if c.Bool("argocd") {
+		return argocdAffected(c)
+	}
 	ctx := c.Context
 	defer softMemoryLimit().Done() // it builds as build-all does
 	restriction, opts, err := buildOptions(c)

@@ -202,6 +202,7 @@ func newRoot(stdout, stderr io.Writer, args []string) *cli.App {
 		{"fn", fnCommand},
 		{"edit", editCommand},
 		{"version", versionCommand},
+		{"argocd", argocdCommand},
 	}
 	var commands []*cli.Command
 	for _, c := range all {

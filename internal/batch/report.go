@@ -39,6 +39,11 @@ type RootReport struct {
 	// includes (deprecated fields), when this run loaded it (a root up to
 	// date is not loaded, and has none).
 	Warnings []Warning `json:"warnings,omitempty"`
+	// Source and Skipped are for units that are not kustomization roots
+	// (`kpipe argocd build-all`: Applications, by name): the file that
+	// defines the unit, and, with Status "skipped", why it is not built.
+	Source  string `json:"source,omitempty"`
+	Skipped string `json:"skipped,omitempty"`
 }
 
 // Warning is one warning of a kustomization file.

@@ -131,7 +131,7 @@ func summary(r *Result) string {
 		a, rm, ch = a+x, rm+y, ch+z
 	}
 	failing := r.Failing()
-	s := fmt.Sprintf("%d of %d compared roots differ", len(r.Roots)-failing, r.Compared)
+	s := fmt.Sprintf("%d of %d compared %ss differ", len(r.Roots)-failing, r.Compared, r.noun())
 	if failing > 0 {
 		s += fmt.Sprintf(", %d fail on both sides", failing)
 	}
@@ -149,7 +149,7 @@ func WriteMarkdown(w io.Writer, r *Result, limit int) error {
 	var head strings.Builder
 	fmt.Fprintf(&head, "### kpipe diff: %s\n\n", mdEscape(summary(r)))
 	if len(r.Roots) > 0 {
-		head.WriteString("| root | status | + | - | ~ |\n|---|---|---:|---:|---:|\n")
+		head.WriteString("| " + r.noun() + " | status | + | - | ~ |\n|---|---|---:|---:|---:|\n")
 	}
 	// The table itself may be too long: cut it too, with a note.
 	var rows []string
@@ -188,7 +188,7 @@ func WriteMarkdown(w io.Writer, r *Result, limit int) error {
 		shownRows++
 	}
 	if shownRows < len(rows) {
-		fmt.Fprintf(&out, "\n%d more roots differ; the table and the diffs are cut to stay under the comment size limit.\n", len(rows)-shownRows)
+		fmt.Fprintf(&out, "\n%d more %ss differ; the table and the diffs are cut to stay under the comment size limit.\n", len(rows)-shownRows, r.noun())
 		_, err := io.WriteString(w, out.String())
 		return err
 	}
@@ -202,7 +202,7 @@ func WriteMarkdown(w io.Writer, r *Result, limit int) error {
 		shown++
 	}
 	if shown < len(sections) {
-		fmt.Fprintf(&out, "The diffs of %d more roots are left out to stay under the comment size limit; run `kpipe diff` locally to see them.\n", len(sections)-shown)
+		fmt.Fprintf(&out, "The diffs of %d more %ss are left out to stay under the comment size limit; run `kpipe diff` locally to see them.\n", len(sections)-shown, r.noun())
 	}
 	_, err := io.WriteString(w, out.String())
 	return err

@@ -3,7 +3,6 @@ package diff
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"maps"
 	"os"
@@ -15,7 +14,6 @@ import (
 	"github.com/kpipe/kpipe/internal/affected"
 	"github.com/kpipe/kpipe/internal/batch"
 	"github.com/kpipe/kpipe/internal/engine"
-	"github.com/kpipe/kpipe/internal/gitfs"
 	"github.com/kpipe/kpipe/internal/rootindex"
 	"github.com/kpipe/kpipe/loaders"
 )
@@ -73,6 +71,18 @@ type Result struct {
 	// (the others came from the cache, or were up to date).
 	OldBuilt int `json:"oldNodesBuilt"`
 	NewBuilt int `json:"newNodesBuilt"`
+	// Unit names what Roots are when they are not kustomization roots
+	// ("application": `kpipe diff --argocd`, where Path is an
+	// Application's name); "" for roots.
+	Unit string `json:"unit,omitempty"`
+}
+
+// noun is what the result compares, singular.
+func (r *Result) noun() string {
+	if r.Unit != "" {
+		return r.Unit
+	}
+	return "root"
 }
 
 // Changed reports whether anything differs, or a compared root fails to
@@ -116,87 +126,26 @@ type GitOptions struct {
 // directory (a plugin) gets its kustomization's directory written to a
 // temporary one (engine).
 func ReviewGit(ctx context.Context, o GitOptions) (*Result, error) {
-	dir, err := filepath.Abs(o.Dir)
+	sides, err := OpenSides(ctx, o.Dir, o.Base, o.Head)
 	if err != nil {
 		return nil, err
 	}
-	if real, err := filepath.EvalSymlinks(dir); err == nil {
-		dir = real
-	}
-	// git cat-file starts while rev-parse finds the top level.
-	objects, err := gitfs.Open(ctx, dir)
-	if err != nil {
-		return nil, err
-	}
-	defer objects.Close()
-	repo, err := affected.OpenRepo(ctx, dir)
-	if err != nil {
-		return nil, err
-	}
-	base := o.Base
-	if base == "" {
-		if base, err = repo.DefaultBase(ctx); err != nil {
-			return nil, err
-		}
-	}
-	base, baseTree, err := objects.Commit(base)
-	if err != nil {
-		return nil, err
-	}
-	head, headTree := "", ""
-	if o.Head != "" {
-		if head, headTree, err = objects.Commit(o.Head); err != nil {
-			return nil, err
-		}
-	}
-	var changes []affected.Change
-	if head != "" {
-		// Two trees: compared by their objects' names, reading only the
-		// directories that differ.
-		diffs, err := objects.Diff(baseTree, headTree)
-		if err != nil {
-			return nil, err
-		}
-		for _, d := range diffs {
-			changes = append(changes, affected.Change{Path: d.Path, Status: affected.Status(d.Status)})
-		}
-	} else if changes, err = repo.Git(ctx, base, ""); err != nil {
-		return nil, err
-	}
-	res := &Result{Base: short(base), Head: "working tree"}
-	if head != "" {
-		res.Head = short(head)
+	defer sides.Objects.Close()
+	changes := sides.Changes
+	res := &Result{Base: short(sides.Base), Head: "working tree"}
+	if sides.Head != "" {
+		res.Head = short(sides.Head)
 	}
 	// Trees, relative to the repository's top level.
-	paths := o.Paths
-	if len(paths) == 0 {
-		paths = []string{"."}
-	}
-	var rels []string
-	for _, p := range paths {
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(dir, p)
-		}
-		rel, err := filepath.Rel(repo.Top, p)
-		if err != nil || !filepath.IsLocal(rel) && rel != "." {
-			return nil, fmt.Errorf("%s is outside the repository at %s", p, repo.Top)
-		}
-		rels = append(rels, rel)
+	rels, err := sides.Trees(o.Paths)
+	if err != nil {
+		return nil, err
 	}
 	if len(changes) == 0 {
 		return res, nil
 	}
-	defer func() { res.ObjectsRead = objects.Reads() }()
-
-	// The two sides: a revision at <top>@base or <top>@head, the working
-	// tree where it is.
-	baseDir := revisionDir(repo.Top, "base")
-	baseFS := loaders.NewFS(objects.Tree(baseTree), baseDir)
-	headDir, headFS := repo.Top, loaders.Disk
-	if head != "" {
-		headDir = revisionDir(repo.Top, "head")
-		headFS = loaders.NewFS(objects.Tree(headTree), headDir)
-	}
+	defer func() { res.ObjectsRead = sides.Objects.Reads() }()
+	baseDir, baseFS, headDir, headFS := sides.BaseDir, sides.BaseFS, sides.HeadDir, sides.HeadFS
 	// The new side's affected roots (this also builds, or finds up to
 	// date, every root there, recording what each read).
 	bo := o.Build

@@ -5,7 +5,8 @@
 // when asked (Spec.Regions, Spec.Clusters), what real repositories have
 // and caches trip on: overlays whose kustomization files are the same
 // bytes and whose same-named patch and generator files differ, components
-// alike, a secret generator, and bases reached at several depths.
+// alike, a secret generator, and bases reached at several depths; and
+// Argo CD Applications over a monorepo's roots (WriteApplications).
 //
 // It imports nothing of kpipe; tests and benchmarks use it.
 package genrepo

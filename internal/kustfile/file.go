@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -112,11 +113,18 @@ func Open(dir string) (*File, *loaders.Kustomization, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	return OpenData(path, data, fi.Mode().Perm())
+}
+
+// OpenData is Open for a kustomization file's content held in memory:
+// path names it in errors (and is where Write would write it), mode is
+// the permission Write would give it.
+func OpenData(path string, data []byte, mode os.FileMode) (*File, *loaders.Kustomization, error) {
 	k, err := Parse(data)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	f := &File{Path: path, mode: fi.Mode().Perm()}
+	f := &File{Path: path, mode: mode}
 	f.parseCommentedFields(data)
 	return f, k, nil
 }
@@ -351,11 +359,47 @@ func marshalField(fl field, k *loaders.Kustomization) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("writing %s: %w", fl.jsonName, err)
 	}
+	// The JSON read back as the YAML parser would read it (kustomize reads
+	// it with one), numbers as YAML resolves them, without the cost of a
+	// YAML parse.
+	dec := json.NewDecoder(bytes.NewReader(j))
+	dec.UseNumber()
 	var doc interface{}
-	if err := yaml.Unmarshal(j, &doc); err != nil {
+	if err := dec.Decode(&doc); err != nil {
 		return nil, fmt.Errorf("writing %s: %w", fl.jsonName, err)
 	}
-	return yaml.Marshal(doc)
+	return yaml.Marshal(yamlNumbers(doc))
+}
+
+// yamlNumbers replaces the JSON numbers in v by what go.yaml.in/yaml/v2
+// makes of them: an int (an int64 or a uint64 when larger), else a float64.
+func yamlNumbers(v interface{}) interface{} {
+	switch t := v.(type) {
+	case map[string]interface{}:
+		for k, e := range t {
+			t[k] = yamlNumbers(e)
+		}
+	case []interface{}:
+		for i, e := range t {
+			t[i] = yamlNumbers(e)
+		}
+	case json.Number:
+		s := string(t)
+		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+			if int64(int(i)) == i {
+				return int(i)
+			}
+			return i
+		}
+		if u, err := strconv.ParseUint(s, 10, 64); err == nil {
+			return u
+		}
+		if f, err := strconv.ParseFloat(s, 64); err == nil {
+			return f
+		}
+		return s
+	}
+	return v
 }
 
 func isEmpty(v reflect.Value) bool {

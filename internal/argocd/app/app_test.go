@@ -21,8 +21,8 @@ func TestNormalizeGitURL(t *testing.T) {
 		}
 	}
 	r := app.NewRepos("git@github.com:org/repo.git")
-	if !r.Local("ssh://git@github.com/org/repo") || r.Local("https://github.com/org/repo") {
-		t.Error("Repos.Local: scp and ssh forms are one repository, https is another (as for Argo CD)")
+	if !r.Local("ssh://git@github.com/org/repo") || !r.Local("https://github.com/org/repo") || r.Local("https://github.com/org/other") {
+		t.Error("Repos.Local: scp, ssh and https forms of one host and path are one repository (kinder than Argo CD, whose normalized URLs differ)")
 	}
 	if why := r.Skip(&app.ApplicationSource{RepoURL: "https://charts.example.com", Chart: "x"}); why == "" {
 		t.Error("a Helm repository chart is not rendered from the checkout")
@@ -92,5 +92,19 @@ func TestFind(t *testing.T) {
 	as, _ := app.Find(os.DirFS(filepath.Join(argocdtest.Testdata(), "appsets")), ".", app.FindOptions{})
 	if len(as) == 0 || as[0].Kind != app.KindApplicationSet {
 		t.Errorf("ApplicationSets: found %d", len(as))
+	}
+}
+
+func TestReposHostPath(t *testing.T) {
+	r := app.NewRepos("git@GitHub.com:Org/Repo.git")
+	for _, u := range []string{"https://github.com/org/repo.git", "https://github.com/org/repo", "ssh://git@github.com:22/org/repo", "git@github.com:org/repo"} {
+		if !r.Local(u) {
+			t.Errorf("%s is not git@GitHub.com:Org/Repo.git", u)
+		}
+	}
+	for _, u := range []string{"https://github.com/org/repo2", "https://gitlab.com/org/repo", "org/repo", ""} {
+		if r.Local(u) {
+			t.Errorf("%s taken for git@GitHub.com:Org/Repo.git", u)
+		}
 	}
 }

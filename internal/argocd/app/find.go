@@ -2,6 +2,7 @@ package app
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -64,6 +65,23 @@ func Find(fsys fs.FS, dir string, o FindOptions) ([]Found, error) {
 	})
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, err
+}
+
+// FindFile returns the Applications and ApplicationSets held by the file
+// p of fsys (none when it is not there, or holds none), as Find does.
+func FindFile(fsys fs.FS, p string) ([]Found, error) {
+	data, err := fs.ReadFile(fsys, p)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	if !strings.Contains(string(data), Group) {
+		return nil, nil
+	}
+	found, _ := findIn(p, data)
+	return found, nil
 }
 
 func findIn(p string, data []byte) ([]Found, error) {

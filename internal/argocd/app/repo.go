@@ -26,18 +26,25 @@ func NormalizeGitURL(repo string) string {
 }
 
 // Repos decides which repoURLs are "this repository": those equal, after
-// NormalizeGitURL (Argo CD's own comparison), to one of URLs.
+// NormalizeGitURL (Argo CD's own comparison), to one of URLs, or naming
+// the same host and path (kinder than Argo CD: a remote cloned over ssh,
+// git@host:org/repo, is the https://host/org/repo.git an Application
+// names).
 type Repos struct {
-	norm map[string]bool
+	norm  map[string]bool
+	hosts map[string]bool
 }
 
 // NewRepos returns the matcher for the repository known by urls (its
 // remotes, or what the user named).
 func NewRepos(urls ...string) *Repos {
-	r := &Repos{norm: map[string]bool{}}
+	r := &Repos{norm: map[string]bool{}, hosts: map[string]bool{}}
 	for _, u := range urls {
 		if n := NormalizeGitURL(u); n != "" {
 			r.norm[n] = true
+		}
+		if k := hostPath(u); k != "" {
+			r.hosts[k] = true
 		}
 	}
 	return r
@@ -45,8 +52,41 @@ func NewRepos(urls ...string) *Repos {
 
 // Local reports whether repoURL is this repository.
 func (r *Repos) Local(repoURL string) bool {
-	n := NormalizeGitURL(repoURL)
-	return n != "" && r.norm[n]
+	if n := NormalizeGitURL(repoURL); n != "" && r.norm[n] {
+		return true
+	}
+	k := hostPath(repoURL)
+	return k != "" && r.hosts[k]
+}
+
+// hostPath is a git URL's host and path, lowercased, without the scheme,
+// user, port, ".git" and slashes at either end: "github.com/org/repo" for
+// https://github.com/org/repo.git, git@github.com:org/repo and
+// ssh://git@github.com:22/org/repo; "" for anything else.
+func hostPath(u string) string {
+	u = strings.ToLower(strings.TrimSpace(u))
+	if i := strings.Index(u, "://"); i >= 0 {
+		u = u[i+3:]
+	} else if at, colon := strings.Index(u, "@"), strings.Index(u, ":"); colon > 0 && (at < 0 || at < colon) && !strings.Contains(u[:colon], "/") {
+		u = u[:colon] + "/" + u[colon+1:] // scp-like user@host:path
+	} else {
+		return ""
+	}
+	if at := strings.LastIndex(u[:max(strings.Index(u, "/"), 0)], "@"); at >= 0 {
+		u = u[at+1:]
+	}
+	host, p, ok := strings.Cut(u, "/")
+	if !ok {
+		return ""
+	}
+	if h, _, ok := strings.Cut(host, ":"); ok {
+		host = h
+	}
+	p = strings.Trim(strings.TrimSuffix(strings.Trim(p, "/"), ".git"), "/")
+	if host == "" || p == "" {
+		return ""
+	}
+	return host + "/" + p
 }
 
 // Skip says why a source cannot be rendered from this repository's

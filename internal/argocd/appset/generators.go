@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"dario.cat/mergo"
+	"github.com/kpipe/kpipe/internal/argocd/manifest"
 )
 
 // Repo answers the git generator's questions about one repository, as
@@ -763,7 +764,7 @@ func deepCopyMap(m map[string]any) map[string]any {
 	if m == nil {
 		return nil
 	}
-	return deepCopy(m).(map[string]any)
+	return manifest.CopyValue(m).(map[string]any)
 }
 
 func deepCopyList(l []map[string]any) []map[string]any {
@@ -772,30 +773,9 @@ func deepCopyList(l []map[string]any) []map[string]any {
 	}
 	out := make([]map[string]any, len(l))
 	for i, m := range l {
-		out[i] = deepCopy(m).(map[string]any)
+		out[i] = manifest.CopyValue(m).(map[string]any)
 	}
 	return out
-}
-
-func deepCopy(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		if t == nil {
-			return map[string]any(nil)
-		}
-		m := make(map[string]any, len(t))
-		for k, e := range t {
-			m[k] = deepCopy(e)
-		}
-		return m
-	case []any:
-		l := make([]any, len(t))
-		for i, e := range t {
-			l[i] = deepCopy(e)
-		}
-		return l
-	}
-	return v
 }
 
 // fillTemplate is mergo.Merge(dst=generator's template, src=base): what
@@ -808,7 +788,7 @@ func fillTemplate(dst, src map[string]any) map[string]any {
 	for k, sv := range src {
 		dv, ok := dst[k]
 		if !ok || isZero(dv) {
-			dst[k] = deepCopy(sv)
+			dst[k] = manifest.CopyValue(sv)
 			continue
 		}
 		dm, dok := dv.(map[string]any)

@@ -12,7 +12,6 @@ package argocdtest
 
 import (
 	"encoding/json"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -22,6 +21,7 @@ import (
 	"testing"
 
 	"github.com/kpipe/kpipe/internal/argocd/app"
+	"github.com/kpipe/kpipe/internal/argocd/render"
 )
 
 // SyntheticURL is the synthetic repository's URL in the cases.
@@ -102,6 +102,8 @@ type Case struct {
 	Edits map[string][]byte
 	// Missing names a repository the case needs that is not here.
 	Missing string
+
+	trees *trees
 }
 
 // Arg returns the value of the oracle flag name, or def.
@@ -114,12 +116,16 @@ func (c *Case) Arg(name, def string) string {
 	return def
 }
 
-// Checkout returns the local checkout of repoURL, as Argo CD's messages
-// name it ("<path to cached source>").
+// Checkout returns the local checkout of repoURL (a render.Tree), as
+// Argo CD's messages name it ("<path to cached source>").
 func (c *Case) Checkout(repoURL string) (app.Checkout, bool) {
 	for u, d := range c.Repos {
 		if app.NormalizeGitURL(u) == app.NormalizeGitURL(repoURL) {
-			return app.Checkout{FS: Disk{FS: os.DirFS(d), Dir: d}, Root: "<path to cached source>"}, true
+			t, err := c.trees.get(d)
+			if err != nil {
+				return app.Checkout{}, false
+			}
+			return app.Checkout{FS: t, Root: "<path to cached source>"}, true
 		}
 	}
 	return app.Checkout{}, false
@@ -129,6 +135,7 @@ func (c *Case) Checkout(repoURL string) (app.Checkout, bool) {
 // the corpus's (kept ones once), sorted by id.
 func Cases(t testing.TB) []*Case {
 	seen := map[string]bool{}
+	ts := &trees{m: map[string]*render.Tree{}}
 	var out []*Case
 	kept := filepath.Join(Testdata(), "apps")
 	corpus := CorpusDir()
@@ -142,7 +149,9 @@ func Cases(t testing.TB) []*Case {
 				continue
 			}
 			seen[e.Name()] = true
-			out = append(out, load(t, filepath.Join(dir, e.Name()), filepath.Join(editsDir, e.Name(), "files"), corpus))
+			c := load(t, filepath.Join(dir, e.Name()), filepath.Join(editsDir, e.Name(), "files"), corpus)
+			c.trees = ts
+			out = append(out, c)
 		}
 	}
 	if corpus != "" {
@@ -197,19 +206,6 @@ func load(t testing.TB, dir, editsDir, corpus string) *Case {
 	})
 	return c
 }
-
-// Disk is a directory as an fs.FS that remembers where it is (for the
-// tests' renderers, which run kustomize and helm in it).
-type Disk struct {
-	fs.FS
-	Dir string
-}
-
-// ReadLink and Lstat make Disk an fs.ReadLinkFS.
-func (d Disk) ReadLink(name string) (string, error) { return d.FS.(fs.ReadLinkFS).ReadLink(name) }
-
-// Lstat is fs.ReadLinkFS's Lstat.
-func (d Disk) Lstat(name string) (fs.FileInfo, error) { return d.FS.(fs.ReadLinkFS).Lstat(name) }
 
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 

@@ -3,10 +3,9 @@
 // (controller/state.go GetRepoObjs), the shortcuts for ref-only sources,
 // the app path and symlink checks, source type detection with the
 // .argocd-source files, the Kustomize edits or the helm command or the
-// Directory read, the render itself through a Renderer (the engine, in
-// phase 2; `kustomize build` and `helm template` run as processes in the
-// tests), then the repo-server's post-processing and the controller's
-// normalization, with Argo CD's error wording.
+// Directory read, the render itself through a Renderer (kpipe's engine:
+// package render), then the repo-server's post-processing and the
+// controller's normalization, with Argo CD's error wording.
 //
 // It imports kpipe's internal/argocd packages only.
 package generate
@@ -101,6 +100,15 @@ type Renderer interface {
 	Helm(ctx context.Context, h *HelmTemplate) ([]byte, error)
 }
 
+// ObjectRenderer is a Renderer that can also return a kustomize build's
+// objects parsed as manifest.SplitYAML parses its output (a renderer that
+// sees the same output many times parses it once): fresh objects the
+// caller may change. Errors are as Kustomize's.
+type ObjectRenderer interface {
+	Renderer
+	KustomizeObjects(ctx context.Context, b *KustomizeBuild) ([]manifest.Object, error)
+}
+
 // Checkouts finds the local checkout of a repoURL; ok false for another
 // repository (skipped).
 type Checkouts func(repoURL string) (app.Checkout, bool)
@@ -186,7 +194,7 @@ func Application(ctx context.Context, a *app.Application, cos Checkouts, s Setti
 		all = append(all, objs...)
 	}
 	for _, o := range all {
-		res.Manifests = append(res.Manifests, deepCopy(o).(manifest.Object))
+		res.Manifests = append(res.Manifests, manifest.DeepCopy(o))
 	}
 	tr := manifest.Tracking{Method: s.TrackingMethod, LabelKey: s.AppLabelKey, AppName: res.Instance, Namespace: spec.Destination.Namespace, InstallationID: s.InstallationID}
 	norm, conds, err := manifest.Normalize(all, spec.Destination.Namespace, manifest.NewScope(all, s.ClusterScoped...), tr)
@@ -248,7 +256,14 @@ func generateSource(ctx context.Context, sr *Source, co app.Checkout, cos Checko
 		dot := co
 		dot.Root = "."
 		sr.Commands = append(sr.Commands, app.CommandString(append([]string{"kustomize"}, kustomize.BuildArgs(dot, dir, s.BuildOptions, kv, src.APIVersionsOrDefault(s.APIVersions))...)))
-		out, err := r.Kustomize(ctx, &KustomizeBuild{Checkout: co, AppDir: dir, Edit: ed, Args: args, Env: env.Environ()})
+		kb := &KustomizeBuild{Checkout: co, AppDir: dir, Edit: ed, Args: args, Env: env.Environ()}
+		if or, ok := r.(ObjectRenderer); ok {
+			if objs, err = or.KustomizeObjects(ctx, kb); err != nil {
+				return nil, commandError(app.CommandLine(append([]string{"kustomize"}, args...), co.Root), err)
+			}
+			break
+		}
+		out, err := r.Kustomize(ctx, kb)
 		if err != nil {
 			return nil, commandError(app.CommandLine(append([]string{"kustomize"}, args...), co.Root), err)
 		}
@@ -343,22 +358,4 @@ func contains(l []string, s string) bool {
 		}
 	}
 	return false
-}
-
-func deepCopy(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(t))
-		for k, e := range t {
-			m[k] = deepCopy(e)
-		}
-		return m
-	case []any:
-		l := make([]any, len(t))
-		for i, e := range t {
-			l[i] = deepCopy(e)
-		}
-		return l
-	}
-	return v
 }

@@ -22,7 +22,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"sort"
@@ -66,7 +65,6 @@ func Edit(co app.Checkout, appDir string, opts *app.ApplicationSourceKustomize, 
 		return res, nil
 	}
 	e := &editor{co: co, appDir: appDir, res: res}
-	defer e.close()
 	if opts.NamePrefix != "" {
 		if err := e.run([]string{"edit", "set", "nameprefix", "--", opts.NamePrefix}, func(k *loaders.Kustomization) error {
 			k.NamePrefix = opts.NamePrefix
@@ -225,13 +223,6 @@ type editor struct {
 	res    *Result
 	name   string // the kustomization file's name
 	data   []byte // current content, nil until first edited
-	tmp    string
-}
-
-func (e *editor) close() {
-	if e.tmp != "" {
-		os.RemoveAll(e.tmp)
-	}
 }
 
 // load finds the kustomization file (kustomize's rules: exactly one of
@@ -273,9 +264,6 @@ func (e *editor) run(args []string, op func(k *loaders.Kustomization) error) err
 	e.res.Commands = append(e.res.Commands, cmd)
 	fail := func(err error) error {
 		msg := err.Error()
-		if e.tmp != "" {
-			msg = strings.ReplaceAll(msg, e.tmp, e.co.Display(e.appDir))
-		}
 		// kustomize's Go types live in its package "types"
 		msg = strings.ReplaceAll(msg, " of type kustfile.", " of type types.")
 		return fmt.Errorf("`%s` failed exit status 1: Error: %s", cmd, msg)
@@ -291,27 +279,11 @@ func (e *editor) run(args []string, op func(k *loaders.Kustomization) error) err
 	return nil
 }
 
-// apply runs op through kustfile on the current content. kustfile reads a
-// directory, so the content goes to a private temporary one.
+// apply runs op through kustfile on the current content.
 func (e *editor) apply(op func(k *loaders.Kustomization) error) ([]byte, error) {
-	if e.tmp == "" {
-		d, err := os.MkdirTemp("", "kpipe-argocd-edit-")
-		if err != nil {
-			return nil, err
-		}
-		e.tmp = d
-	}
-	p := filepath.Join(e.tmp, e.name)
-	if err := os.WriteFile(p, e.data, 0o600); err != nil {
-		return nil, err
-	}
-	f, k, err := kustfile.Open(e.tmp)
+	f, k, err := kustfile.OpenData(e.name, e.data, 0o644)
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			return nil, err
-		}
-		return nil, errors.New(strings.TrimPrefix(err.Error(), p+": "))
+		return nil, errors.New(strings.TrimPrefix(err.Error(), e.name+": "))
 	}
 	if err := op(k); err != nil {
 		return nil, err

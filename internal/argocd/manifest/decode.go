@@ -170,3 +170,35 @@ func SplitYAML(data []byte) ([]Object, error) {
 // Marshal writes obj as the repo-server returns it (json.Marshal of the
 // unstructured object): compact JSON, keys sorted, <, > and & escaped.
 func Marshal(obj any) ([]byte, error) { return json.Marshal(obj) }
+
+// DeepCopy copies an object and everything in it (maps and lists; a nil
+// map stays nil).
+func DeepCopy(o Object) Object {
+	if o == nil {
+		return nil
+	}
+	return CopyValue(o).(Object)
+}
+
+// CopyValue copies a JSON tree value: maps and lists copied all the way
+// down, anything else shared (it is immutable).
+func CopyValue(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		if t == nil {
+			return map[string]any(nil)
+		}
+		m := make(map[string]any, len(t))
+		for k, e := range t {
+			m[k] = CopyValue(e)
+		}
+		return m
+	case []any:
+		l := make([]any, len(t))
+		for i, e := range t {
+			l[i] = CopyValue(e)
+		}
+		return l
+	}
+	return v
+}

@@ -62,11 +62,20 @@ func AppPath(fsys fs.FS, p string) (string, error) {
 	return rel, nil
 }
 
+// SymlinkChecker is a tree that answers CheckSymlinks itself (once for
+// every Application rendered from it, say).
+type SymlinkChecker interface {
+	CheckSymlinks() error
+}
+
 // CheckSymlinks is the repo-server's out-of-bounds symlink check: any
 // symlink (outside .git) that is absolute or points outside the tree is
 // an error naming it. A tree without symlinks (fsys not an
-// fs.ReadLinkFS) passes.
+// fs.ReadLinkFS) passes; a SymlinkChecker answers for itself.
 func CheckSymlinks(fsys fs.FS) error {
+	if c, ok := fsys.(SymlinkChecker); ok {
+		return c.CheckSymlinks()
+	}
 	rl, ok := fsys.(fs.ReadLinkFS)
 	if !ok {
 		return nil
