@@ -58,7 +58,10 @@ func (b *Builder) runGenerators(ctx context.Context, n *Node, acc *Accumulation)
 		}
 	}
 	for i, g := range k.SecretGenerator {
-		if err := run("secretGenerator", i, g, stages.NewSecretGenerator); err != nil {
+		secret := func(cfg loaders.GeneratorArgs, read stages.ReadFile) (stages.Stage, error) {
+			return stages.NewSecretGeneratorFor(cfg, read, b.kustomizeRelease())
+		}
+		if err := run("secretGenerator", i, g, secret); err != nil {
 			return err
 		}
 	}

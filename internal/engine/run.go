@@ -61,6 +61,16 @@ type Options struct {
 	// (kpipe.Options.Stages), which configs listed under transformers: or
 	// generators: select by apiVersion and kind.
 	Stages []stages.Definition
+	// Kustomize581 builds as kustomize v5.8.1 (the release Flux links)
+	// where it differs from v5.8.2, kpipe's reference: labels with
+	// includeTemplates also label StatefulSet volumeClaimTemplates, the
+	// images field matches sha256 digests only and a name that is not a
+	// regular expression panics (stages.PanicError), no CronJob image
+	// volumes among the images field specs, no refusal of ambiguous paths,
+	// a secretGenerator merge ignores the base Secret's stringData, and
+	// replacements copy values inside structured data (stages.Release).
+	// `kpipe flux` turns it on; Build passes it on to the load.
+	Kustomize581 bool
 	// Explain records, for each node and cached stage, whether it came
 	// from the cache and, when it did not, which named inputs changed
 	// since its last build (Builder.Explain). Needs a cache.
