@@ -71,7 +71,7 @@ func (b *Builder) runGenerators(ctx context.Context, n *Node, acc *Accumulation)
 	for i, c := range listed {
 		s, err := b.pluginStage(ctx, n, entries[i], c, plugins.Generator)
 		if err != nil {
-			return fmt.Errorf("%s: generators: %w", n.File.Path, err)
+			return rewordDisabled(fmt.Errorf("%s: generators: %w", n.File.Path, err), err, "loading generator plugins: failed to load generator: ")
 		}
 		o, err := stages.OriginFromPluginConfig(c)
 		if err == nil {

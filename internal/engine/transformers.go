@@ -216,7 +216,7 @@ func (b *Builder) listedTransformers(ctx context.Context, n *Node) ([]stages.Sta
 		for _, c := range configs {
 			s, err := b.pluginStage(ctx, n, p, c, plugins.Transformer)
 			if err != nil {
-				return nil, err
+				return nil, rewordDisabled(err, err, "")
 			}
 			o, err := stages.OriginFromPluginConfig(c)
 			if err != nil {
@@ -268,8 +268,8 @@ func (b *Builder) pluginConfigs(ctx context.Context, n *Node, p string) ([]*reso
 		}
 		sub, err := b.child(ctx, e.Child)
 		if err != nil {
-			return nil, fmt.Errorf("accumulation err='accumulating resources from '%s': '%s' must resolve to a file': recursed accumulation of path '%s': %w",
-				e.Path, e.Child.Dir, e.Child.Dir, err)
+			return nil, fmt.Errorf("accumulation err='accumulating resources from '%s': %s': recursed accumulation of path '%s': %w",
+				e.Path, dirFileErr(n, e), e.Child.Dir, err)
 		}
 		configs := make([]*resource.Resource, sub.Resources.Len())
 		for i, r := range sub.Resources.All() {
@@ -317,7 +317,7 @@ func (b *Builder) builtinStage(n *Node, c *resource.Resource) (stages.Stage, err
 	id := c.ID()
 	if c.APIVersion() != "builtin" {
 		if !b.opts.EnableAlphaPlugins {
-			return nil, fmt.Errorf("external plugins disabled; unable to load external plugin '%s' (add --enable-alpha-plugins to use it)", c.Kind())
+			return nil, &plugins.DisabledError{Kind: c.Kind()}
 		}
 		return nil, fmt.Errorf("plugin %s: external plugins are not supported yet by kpipe", id)
 	}
