@@ -38,7 +38,13 @@ func (b *Builder) runTransformers(ctx context.Context, n *Node, acc *Accumulatio
 		return err
 	}
 	if err := b.runStages(ctx, all, acc.Resources); err != nil {
-		return fmt.Errorf("%s: %w", n.File.Path, err)
+		wrapped := fmt.Errorf("%s: %w", n.File.Path, err)
+		var se *stageError
+		if errors.As(err, &se) {
+			// kustomize gives the transformer's own error alone.
+			return &Reworded{Err: wrapped, Kustomize: se.kustomizeText()}
+		}
+		return wrapped
 	}
 	return nil
 }
