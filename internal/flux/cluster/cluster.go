@@ -408,7 +408,11 @@ func (r *run) substituteFrom(k *flux.Kustomization) ([]map[string]string, []stri
 		case !ok && ref.Optional:
 			continue
 		case !ok:
-			return nil, nil, fmt.Errorf("substitute from '%s/%s' error: %s %q not found", ref.Kind, ref.Name, strings.ToLower(ref.Kind)+"s", ref.Name)
+			// In a cluster a missing one fails the reconciliation; one the
+			// tree does not render is most often made there by another
+			// tool (external-secrets, by hand), which kpipe cannot see.
+			warnings = append(warnings, fmt.Sprintf("substituteFrom %s/%s/%s: the cluster's Kustomizations render no such object (made outside the tree?): its variables are not substituted", ref.Kind, k.Namespace, ref.Name))
+			continue
 		case p.Encrypted:
 			warnings = append(warnings, fmt.Sprintf("substituteFrom %s/%s/%s is SOPS-encrypted: its variables are not substituted (kpipe cannot decrypt it)", ref.Kind, k.Namespace, ref.Name))
 			continue

@@ -18,8 +18,10 @@
 // Secrets the cluster's own renderings hold (the cluster-settings
 // pattern): a node waits until the nodes that may provide them are
 // rendered (in waves; a node whose references are still missing when
-// nothing else can be rendered is rendered without them, a missing
-// reference that is not optional failing as kustomize-controller fails).
+// nothing else can be rendered is rendered without them: kustomize-
+// controller would fail on one that is not optional, but one the tree
+// does not render is most often made in the cluster by another tool, so
+// kpipe warns and goes on).
 // DryRun reads none, as flux build --dry-run. SOPS-encrypted Secrets
 // cannot be read offline: their variables are left out, with a warning.
 // dependsOn orders nothing; it is reported. A Flux Kustomization that
