@@ -259,6 +259,11 @@ func Run(ctx context.Context, roots []Root, o Options) (*Report, error) {
 			}
 			for _, raw := range n.res.Children {
 				child, err := r.child(n, raw)
+				if errors.Is(err, errCycle) {
+					// A cycle fails the node that closes it.
+					n.res = &Result{Err: err.Error(), Warnings: n.res.Warnings, Reads: n.res.Reads}
+					break
+				}
 				if child == nil {
 					if err != nil {
 						n.res.Warnings = append(n.res.Warnings, err.Error())
@@ -329,7 +334,7 @@ func (r *run) child(parent *Node, raw json.RawMessage) (*Node, error) {
 	}
 	if i := slices.Index(parent.chain, id); i >= 0 {
 		cycle := append(slices.Clone(parent.chain[i:]), id)
-		return nil, fmt.Errorf("Kustomizations render each other in a cycle: %s", strings.Join(cycle, " -> "))
+		return nil, fmt.Errorf("%w: %s", errCycle, strings.Join(cycle, " -> "))
 	}
 	dir, derr := r.sourceDir(k)
 	n := r.newNode(k, dir, parent.ID, parent.chain)
@@ -548,6 +553,9 @@ func readsOf(rd *render.Rendering, dir string) *engine.ReadSet {
 	}
 	return &rs
 }
+
+// errCycle is the error of a node that renders one of its ancestors.
+var errCycle = errors.New("Kustomizations render each other in a cycle")
 
 // errNoInput says a path's digest cannot be taken.
 var errNoInput = errors.New("no digest")
