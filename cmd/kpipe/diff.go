@@ -63,7 +63,7 @@ does not build.
 Exit status, as git diff --exit-code: 0 no difference, 1 differences
 (a root failing on one side or on both is one), 2 a usage error or
 trouble (not a git repository, an unknown revision).`,
-		Flags: append(commonBuildFlags(),
+		Flags: append(append(commonBuildFlags(),
 			&cli.StringFlag{Name: "base", Usage: "the old revision (default: merge base of HEAD with the default branch)"},
 			&cli.StringFlag{Name: "head", Usage: "the new revision (default: the working tree)"},
 			&cli.BoolFlag{Name: "no-index", Usage: "compare two directories, without git"},
@@ -74,7 +74,7 @@ trouble (not a git repository, an unknown revision).`,
 			&cli.StringFlag{Name: "color", Value: "auto", Usage: "auto, always or never (text format)"},
 			&cli.BoolFlag{Name: "name-only", Usage: "print only the changed roots and resources"},
 			&cli.BoolFlag{Name: "all-kustomizations", Usage: "compare every kustomization, not only the top-level roots"},
-		),
+		), fluxReviewFlags()...),
 		Action: withProfile(runDiff),
 	}
 }
@@ -126,6 +126,13 @@ func runDiff(c *cli.Context) error {
 
 // review runs the comparison the flags ask for.
 func review(c *cli.Context) (*diff.Result, error) {
+	if c.Bool("flux") {
+		out, err := fluxReview(c)
+		if err != nil {
+			return nil, err
+		}
+		return out.Result, nil
+	}
 	ctx := c.Context
 	defer softMemoryLimit().Done() // it builds as build-all does
 	restriction, opts, err := buildOptions(c)
@@ -193,13 +200,13 @@ removed, error, failing) and error, or, with --inputs-only, which changed paths 
 Exit status: 0 when it listed the roots (none or some), 1 when a listed
 root fails to build, 2 a usage error or trouble (not a git repository,
 an unknown revision).`,
-		Flags: append(commonBuildFlags(),
+		Flags: append(append(commonBuildFlags(),
 			&cli.StringFlag{Name: "since", Usage: "the revision to compare with (required)"},
 			&cli.StringFlag{Name: "head", Usage: "the new revision (default: the working tree)"},
 			&cli.BoolFlag{Name: "inputs-only", Usage: "list the roots that read a changed path, without rendering the old revision"},
 			&cli.StringFlag{Name: "format", Value: "lines", Usage: "lines or json"},
 			&cli.BoolFlag{Name: "all-kustomizations", Usage: "consider every kustomization, not only the top-level roots"},
-		),
+		), fluxReviewFlags()...),
 		Action: withProfile(runAffected),
 	}
 }
@@ -234,6 +241,9 @@ func notARepoHint(err error) error {
 
 // affectedRun is kpipe affected; its errors are trouble (exit status 2).
 func affectedRun(c *cli.Context) error {
+	if c.Bool("flux") {
+		return fluxAffected(c)
+	}
 	ctx := c.Context
 	defer softMemoryLimit().Done() // it builds as build-all does
 	restriction, opts, err := buildOptions(c)

@@ -15,7 +15,6 @@ import (
 	"github.com/kpipe/kpipe/internal/affected"
 	"github.com/kpipe/kpipe/internal/batch"
 	"github.com/kpipe/kpipe/internal/engine"
-	"github.com/kpipe/kpipe/internal/gitfs"
 	"github.com/kpipe/kpipe/internal/rootindex"
 	"github.com/kpipe/kpipe/loaders"
 )
@@ -124,49 +123,13 @@ func ReviewGit(ctx context.Context, o GitOptions) (*Result, error) {
 		dir = real
 	}
 	// git cat-file starts while rev-parse finds the top level.
-	objects, err := gitfs.Open(ctx, dir)
+	sides, err := OpenSides(ctx, dir, o.Base, o.Head)
 	if err != nil {
 		return nil, err
 	}
-	defer objects.Close()
-	repo, err := affected.OpenRepo(ctx, dir)
-	if err != nil {
-		return nil, err
-	}
-	base := o.Base
-	if base == "" {
-		if base, err = repo.DefaultBase(ctx); err != nil {
-			return nil, err
-		}
-	}
-	base, baseTree, err := objects.Commit(base)
-	if err != nil {
-		return nil, err
-	}
-	head, headTree := "", ""
-	if o.Head != "" {
-		if head, headTree, err = objects.Commit(o.Head); err != nil {
-			return nil, err
-		}
-	}
-	var changes []affected.Change
-	if head != "" {
-		// Two trees: compared by their objects' names, reading only the
-		// directories that differ.
-		diffs, err := objects.Diff(baseTree, headTree)
-		if err != nil {
-			return nil, err
-		}
-		for _, d := range diffs {
-			changes = append(changes, affected.Change{Path: d.Path, Status: affected.Status(d.Status)})
-		}
-	} else if changes, err = repo.Git(ctx, base, ""); err != nil {
-		return nil, err
-	}
-	res := &Result{Base: short(base), Head: "working tree"}
-	if head != "" {
-		res.Head = short(head)
-	}
+	defer sides.Close()
+	repo, changes := sides.Repo, sides.Changes
+	res := &Result{Base: sides.Base, Head: sides.Head}
 	// Trees, relative to the repository's top level.
 	paths := o.Paths
 	if len(paths) == 0 {
@@ -186,17 +149,12 @@ func ReviewGit(ctx context.Context, o GitOptions) (*Result, error) {
 	if len(changes) == 0 {
 		return res, nil
 	}
-	defer func() { res.ObjectsRead = objects.Reads() }()
+	defer func() { res.ObjectsRead = sides.ObjectsRead() }()
 
 	// The two sides: a revision at <top>@base or <top>@head, the working
 	// tree where it is.
-	baseDir := revisionDir(repo.Top, "base")
-	baseFS := loaders.NewFS(objects.Tree(baseTree), baseDir)
-	headDir, headFS := repo.Top, loaders.Disk
-	if head != "" {
-		headDir = revisionDir(repo.Top, "head")
-		headFS = loaders.NewFS(objects.Tree(headTree), headDir)
-	}
+	baseDir, baseFS := sides.BaseDir, sides.BaseFS
+	headDir, headFS := sides.HeadDir, sides.HeadFS
 	// The new side's affected roots (this also builds, or finds up to
 	// date, every root there, recording what each read).
 	bo := o.Build

@@ -158,6 +158,7 @@ type Report struct {
 	Kustomizations []Kustomization `json:"kustomizations"`
 
 	results []*Result
+	keys    []cache.Key
 }
 
 // Kustomization is what the report says of a Flux Kustomization besides
@@ -176,6 +177,10 @@ type Kustomization struct {
 
 // Result returns the result of the i-th Kustomization of the report.
 func (r *Report) Result(i int) *Result { return r.results[i] }
+
+// NodeKey returns the key of the i-th Kustomization of the report (zero
+// when it failed before it had one).
+func (r *Report) NodeKey(i int) cache.Key { return r.keys[i] }
 
 // OutputName is the output file of a Flux Kustomization under the output
 // directory: <namespace>/<name>.yaml ("_" for an empty namespace).

@@ -22,11 +22,11 @@ func ks(name, path, extra string) string {
 // substitutes from the ConfigMap and renders a third.
 func repo() map[string]string {
 	return map[string]string{
-		"clusters/prod/settings.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cluster-settings\n  namespace: flux-system\ndata:\n  DOMAIN: example.org\n",
-		"clusters/prod/apps.yaml": ks("apps", "./apps/prod", "  dependsOn:\n  - name: infra\n  - name: missing\n  postBuild:\n    substituteFrom:\n    - kind: ConfigMap\n      name: cluster-settings\n"),
-		"clusters/prod/infra.yaml": ks("infra", "./infra", ""),
+		"clusters/prod/settings.yaml":  "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cluster-settings\n  namespace: flux-system\ndata:\n  DOMAIN: example.org\n",
+		"clusters/prod/apps.yaml":      ks("apps", "./apps/prod", "  dependsOn:\n  - name: infra\n  - name: missing\n  postBuild:\n    substituteFrom:\n    - kind: ConfigMap\n      name: cluster-settings\n"),
+		"clusters/prod/infra.yaml":     ks("infra", "./infra", ""),
 		"apps/prod/kustomization.yaml": "resources:\n- ../base\n- child.yaml\n",
-		"apps/prod/child.yaml": ks("app-a", "./apps/a", "  targetNamespace: a\n"),
+		"apps/prod/child.yaml":         ks("app-a", "./apps/a", "  targetNamespace: a\n"),
 		"apps/base/kustomization.yaml": "resources:\n- cm.yaml\n",
 		"apps/base/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\n  namespace: web\ndata:\n  host: web.${DOMAIN}\n",
 		"apps/a/deploy.yaml":           "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: a\nspec:\n  template:\n    spec:\n      containers:\n      - name: a\n        image: nginx\n",

@@ -135,6 +135,7 @@ func (r *run) report(ctx context.Context, order []*Node, nodes map[string]*Node,
 		rep.Roots = append(rep.Roots, rr)
 		rep.Kustomizations = append(rep.Kustomizations, k)
 		rep.results = append(rep.results, res)
+		rep.keys = append(rep.keys, n.Key)
 	}
 	if out != nil {
 		if r.o.Check {
