@@ -81,6 +81,8 @@ func runFluxBuildAll(c *cli.Context) error {
 			return err
 		}
 	}
+	defer softMemoryLimit().Done()
+	hugeHeapToLimit()
 	cwd := workingDir()
 	var dirs []string
 	for _, d := range c.Args().Slice() {

@@ -23,6 +23,7 @@ import (
 	"github.com/kpipe/kpipe/internal/flux/render"
 	"github.com/kpipe/kpipe/internal/rootindex"
 	"github.com/kpipe/kpipe/loaders"
+	"github.com/kpipe/kpipe/stages"
 )
 
 // Root is a Flux Kustomization a run starts from, and the directory it
@@ -70,9 +71,11 @@ type Options struct {
 	// DryRun reads no substituteFrom (flux build --dry-run).
 	DryRun bool
 	// IgnorePaths and Strict are flux build's --ignore-paths and
-	// --strict-substitute.
-	IgnorePaths []string
-	Strict      bool
+	// --strict-substitute; InMemoryBuild words errors as its
+	// --in-memory-build does.
+	IgnorePaths   []string
+	Strict        bool
+	InMemoryBuild bool
 	// Engine carries the jobs and the cache (Store, Files, Version).
 	Engine engine.Options
 	// Remote fetches remote bases and files (nil: they fail).
@@ -215,26 +218,7 @@ type run struct {
 // that cannot be used).
 func Run(ctx context.Context, roots []Root, o Options) (*Report, error) {
 	start := time.Now()
-	r := &run{o: o, fsys: o.FS, store: o.Engine.Cache.Store, provides: map[string]Provided{}}
-	if r.fsys == nil {
-		r.fsys = loaders.Disk
-	}
-	r.files = o.Engine.Cache.Files
-	if r.files == nil {
-		r.files = r.store.FileIndex()
-	}
-	if r.fsys != loaders.Disk {
-		var src cache.Source = r.fsys
-		if r.files.Source() != src {
-			r.files = r.files.On(src)
-		}
-	}
-	o.Engine.Cache.Files = r.files
-	r.o.Engine.Cache.Files = r.files
-	r.checker = cache.NewInputChecker(r.files)
-	r.settings = r.settingsKey()
-	r.index = rootindex.Open(r.store, r.settings)
-
+	r := newRun(o)
 	nodes := map[string]*Node{}
 	var order []*Node
 	var pending []*Node
@@ -307,6 +291,49 @@ func displayParent(id string) string {
 		return "the run's roots"
 	}
 	return id
+}
+
+// newRun sets a run up.
+func newRun(o Options) *run {
+	r := &run{o: o, fsys: o.FS, store: o.Engine.Cache.Store, provides: map[string]Provided{}}
+	if r.fsys == nil {
+		r.fsys = loaders.Disk
+	}
+	r.files = o.Engine.Cache.Files
+	if r.files == nil {
+		r.files = r.store.FileIndex()
+	}
+	if r.fsys != loaders.Disk {
+		var src cache.Source = r.fsys
+		if r.files.Source() != src {
+			r.files = r.files.On(src)
+		}
+	}
+	r.o.Engine.Cache.Files = r.files
+	if r.o.Engine.Patches == nil {
+		r.o.Engine.Patches = &stages.Patches{} // shared by the run's builds
+	}
+	r.checker = cache.NewInputChecker(r.files)
+	r.settings = r.settingsKey()
+	r.index = rootindex.Open(r.store, r.settings)
+	return r
+}
+
+// One renders k from dir (absolute) as Run renders a node, from its
+// record when every input it read is unchanged, without following the
+// Flux Kustomizations it renders: `kpipe flux build kustomization`
+// without --recursive. Options' output directory, shard and Reuse are
+// not used.
+func One(ctx context.Context, k *flux.Kustomization, dir string, o Options) *Result {
+	r := newRun(o)
+	n := r.newNode(k, dir, "", nil)
+	jobs := o.Engine.Jobs
+	if jobs < 1 {
+		jobs = runtime.NumCPU()
+	}
+	res := r.renderNode(ctx, n, jobs)
+	_ = r.files.Save("")
+	return res
 }
 
 // newNode is a node for k, which builds dir, rendered by parent.
@@ -489,7 +516,7 @@ func (r *run) renderNode(ctx context.Context, n *Node, jobs int) *Result {
 func (r *run) build(ctx context.Context, n *Node, from []map[string]string, jobs int) (*Result, []cache.Input, []*rootindex.InputSet) {
 	eo := r.o.Engine
 	eo.Jobs = jobs
-	ro := render.Options{FS: r.o.FS, IgnorePaths: r.o.IgnorePaths, Strict: r.o.Strict, Engine: eo, Remote: r.o.Remote,
+	ro := render.Options{FS: r.o.FS, IgnorePaths: r.o.IgnorePaths, Strict: r.o.Strict, InMemoryBuild: r.o.InMemoryBuild, Engine: eo, Remote: r.o.Remote,
 		SubstituteFrom: func(*flux.Kustomization) ([]map[string]string, error) { return from, nil }}
 	if r.o.DryRun {
 		ro.SubstituteFrom = nil
@@ -629,7 +656,7 @@ func (r *run) inputsOf(rd *render.Rendering) ([]cache.Input, []*rootindex.InputS
 func (r *run) settingsKey() cache.Key {
 	eo := render.Engine(r.o.Engine)
 	kb := cache.NewKey(r.o.Engine.Cache.Version, "flux-build-all").Key(engine.SettingsKey(eo, loaders.None))
-	kb.String(fmt.Sprint(r.o.DryRun, r.o.Strict)).String(strings.Join(r.o.IgnorePaths, "\n"))
+	kb.String(fmt.Sprint(r.o.DryRun, r.o.Strict, r.o.InMemoryBuild)).String(strings.Join(r.o.IgnorePaths, "\n"))
 	return kb.Sum()
 }
 

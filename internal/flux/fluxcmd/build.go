@@ -16,6 +16,7 @@ import (
 	"github.com/kpipe/kpipe/internal/engine"
 	"github.com/kpipe/kpipe/internal/fetch"
 	"github.com/kpipe/kpipe/internal/flux"
+	"github.com/kpipe/kpipe/internal/flux/cluster"
 	"github.com/kpipe/kpipe/internal/flux/postbuild"
 	"github.com/kpipe/kpipe/internal/flux/render"
 	"github.com/kpipe/kpipe/loaders"
@@ -232,12 +233,20 @@ func buildKustomization(ctx context.Context, args []string, env Env) int {
 		objs, err = render.Recursive(ctx, k, path, o, render.RecursiveOptions{Cwd: env.Cwd, LocalSources: f.localSources,
 			Each: func(_ *flux.Kustomization, r *render.Rendering) { warn(r) }})
 	} else {
-		var r *render.Rendering
-		r, err = render.Kustomization(ctx, k, path, o)
-		if r != nil {
-			warn(r)
-			objs = r.Objects
+		// One Flux Kustomization: taken from its record when nothing it
+		// read changed (package cluster), else built.
+		res := cluster.One(ctx, k, path, cluster.Options{FS: env.FS, Cwd: env.Cwd, SourceRoot: env.Cwd, DryRun: true,
+			IgnorePaths: f.ignorePaths, Strict: f.strict, InMemoryBuild: f.inMemory, Engine: eo, Remote: env.Fetcher})
+		for _, w := range res.Warnings {
+			fmt.Fprintln(env.Stderr, w)
 		}
+		if res.Err != "" {
+			return fail(env, errors.New(res.Err))
+		}
+		if _, err := env.Stdout.Write(res.YAML); err != nil {
+			return fail(env, err)
+		}
+		return 0
 	}
 	if err != nil {
 		return fail(env, err)

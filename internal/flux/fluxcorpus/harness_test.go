@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kpipe/kpipe/cache"
+	"github.com/kpipe/kpipe/internal/engine"
 	"github.com/kpipe/kpipe/internal/flux"
 	"github.com/kpipe/kpipe/internal/flux/fluxcmd"
 )
@@ -89,11 +91,22 @@ type outcome struct {
 // directory and root for its "root" (the absolute path in flux's
 // messages), and compares what it printed with flux's.
 func run(t testing.TB, c *fluxCase, cwd, root string) outcome {
+	return runWith(t, c, cwd, root, nil)
+}
+
+// runWith is run with kpipe's cache (nil: none): store's entries and
+// records, a file index of its own as a process has.
+func runWith(t testing.TB, c *fluxCase, cwd, root string, store *cache.Store) outcome {
 	wantOut, wantErr := c.want(t)
 	wantErr = strings.ReplaceAll(wantErr, c.Root, root)
 	var stdout, stderr bytes.Buffer
-	rc := fluxcmd.Build(context.Background(), c.Argv[1:], fluxcmd.Env{Stdout: &stdout, Stderr: &stderr, Cwd: cwd,
-		Getenv: func(string) string { return "" }, Jobs: 2})
+	env := fluxcmd.Env{Stdout: &stdout, Stderr: &stderr, Cwd: cwd, Getenv: func(string) string { return "" }, Jobs: 2}
+	if store != nil {
+		env.Cache = func(bool) (engine.Cache, func()) {
+			return engine.Cache{Store: store, Files: store.FileIndex(), Version: "fluxcorpus"}, func() {}
+		}
+	}
+	rc := fluxcmd.Build(context.Background(), c.Argv[1:], env)
 	got := stderr.String()
 	switch {
 	case c.live(wantErr):

@@ -1,11 +1,14 @@
 package fluxcorpus
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kpipe/kpipe/cache"
 )
 
 // TestRealCorpus runs the cases of the real repositories, and of flux2's
@@ -14,7 +17,9 @@ import (
 // repositories checked out beside it) through `kpipe flux build
 // kustomization` in-process, and fails on any case whose stdout, stderr or
 // exit status is not flux's (network cases: the exit status only; live
-// cases: refused). With $KPIPE_FLUX_CORPUS_REPORT it writes the misses
+// cases: refused). Every case runs three times: without a cache, with an
+// empty one, and again with it (the Flux Kustomization's record: nothing
+// built). With $KPIPE_FLUX_CORPUS_REPORT it writes the misses
 // there; $KPIPE_FLUX_CORPUS_CASES (a substring of repo/case) selects
 // cases.
 //
@@ -30,6 +35,8 @@ func TestRealCorpus(t *testing.T) {
 	}
 	filter := os.Getenv("KPIPE_FLUX_CORPUS_CASES")
 	counts := tally{}
+	store := cache.Open(context.Background(), cache.Options{Dir: t.TempDir()})
+	defer store.Close()
 	var report strings.Builder
 	for _, f := range dirs {
 		c, err := readCase(filepath.Dir(f))
@@ -43,6 +50,13 @@ func TestRealCorpus(t *testing.T) {
 			continue
 		}
 		o := run(t, c, c.Cwd, c.Root)
+		for _, pass := range []string{"cold cache", "warm cache"} {
+			if o.class == classMatch {
+				if p := runWith(t, c, c.Cwd, c.Root, store); p.class != classMatch {
+					o = outcome{class: p.class, detail: pass + ": " + p.detail}
+				}
+			}
+		}
 		counts.add(c.Variant+"/"+c.Status, o.class)
 		if o.class == classMiss {
 			fmt.Fprintf(&report, "== %s/%s [%s]\n%s\n\n", c.Repo, c.Case, c.Status, o.detail)
