@@ -82,7 +82,6 @@ func runFluxBuildAll(c *cli.Context) error {
 		}
 	}
 	defer softMemoryLimit().Done()
-	hugeHeapToLimit()
 	cwd := workingDir()
 	var dirs []string
 	for _, d := range c.Args().Slice() {

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -133,12 +134,23 @@ type Result struct {
 	Provides []Provided        `json:"provides,omitempty"`
 	// Warnings are kustomize's (deprecations), and the run's about it.
 	Warnings []string `json:"warnings,omitempty"`
-	// Reads is what its rendering depended on (paths of its tree).
-	Reads *engine.ReadSet `json:"reads,omitempty"`
+	// Reads is what its rendering depended on (paths of its tree), when
+	// it was rendered in this run (else ReadSet reads it from the cache).
+	Reads *engine.ReadSet `json:"-"`
 
 	cached                             bool
 	nodesBuilt, nodesCached, stageRuns int
 	stageHits                          int
+	loadReads                          func() *engine.ReadSet
+}
+
+// ReadSet is what the node's rendering depended on (read from the cache
+// for a result taken from its record); nil when it is not known.
+func (res *Result) ReadSet() *engine.ReadSet {
+	if res.Reads == nil && res.loadReads != nil {
+		res.Reads = res.loadReads()
+	}
+	return res.Reads
 }
 
 // Provided is a ConfigMap or a Secret a node renders: its data, as
@@ -692,24 +704,40 @@ func (r *run) lookup(name string) (*Result, bool) {
 	if !ok || d != rec.OutputDigest {
 		return nil, false
 	}
-	res := &Result{}
-	if json.Unmarshal(data, res) != nil {
+	res, ok := decodeResult(data)
+	if !ok {
 		return nil, false
 	}
 	res.cached = true
+	store, key := r.store, r.readsKey(d)
+	res.loadReads = func() *engine.ReadSet {
+		rs := &engine.ReadSet{}
+		b, ok := store.Get(key)
+		if !ok || json.Unmarshal(b, rs) != nil {
+			return nil
+		}
+		return rs
+	}
 	return res, true
 }
 
-// record keeps res and its inputs under name.
+// record keeps res and its inputs under name: the result (its output and
+// what the run needs of it), and apart, keyed by the result's digest,
+// what it read (only kpipe diff --flux asks for it).
 func (r *run) record(name string, res *Result, inputs []cache.Input, sets []*rootindex.InputSet) {
 	if r.store == nil || r.o.NoRecords {
 		return
 	}
-	data, err := json.Marshal(res)
+	data, err := encodeResult(res)
 	if err != nil {
 		return
 	}
 	sum := cache.Digest(data)
+	if res.Reads != nil {
+		if b, err := json.Marshal(res.Reads); err == nil {
+			r.store.Put(r.readsKey(sum), b)
+		}
+	}
 	keys := make([]cache.Key, len(sets))
 	for i, s := range sets {
 		keys[i] = r.index.SaveInputSet(s)
@@ -718,6 +746,43 @@ func (r *run) record(name string, res *Result, inputs []cache.Input, sets []*roo
 	// cache unless allowed.
 	r.store.PutDigest(r.outputKey(name), data, sum, sensitive(res))
 	r.index.SetRoot(name, &rootindex.Record{Inputs: inputs, Sets: keys, OutputDigest: sum})
+}
+
+// readsKey is where the reads of the result of digest d are kept.
+func (r *run) readsKey(d cache.Key) cache.Key {
+	return cache.NewKey(r.o.Engine.Cache.Version, "flux-node-reads").Key(d).Sum()
+}
+
+// storedResult is what a record's result keeps besides the output.
+type storedResult struct {
+	Children []json.RawMessage `json:"children,omitempty"`
+	Provides []Provided        `json:"provides,omitempty"`
+	Warnings []string          `json:"warnings,omitempty"`
+}
+
+// encodeResult is a result as its record keeps it: the length of the
+// JSON of what it holds besides the output (a uvarint), that JSON, and
+// the output's bytes as they are.
+func encodeResult(res *Result) ([]byte, error) {
+	meta, err := json.Marshal(storedResult{Children: res.Children, Provides: res.Provides, Warnings: res.Warnings})
+	if err != nil {
+		return nil, err
+	}
+	out := binary.AppendUvarint(make([]byte, 0, len(meta)+len(res.YAML)+8), uint64(len(meta)))
+	out = append(out, meta...)
+	return append(out, res.YAML...), nil
+}
+
+func decodeResult(data []byte) (*Result, bool) {
+	n, k := binary.Uvarint(data)
+	if k <= 0 || uint64(len(data)-k) < n {
+		return nil, false
+	}
+	var s storedResult
+	if json.Unmarshal(data[k:k+int(n)], &s) != nil {
+		return nil, false
+	}
+	return &Result{YAML: data[k+int(n):], Children: s.Children, Provides: s.Provides, Warnings: s.Warnings}, true
 }
 
 func sensitive(res *Result) bool {

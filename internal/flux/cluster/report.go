@@ -93,7 +93,7 @@ func (r *run) report(ctx context.Context, order []*Node, nodes map[string]*Node,
 		}
 		res := n.res
 		rr := batch.RootReport{Path: n.ID, Cached: res.cached, UpToDate: res.cached, NodesBuilt: res.nodesBuilt, NodesCached: res.nodesCached,
-			StageHits: res.stageHits, StageMisses: res.stageRuns, Reads: res.Reads}
+			StageHits: res.stageHits, StageMisses: res.stageRuns}
 		for _, w := range res.Warnings {
 			rr.Warnings = append(rr.Warnings, batch.Warning{File: n.ID, Message: strings.TrimPrefix(w, "# Warning: ")})
 		}

@@ -133,8 +133,8 @@ func Review(ctx context.Context, o Options) (*Outcome, error) {
 	for i, rr := range head.Roots {
 		res := head.Result(i)
 		var because []string
-		if res.Reads != nil {
-			because = m.Match(*res.Reads)
+		if rs := res.ReadSet(); rs != nil {
+			because = m.Match(*rs)
 		} else {
 			because = []string{"(unknown reads)"}
 		}
