@@ -193,7 +193,7 @@ func runFluxBuildAll(c *cli.Context) error {
 			fmt.Fprintf(c.App.ErrWriter, "no Kustomization renders %s any more\n", p)
 		}
 		if n := rep.Summary.OutOfDate + len(rep.Orphans); n > 0 {
-			fmt.Fprintf(c.App.ErrWriter, "%d rendered outputs under %s differ from the sources: run kpipe flux build-all --out-dir %s --prune\n", n, c.String("out-dir"), c.String("out-dir"))
+			fmt.Fprintf(c.App.ErrWriter, "%d rendered outputs under %s differ from the sources: run kpipe flux build-all %s --out-dir %s --prune\n", n, c.String("out-dir"), strings.Join(c.Args().Slice(), " "), c.String("out-dir"))
 			checkFailed = true
 		}
 	}

@@ -27,8 +27,11 @@
 // dependsOn orders nothing; it is reported. A Flux Kustomization that
 // renders one of its ancestors (a cycle) is an error naming the objects.
 //
+// One renders a single Flux Kustomization the same way, from its record
+// when nothing it read changed (`kpipe flux build kustomization`).
+//
 // It imports cache, internal/batch (the report, the output directory,
 // shards), internal/engine, internal/fetch, internal/flux,
-// internal/flux/postbuild, internal/flux/render, internal/rootindex and
-// loaders.
+// internal/flux/postbuild, internal/flux/render, internal/rootindex,
+// loaders and stages (a run's builds share their decoded patches).
 package cluster

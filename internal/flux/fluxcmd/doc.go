@@ -6,7 +6,8 @@
 // render's, on kpipe's engine and cache; without --dry-run it refuses
 // (kpipe reads no cluster).
 //
-// It imports cache, internal/engine, internal/fetch, internal/flux,
+// It imports internal/engine, internal/fetch, internal/flux,
+// internal/flux/cluster (one Flux Kustomization from its record),
 // internal/flux/postbuild, internal/flux/render and loaders, and
 // github.com/spf13/pflag (the flag parser flux's cobra commands use).
 package fluxcmd
