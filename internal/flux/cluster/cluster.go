@@ -99,6 +99,88 @@ type Options struct {
 	// NoRecords renders every node, reading and writing no record (the
 	// engine's cache is still used).
 	NoRecords bool
+	// HelmReleases, when set, renders the HelmReleases the Flux
+	// Kustomizations render, each as a node of its own kind, once every
+	// Flux Kustomization is rendered (so that their valuesFrom can be
+	// looked up among everything the cluster renders); their results are
+	// entries of the report (Path "HelmRelease NAMESPACE/NAME", output
+	// OUT/<namespace>/<name>.helmrelease.yaml). Nil: a HelmRelease stays an
+	// object of its Kustomization's output, listed in the report. This is
+	// the seam for package internal/flux/helmrelease (issue 52's third
+	// part). It is called from several goroutines at once.
+	HelmReleases func(ctx context.Context, hr HelmRelease) *Result
+}
+
+// HelmRelease is a HelmRelease (helm.toolkit.fluxcd.io) a Flux
+// Kustomization rendered, for Options.HelmReleases.
+type HelmRelease struct {
+	// ID is Namespace/Name; Object the HelmRelease as rendered (after its
+	// Kustomization's post-build steps), RenderedBy that Kustomization.
+	ID         string
+	Object     json.RawMessage
+	RenderedBy string
+	// Lookup returns a ConfigMap or a Secret the cluster renders (for
+	// valuesFrom), as substituteFrom reads them.
+	Lookup func(kind, namespace, name string) (Provided, bool)
+}
+
+// hrNode is a HelmRelease rendered by Options.HelmReleases.
+type hrNode struct {
+	hr  HelmRelease
+	res *Result
+}
+
+// helmReleases renders the HelmReleases the nodes rendered, each once
+// (the first rendering of one), with Options.HelmReleases.
+func (r *run) helmReleases(ctx context.Context, order []*Node, jobs int) []*hrNode {
+	if r.o.HelmReleases == nil {
+		return nil
+	}
+	lookup := func(kind, namespace, name string) (Provided, bool) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		p, ok := r.provides[kind+"/"+namespace+"/"+name]
+		return p, ok
+	}
+	seen := map[string]bool{}
+	var out []*hrNode
+	for _, n := range order {
+		if n.res == nil || n.res.Err != "" {
+			continue
+		}
+		for _, raw := range n.res.HelmReleases {
+			var obj struct {
+				Metadata struct{ Name, Namespace string }
+			}
+			if json.Unmarshal(raw, &obj) != nil {
+				continue
+			}
+			id := obj.Metadata.Namespace + "/" + obj.Metadata.Name
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			out = append(out, &hrNode{hr: HelmRelease{ID: id, Object: raw, RenderedBy: n.ID, Lookup: lookup}})
+		}
+	}
+	var g errgroup.Group
+	g.SetLimit(jobs)
+	for _, h := range out {
+		g.Go(func() error {
+			h.res = r.o.HelmReleases(ctx, h.hr)
+			if h.res == nil {
+				h.res = &Result{Err: "not rendered"}
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+	return out
+}
+
+// isHelmRelease reports whether apiVersion and kind are a HelmRelease's.
+func isHelmRelease(apiVersion, kind string) bool {
+	return strings.HasPrefix(apiVersion, "helm.toolkit.fluxcd.io/") && kind == "HelmRelease"
 }
 
 // Node is a Flux Kustomization of the run.
@@ -132,6 +214,10 @@ type Result struct {
 	// order; Provides the ConfigMaps and Secrets (for substituteFrom).
 	Children []json.RawMessage `json:"children,omitempty"`
 	Provides []Provided        `json:"provides,omitempty"`
+	// HelmReleases are the HelmReleases (helm.toolkit.fluxcd.io) among
+	// its objects (JSON), in order: each a node of its own kind
+	// (Options.HelmReleases).
+	HelmReleases []json.RawMessage `json:"helmReleases,omitempty"`
 	// Warnings are kustomize's (deprecations), and the run's about it.
 	Warnings []string `json:"warnings,omitempty"`
 	// Reads is what its rendering depended on (paths of its tree), when
@@ -188,6 +274,11 @@ type Kustomization struct {
 	// DependsOn are its spec.dependsOn (Namespace/Name): reported, not
 	// followed (rendering does not wait for them).
 	DependsOn []string `json:"dependsOn,omitempty"`
+	// HelmReleases are the HelmReleases it renders (Namespace/Name).
+	HelmReleases []string `json:"helmReleases,omitempty"`
+	// Kind is "HelmRelease" for an entry Options.HelmReleases rendered
+	// ("" for a Flux Kustomization).
+	Kind string `json:"kind,omitempty"`
 }
 
 // Result returns the result of the i-th Kustomization of the report.
@@ -295,7 +386,7 @@ func Run(ctx context.Context, roots []Root, o Options) (*Report, error) {
 			n.res = &Result{Err: msg}
 		}
 	}
-	return r.report(ctx, order, nodes, start)
+	return r.report(ctx, order, nodes, r.helmReleases(ctx, order, jobs), start)
 }
 
 func displayParent(id string) string {
@@ -566,6 +657,11 @@ func (r *run) build(ctx context.Context, n *Node, from []map[string]string, jobs
 				res.Children = append(res.Children, raw)
 			}
 		}
+		if isHelmRelease(apiVersion, kind) {
+			if raw, err := json.Marshal(obj); err == nil {
+				res.HelmReleases = append(res.HelmReleases, raw)
+			}
+		}
 		if p, ok := provided(obj); ok {
 			res.Provides = append(res.Provides, p)
 		}
@@ -755,16 +851,17 @@ func (r *run) readsKey(d cache.Key) cache.Key {
 
 // storedResult is what a record's result keeps besides the output.
 type storedResult struct {
-	Children []json.RawMessage `json:"children,omitempty"`
-	Provides []Provided        `json:"provides,omitempty"`
-	Warnings []string          `json:"warnings,omitempty"`
+	Children     []json.RawMessage `json:"children,omitempty"`
+	Provides     []Provided        `json:"provides,omitempty"`
+	HelmReleases []json.RawMessage `json:"helmReleases,omitempty"`
+	Warnings     []string          `json:"warnings,omitempty"`
 }
 
 // encodeResult is a result as its record keeps it: the length of the
 // JSON of what it holds besides the output (a uvarint), that JSON, and
 // the output's bytes as they are.
 func encodeResult(res *Result) ([]byte, error) {
-	meta, err := json.Marshal(storedResult{Children: res.Children, Provides: res.Provides, Warnings: res.Warnings})
+	meta, err := json.Marshal(storedResult{Children: res.Children, Provides: res.Provides, HelmReleases: res.HelmReleases, Warnings: res.Warnings})
 	if err != nil {
 		return nil, err
 	}
@@ -782,7 +879,7 @@ func decodeResult(data []byte) (*Result, bool) {
 	if json.Unmarshal(data[k:k+int(n)], &s) != nil {
 		return nil, false
 	}
-	return &Result{YAML: data[k+int(n):], Children: s.Children, Provides: s.Provides, Warnings: s.Warnings}, true
+	return &Result{YAML: data[k+int(n):], Children: s.Children, Provides: s.Provides, HelmReleases: s.HelmReleases, Warnings: s.Warnings}, true
 }
 
 func sensitive(res *Result) bool {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/kpipe/kpipe/cache"
@@ -245,5 +246,44 @@ func TestRunPrunesAndChecks(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(out, "flux-system/infra.yaml")); !os.IsNotExist(err) {
 		t.Errorf("infra's output is still there: %v", err)
+	}
+}
+
+// HelmReleases a Flux Kustomization renders are listed in the report, and
+// with Options.HelmReleases each is a node of its own: given its object
+// as rendered and a lookup of what the cluster renders (valuesFrom), its
+// output written beside the Kustomizations'.
+func TestRunHelmReleaseSeam(t *testing.T) {
+	root := t.TempDir()
+	files := repo()
+	files["infra/hr.yaml"] = "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: podinfo\n  namespace: infra\nspec:\n  chart:\n    spec:\n      chart: podinfo\n  valuesFrom:\n  - kind: ConfigMap\n    name: cluster-settings\n"
+	writeTree(t, root, files)
+	rep := runOn(t, root, Options{})
+	k := rep.Kustomizations[byID(rep)["flux-system/infra"]]
+	if strings.Join(k.HelmReleases, ",") != "infra/podinfo" {
+		t.Errorf("infra's HelmReleases: %v", k.HelmReleases)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	var seen []string
+	var mu sync.Mutex
+	rep = runOn(t, root, Options{OutDir: out, HelmReleases: func(_ context.Context, hr HelmRelease) *Result {
+		mu.Lock()
+		seen = append(seen, hr.ID+" by "+hr.RenderedBy)
+		mu.Unlock()
+		p, ok := hr.Lookup("ConfigMap", "flux-system", "cluster-settings")
+		if !ok {
+			return &Result{Err: "cluster-settings not found"}
+		}
+		return &Result{YAML: []byte("domain: " + p.Data["DOMAIN"] + "\n")}
+	}})
+	if strings.Join(seen, ",") != "infra/podinfo by flux-system/infra" {
+		t.Errorf("rendered %v", seen)
+	}
+	rr := rep.Roots[byID(rep)["HelmRelease infra/podinfo"]]
+	if rr.Status != "ok" {
+		t.Fatalf("HelmRelease entry: %+v", rr)
+	}
+	if data, err := os.ReadFile(filepath.Join(out, "infra/podinfo.helmrelease.yaml")); err != nil || string(data) != "domain: example.org\n" {
+		t.Errorf("output: %q %v", data, err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -68,7 +69,7 @@ func provided(obj map[string]any) (Provided, bool) {
 }
 
 // report writes the outputs and makes the report, in ID order.
-func (r *run) report(ctx context.Context, order []*Node, nodes map[string]*Node, start time.Time) (*Report, error) {
+func (r *run) report(ctx context.Context, order []*Node, nodes map[string]*Node, hrs []*hrNode, start time.Time) (*Report, error) {
 	slices.SortFunc(order, func(a, b *Node) int { return strings.Compare(a.ID, b.ID) })
 	rep := &Report{Report: &batch.Report{Version: r.o.Version, Shard: r.o.Shard.String()}}
 	var out *batch.OutDir
@@ -98,6 +99,14 @@ func (r *run) report(ctx context.Context, order []*Node, nodes map[string]*Node,
 			rr.Warnings = append(rr.Warnings, batch.Warning{File: n.ID, Message: strings.TrimPrefix(w, "# Warning: ")})
 		}
 		k := Kustomization{Name: n.K.Name, Namespace: n.K.Namespace, Path: relTo(r.o.Cwd, n.Dir), RenderedBy: n.RenderedBy}
+		for _, raw := range res.HelmReleases {
+			var obj struct {
+				Metadata struct{ Name, Namespace string }
+			}
+			if json.Unmarshal(raw, &obj) == nil {
+				k.HelmReleases = append(k.HelmReleases, obj.Metadata.Namespace+"/"+obj.Metadata.Name)
+			}
+		}
 		for _, d := range n.K.Spec.DependsOn {
 			ns := d.Namespace
 			if ns == "" {
@@ -136,6 +145,47 @@ func (r *run) report(ctx context.Context, order []*Node, nodes map[string]*Node,
 		rep.Kustomizations = append(rep.Kustomizations, k)
 		rep.results = append(rep.results, res)
 		rep.keys = append(rep.keys, n.Key)
+	}
+	for _, h := range hrs {
+		ns, name, _ := strings.Cut(h.hr.ID, "/")
+		file := ns + "/" + name + ".helmrelease.yaml"
+		if ns == "" {
+			file = "_/" + name + ".helmrelease.yaml"
+		}
+		owner := ownerPrefix + "HelmRelease/" + h.hr.ID
+		if out != nil {
+			live = append(live, owner)
+			outputs = append(outputs, out.Path(file))
+		}
+		if r.o.Shard.Count > 1 && batch.ShardOf("HelmRelease/"+h.hr.ID, r.o.Shard.Count) != r.o.Shard.Index {
+			continue
+		}
+		rr := batch.RootReport{Path: "HelmRelease " + h.hr.ID, Cached: h.res.cached, UpToDate: h.res.cached}
+		for _, w := range h.res.Warnings {
+			rr.Warnings = append(rr.Warnings, batch.Warning{File: rr.Path, Message: w})
+		}
+		if h.res.Err != "" {
+			rr.Status, rr.Error = "error", h.res.Err
+			if out != nil {
+				rr.RemovedOutput = out.Remove(out.Path(file))
+			}
+		} else {
+			rr.Status = "ok"
+			sum := cache.Digest(h.res.YAML)
+			rr.Digest = hex.EncodeToString(sum[:])
+			if out != nil {
+				rr.Output = out.Path(file)
+				changed, err := out.Write(owner, rr.Output, h.res.YAML, rr.Digest)
+				if err != nil {
+					rr.Status, rr.Error, rr.Output = "error", err.Error(), ""
+				}
+				rr.Changed, rr.OutOfDate = changed, r.o.Check && changed
+			}
+		}
+		rep.Roots = append(rep.Roots, rr)
+		rep.Kustomizations = append(rep.Kustomizations, Kustomization{Name: name, Namespace: ns, RenderedBy: h.hr.RenderedBy, Kind: "HelmRelease"})
+		rep.results = append(rep.results, h.res)
+		rep.keys = append(rep.keys, cache.Key{})
 	}
 	if out != nil {
 		if r.o.Check {
