@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"syscall"
 )
 
 // Restriction says which files a kustomization may read.
@@ -261,6 +262,19 @@ func (l *Loader) ReadFileStat(path string) ([]byte, string, os.FileInfo, error) 
 		}
 	}
 	real, kind, err := l.Resolve(path)
+	if l.restriction == None && (err != nil || kind == Dir) {
+		// kustomize reads the joined path with no restrictor in between:
+		// the file system's own errors.
+		abs := l.Abs(path)
+		if err != nil {
+			var errno syscall.Errno
+			if errors.As(err, &errno) {
+				err = errno
+			}
+			return nil, real, nil, &fs.PathError{Op: "open", Path: abs, Err: err}
+		}
+		return nil, real, nil, &fs.PathError{Op: "read", Path: abs, Err: syscall.EISDIR}
+	}
 	if err != nil {
 		return nil, real, nil, err
 	}

@@ -91,11 +91,28 @@ func IsBuiltin(c *resource.Resource) bool {
 	return g.Group == "" && g.Version == "builtin"
 }
 
+// DisabledError is the refusal of an external plugin without
+// --enable-alpha-plugins: its kind and where it was configured (a file,
+// or "").
+type DisabledError struct{ Kind, Source string }
+
+func (e *DisabledError) Error() string {
+	if e.Source == "" {
+		return fmt.Sprintf("external plugins disabled; unable to load external plugin '%s' (add --enable-alpha-plugins to use it)", e.Kind)
+	}
+	return fmt.Sprintf("external plugins disabled; unable to load external plugin '%s' (configured in %s): add --enable-alpha-plugins to use it", e.Kind, e.Source)
+}
+
+// KustomizeText is kustomize's words for the refusal.
+func (e *DisabledError) KustomizeText() string {
+	return fmt.Sprintf("external plugins disabled; unable to load external plugin '%s'", e.Kind)
+}
+
 // Load configures the stage that runs an external plugin config.
 func Load(c Config, o Options) (stages.Stage, error) {
 	kind := c.Object.Kind()
 	if !o.EnableAlpha {
-		return nil, fmt.Errorf("external plugins disabled; unable to load external plugin '%s' (configured in %s): add --enable-alpha-plugins to use it", kind, c.Source)
+		return nil, &DisabledError{Kind: kind, Source: c.Source}
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout

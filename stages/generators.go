@@ -130,8 +130,9 @@ func decodeGeneratorConfig(data []byte) (loaders.GeneratorArgs, error) {
 
 // generatorStage adds (or merges, or replaces) one generated object.
 type generatorStage struct {
-	kind string
-	obj  *resource.Resource
+	kind    string
+	obj     *resource.Resource
+	release Release
 }
 
 // newGenerator makes the object of kind ConfigMap or Secret.
@@ -238,6 +239,14 @@ func (s *generatorStage) Kind() string { return s.kind }
 // Fingerprint covers the generated object (and so the files it was made
 // from) and its generator options.
 func (s *generatorStage) Fingerprint() []byte {
+	if s.release != Kustomize582 {
+		return Fingerprint(s.kind, struct {
+			Object    map[string]any
+			Behavior  string
+			NeedsHash bool
+			Release   Release
+		}{s.obj.Object(), s.obj.Gen.Behavior, s.obj.Gen.NeedsHash, s.release})
+	}
 	return Fingerprint(s.kind, struct {
 		Object    map[string]any
 		Behavior  string
@@ -252,7 +261,7 @@ func (s *generatorStage) Fingerprint() []byte {
 // over, with the labels and annotations of both (its own winning). Merge
 // also keeps the data of the existing object that it does not set.
 func (s *generatorStage) Run(_ context.Context, rs *resource.List) error {
-	if err := absorb(rs, s.obj.Clone()); err != nil {
+	if err := absorb(rs, s.obj.Clone(), s.release); err != nil {
 		return fmt.Errorf("merging from generator %s %q: %w", s.kind, s.obj.Name(), err)
 	}
 	return nil
@@ -260,7 +269,7 @@ func (s *generatorStage) Run(_ context.Context, rs *resource.List) error {
 
 // absorb adds a generated object to rs as kustomize's AbsorbAll does (see
 // generatorStage.Run). res must be private.
-func absorb(rs *resource.List, res *resource.Resource) error {
+func absorb(rs *resource.List, res *resource.Resource, release Release) error {
 	id := res.ID()
 	behavior := ""
 	if res.Gen != nil {
@@ -289,8 +298,17 @@ func absorb(rs *resource.List, res *resource.Resource) error {
 		takeOver(res, old)
 	case behaviorMerge:
 		// A merged object keeps the origin of the one it merges into.
+		oldData := resource.StringMap(old.Object()["data"])
+		if release == Kustomize582 && res.APIVersion() == "v1" && res.Kind() == "Secret" {
+			// kustomize v5.8.2 merges the Secret's stringData too, folded
+			// into its data as the API server stores it.
+			var err error
+			if oldData, err = foldStringData(old, oldData); err != nil {
+				return fmt.Errorf("failed to normalize stringData for %s: %w", id, err)
+			}
+		}
 		takeOver(res, old)
-		mergeData(res, old)
+		mergeData(res, old, oldData)
 		if o, ok := old.Annotation(OriginAnnotation); ok {
 			res.SetAnnotation(OriginAnnotation, o)
 		}
@@ -352,13 +370,38 @@ func setMetaMap(md map[string]any, field string, m map[string]string) {
 	md[field] = stringsToAny(m)
 }
 
-// mergeData sets res's data and binaryData to old's entries overridden by
-// res's, every value as a string.
-func mergeData(res, old *resource.Resource) {
+// foldStringData returns data (a Secret's) with the Secret's stringData
+// base64-encoded into it, stringData's values winning.
+func foldStringData(old *resource.Resource, data map[string]string) (map[string]string, error) {
+	sd, ok := old.Object()["stringData"].(map[string]any)
+	if !ok {
+		return data, nil
+	}
+	out := make(map[string]string, len(data)+len(sd))
+	for k, v := range data {
+		out[k] = v
+	}
+	for _, k := range resource.SortedKeys(sd) {
+		v, ok := resource.ScalarString(sd[k])
+		if !ok {
+			return nil, fmt.Errorf("read stringData: stringData value for key %q must be a scalar", k)
+		}
+		out[k] = encodeBase64(v)
+	}
+	return out, nil
+}
+
+// mergeData sets res's data and binaryData to old's entries (oldData for
+// data) overridden by res's, every value as a string.
+func mergeData(res, old *resource.Resource, oldData map[string]string) {
 	obj := res.Edit()
 	for _, field := range []string{"data", "binaryData"} {
 		merged := map[string]string{}
-		for k, v := range resource.StringMap(old.Object()[field]) {
+		from := oldData
+		if field == "binaryData" {
+			from = resource.StringMap(old.Object()[field])
+		}
+		for k, v := range from {
 			merged[k] = v
 		}
 		for k, v := range resource.StringMap(obj[field]) {

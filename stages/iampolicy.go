@@ -78,7 +78,7 @@ func (s *iamPolicyStage) Fingerprint() []byte { return Fingerprint(s.Kind(), s.c
 // Run adds the ServiceAccount; one of the same ID already in rs is an
 // error.
 func (s *iamPolicyStage) Run(_ context.Context, rs *resource.List) error {
-	if err := absorb(rs, s.obj.Clone()); err != nil {
+	if err := absorb(rs, s.obj.Clone(), Kustomize582); err != nil {
 		return fmt.Errorf("merging from generator %s %q: %w", s.Kind(), s.obj.Name(), err)
 	}
 	return nil

@@ -59,6 +59,22 @@ type imageMatcher struct {
 	name    string
 	literal bool
 	re      *regexp.Regexp
+	v581    bool // kustomize v5.8.1's: a nil re panics
+}
+
+// imageRefSuffix581 is imageRefSuffix in kustomize v5.8.1: sha256
+// digests only.
+const imageRefSuffix581 = `(:[a-zA-Z0-9_.{}-]*)?(@sha256:[a-zA-Z0-9_.{}-]*)?$`
+
+// newImageMatcher581 is kustomize v5.8.1's matcher: the pattern compiled
+// as it was, nil when it does not compile (matching then panics, as
+// there).
+func newImageMatcher581(name string) imageMatcher {
+	re, err := regexp.Compile("^" + name + imageRefSuffix581)
+	if err != nil {
+		re = nil
+	}
+	return imageMatcher{name: name, re: re, v581: true}
 }
 
 func newImageMatcher(name string) imageMatcher {
@@ -74,6 +90,9 @@ func newImageMatcher(name string) imageMatcher {
 
 // matches reports whether text is a reference to change.
 func (m imageMatcher) matches(text string) bool {
+	if m.v581 {
+		return m.re.MatchString(text) // (a nil re panics, as in kustomize v5.8.1)
+	}
 	if !m.literal {
 		return m.re != nil && m.re.MatchString(text)
 	}
@@ -100,13 +119,22 @@ func ImagesFromConfig(data []byte) (Stage, error) {
 }
 
 type imagesStage struct {
-	cfg   ImagesConfig
-	match imageMatcher // the image values to change
+	cfg     ImagesConfig
+	match   imageMatcher // the image values to change
+	release Release
 }
 
-func (s *imagesStage) Kind() string        { return "ImageTagTransformer" }
-func (s *imagesStage) Cheap()              {}
-func (s *imagesStage) Fingerprint() []byte { return Fingerprint(s.Kind(), s.cfg) }
+func (s *imagesStage) Kind() string { return "ImageTagTransformer" }
+func (s *imagesStage) Cheap()       {}
+func (s *imagesStage) Fingerprint() []byte {
+	if s.release != Kustomize582 {
+		return Fingerprint(s.Kind(), struct {
+			Config  ImagesConfig
+			Release Release
+		}{s.cfg, s.release})
+	}
+	return Fingerprint(s.Kind(), s.cfg)
+}
 
 // imageProbeHit is returned by a probing pass that would change the object.
 type imageProbeHit struct{}
@@ -115,7 +143,16 @@ func (imageProbeHit) Error() string { return "image would change" }
 
 // Run applies the legacy containers pass to every resource, then the
 // field-spec pass.
-func (s *imagesStage) Run(_ context.Context, rs *resource.List) error {
+func (s *imagesStage) Run(_ context.Context, rs *resource.List) (err error) {
+	if s.match.v581 && s.match.re == nil {
+		// kustomize v5.8.1 dereferences its nil pattern at the first image
+		// it looks at.
+		defer func() {
+			if v := recover(); v != nil {
+				err = &PanicError{Value: v}
+			}
+		}()
+	}
 	passes := []func(obj map[string]any, gvk resource.GVK, probe bool) error{s.legacyPass, s.fieldSpecPass}
 	for p, pass := range passes {
 		for i := 0; i < rs.Len(); i++ {

@@ -291,7 +291,7 @@ func (s *generatorStage) withOrigin(o *Origin) (Stage, error) {
 	obj := s.obj.Clone()
 	obj.SetAnnotation(OriginAnnotation, val)
 	obj.Freeze()
-	return &generatorStage{kind: s.kind, obj: obj}, nil
+	return &generatorStage{kind: s.kind, obj: obj, release: s.release}, nil
 }
 
 // OriginGenerator is a generator of another package (an external plugin)
@@ -330,7 +330,7 @@ func (s *generatorOriginStage) Run(ctx context.Context, rs *resource.List) error
 		return fmt.Errorf("adding origin annotations for generator %s: %w", s.inner.Kind(), err)
 	}
 	for _, r := range made.All() {
-		if err := absorb(rs, r.Mutable()); err != nil {
+		if err := absorb(rs, r.Mutable(), Kustomize582); err != nil {
 			return fmt.Errorf("merging from generator %s: %w", s.inner.Kind(), err)
 		}
 	}

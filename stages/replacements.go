@@ -121,10 +121,17 @@ func ReplacementsConfigYAML(entries []loaders.ReplacementField) string {
 // as the ones before it left them.
 type replacementsStage struct {
 	replacements []loaders.Replacement
+	release      Release
 }
 
 func (s *replacementsStage) Kind() string { return "ReplacementTransformer" }
 func (s *replacementsStage) Fingerprint() []byte {
+	if s.release != Kustomize582 {
+		return Fingerprint(s.Kind(), struct {
+			Replacements []loaders.Replacement
+			Release      Release
+		}{s.replacements, s.release})
+	}
 	return Fingerprint(s.Kind(), s.replacements)
 }
 
@@ -139,7 +146,7 @@ func (s *replacementsStage) Run(_ context.Context, rs *resource.List) error {
 		if err != nil {
 			return err
 		}
-		if err := applyReplacement(rs, value, r.Targets); err != nil {
+		if err := applyReplacement(rs, value, r.Targets, s.release); err != nil {
 			return err
 		}
 	}
@@ -287,7 +294,7 @@ func (ts *targetSelector) selects(r *resource.Resource) bool {
 }
 
 // applyReplacement writes value into every target.
-func applyReplacement(rs *resource.List, value *yaml.Node, targets []*loaders.TargetSelector) error {
+func applyReplacement(rs *resource.List, value *yaml.Node, targets []*loaders.TargetSelector, release Release) error {
 	for _, t := range targets {
 		if t == nil || t.Select == nil {
 			return errors.New("target must specify resources to select")
@@ -306,7 +313,7 @@ func applyReplacement(rs *resource.List, value *yaml.Node, targets []*loaders.Ta
 			if !ts.selects(rs.At(i)) {
 				continue
 			}
-			if err := writeTarget(rs, i, value, t, fieldPaths, paths, texts); err != nil {
+			if err := writeTarget(rs, i, value, t, fieldPaths, paths, texts, release); err != nil {
 				return err
 			}
 		}
@@ -318,7 +325,7 @@ func applyReplacement(rs *resource.List, value *yaml.Node, targets []*loaders.Ta
 // part of the object the field paths may reach (paths) goes through
 // nodes; the rest is put back as it was, copied when the object is
 // shared. texts memoizes the text of scalars for the target's selectors.
-func writeTarget(rs *resource.List, i int, value *yaml.Node, t *loaders.TargetSelector, fieldPaths []string, paths *reach, texts map[scalarText]string) error {
+func writeTarget(rs *resource.List, i int, value *yaml.Node, t *loaders.TargetSelector, fieldPaths []string, paths *reach, texts map[scalarText]string, release Release) error {
 	var stubs []any
 	root := toNodeAlong(rs.At(i).Object(), paths, &stubs)
 	if rs.At(i).Frozen() {
@@ -331,7 +338,11 @@ func writeTarget(rs *resource.List, i int, value *yaml.Node, t *loaders.TargetSe
 		if t.Options != nil && t.Options.Create {
 			create = value.Kind
 		}
-		if setInStructuredData(root, value, fp, create, t.Options) == nil {
+		inner := t.Options // (kustomize v5.8.1 copies the value inside structured data)
+		if release == Kustomize581 {
+			inner = nil
+		}
+		if setInStructuredData(root, value, fp, create, inner) == nil {
 			continue
 		}
 		fields, err := pathMatcher{create: create, texts: texts}.filter(root, splitFieldPath(fp))

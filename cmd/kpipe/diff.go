@@ -80,7 +80,7 @@ trouble (not a git repository, an unknown revision).`,
 			&cli.StringFlag{Name: "color", Value: "auto", Usage: "auto, always or never (text format)"},
 			&cli.BoolFlag{Name: "name-only", Usage: "print only the changed roots and resources"},
 			&cli.BoolFlag{Name: "all-kustomizations", Usage: "compare every kustomization, not only the top-level roots"},
-		), argocdDiffFlags()...),
+		), append(argocdDiffFlags(), fluxReviewFlags()...)...),
 		Action: withProfile(runDiff),
 	}
 }
@@ -130,10 +130,29 @@ func runDiff(c *cli.Context) error {
 	return nil
 }
 
+// oneReviewKind refuses --argocd and --flux together: a review compares
+// one kind of unit.
+func oneReviewKind(c *cli.Context) error {
+	if c.Bool("argocd") && c.Bool("flux") {
+		return fmt.Errorf("--argocd and --flux compare different units (Argo CD Applications, Flux Kustomizations): give one")
+	}
+	return nil
+}
+
 // review runs the comparison the flags ask for.
 func review(c *cli.Context) (*diff.Result, error) {
+	if err := oneReviewKind(c); err != nil {
+		return nil, err
+	}
 	if c.Bool("argocd") {
 		return argocdReview(c)
+	}
+	if c.Bool("flux") {
+		out, err := fluxReview(c)
+		if err != nil {
+			return nil, err
+		}
+		return out.Result, nil
 	}
 	ctx := c.Context
 	defer softMemoryLimit().Done() // it builds as build-all does
@@ -211,7 +230,7 @@ an unknown revision).`,
 			&cli.BoolFlag{Name: "inputs-only", Usage: "list the roots that read a changed path, without rendering the old revision"},
 			&cli.StringFlag{Name: "format", Value: "lines", Usage: "lines or json"},
 			&cli.BoolFlag{Name: "all-kustomizations", Usage: "consider every kustomization, not only the top-level roots"},
-		), argocdDiffFlags()...),
+		), append(argocdDiffFlags(), fluxReviewFlags()...)...),
 		Action: withProfile(runAffected),
 	}
 }
@@ -246,8 +265,14 @@ func notARepoHint(err error) error {
 
 // affectedRun is kpipe affected; its errors are trouble (exit status 2).
 func affectedRun(c *cli.Context) error {
+	if err := oneReviewKind(c); err != nil {
+		return err
+	}
 	if c.Bool("argocd") {
 		return argocdAffected(c)
+	}
+	if c.Bool("flux") {
+		return fluxAffected(c)
 	}
 	ctx := c.Context
 	defer softMemoryLimit().Done() // it builds as build-all does

@@ -201,6 +201,7 @@ func newRoot(stdout, stderr io.Writer, args []string) *cli.App {
 		{"report", reportCommand},
 		{"fn", fnCommand},
 		{"edit", editCommand},
+		{"flux", fluxCommand},
 		{"version", versionCommand},
 		{"argocd", argocdCommand},
 	}

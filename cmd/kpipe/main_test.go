@@ -301,7 +301,7 @@ func TestNamedFlagsAnswerAsTheirFlags(t *testing.T) {
 		}
 	}
 	walkRaw("", []*cli.Command{buildCommand(), buildAllCommand(), diffCommand(), affectedCommand(),
-		cacheCommand(), reportCommand(), fnCommand(), editCommand(), versionCommand(), argocdCommand()})
+		cacheCommand(), reportCommand(), fnCommand(), editCommand(), versionCommand(), argocdCommand(), fluxCommand()})
 	wrapped := 0
 	var walk func(path string, cs []*cli.Command)
 	walk = func(path string, cs []*cli.Command) {

@@ -158,10 +158,16 @@ func (m *manifest) prune(fsys loaders.FS, roots []string) (pruned, kept []string
 	for _, r := range roots {
 		live[r] = true
 	}
+	return m.pruneBy(func(root string) bool { return live[root] || loaders.HasKustomization(fsys, root) })
+}
+
+// pruneBy deletes the listed outputs whose owners are not alive, as prune
+// does.
+func (m *manifest) pruneBy(alive func(owner string) bool) (pruned, kept []string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for r, e := range m.Outputs {
-		if live[e.Root] || loaders.HasKustomization(fsys, e.Root) {
+		if alive(e.Root) {
 			continue
 		}
 		delete(m.Outputs, r)

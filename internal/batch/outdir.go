@@ -4,10 +4,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"io/fs"
+	"path/filepath"
 
 	"github.com/kpipe/kpipe/internal/fsread"
-	"github.com/kpipe/kpipe/loaders"
 )
 
 // OutDir is an output directory kept as build-all keeps its own (locked
@@ -91,16 +90,14 @@ func (d *OutDir) Close(live []string, prune bool) (pruned, kept []string, err er
 		return nil, nil, nil
 	}
 	if prune {
-		pruned, kept = d.man.prune(noTree{}, live)
+		alive := make(map[string]bool, len(live))
+		for _, o := range live {
+			alive[o] = true
+		}
+		pruned, kept = d.man.pruneBy(func(owner string) bool { return alive[owner] })
 	}
 	return pruned, kept, d.man.write()
 }
 
-// noTree is a tree holding nothing: an owner of an OutDir is live only
-// when the run names it (manifest.prune asks it for kustomization files
-// only, with Stat).
-type noTree struct{ loaders.FS }
-
-func (noTree) Stat(p string) (fs.FileInfo, error) {
-	return nil, &fs.PathError{Op: "stat", Path: p, Err: fs.ErrNotExist}
-}
+// Path is name (slash-separated) under the directory.
+func (d *OutDir) Path(name string) string { return filepath.Join(d.dir, filepath.FromSlash(name)) }

@@ -130,12 +130,10 @@ func ReviewGit(ctx context.Context, o GitOptions) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer sides.Objects.Close()
+	defer sides.Close()
 	changes := sides.Changes
-	res := &Result{Base: short(sides.Base), Head: "working tree"}
-	if sides.Head != "" {
-		res.Head = short(sides.Head)
-	}
+	res := &Result{}
+	res.Base, res.Head = sides.Names()
 	// Trees, relative to the repository's top level.
 	rels, err := sides.Trees(o.Paths)
 	if err != nil {
@@ -144,7 +142,7 @@ func ReviewGit(ctx context.Context, o GitOptions) (*Result, error) {
 	if len(changes) == 0 {
 		return res, nil
 	}
-	defer func() { res.ObjectsRead = sides.Objects.Reads() }()
+	defer func() { res.ObjectsRead = sides.ObjectsRead() }()
 	baseDir, baseFS, headDir, headFS := sides.BaseDir, sides.BaseFS, sides.HeadDir, sides.HeadFS
 	// The new side's affected roots (this also builds, or finds up to
 	// date, every root there, recording what each read).

@@ -111,3 +111,22 @@ func (s *Sides) Trees(paths []string) ([]string, error) {
 	}
 	return rels, nil
 }
+
+// Names are the two revisions' short names, as a Result shows them
+// ("working tree" for the working tree).
+func (s *Sides) Names() (base, head string) {
+	head = "working tree"
+	if s.Head != "" {
+		head = short(s.Head)
+	}
+	return short(s.Base), head
+}
+
+// ObjectsRead is the number of git objects read so far.
+func (s *Sides) ObjectsRead() int { return s.Objects.Reads() }
+
+// Close releases git.
+func (s *Sides) Close() error { return s.Objects.Close() }
+
+// SortRoots sorts a Result's roots as ReviewGit does (by path).
+func SortRoots(roots []RootDiff) { sortRoots(roots) }

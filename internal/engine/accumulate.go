@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/resource"
 	"github.com/kpipe/kpipe/stages"
 	"github.com/kpipe/kpipe/stages/fieldspec"
@@ -88,19 +89,19 @@ func (b *Builder) accumulateResources(ctx context.Context, n *Node, acc *Accumul
 		case e.Child != nil:
 			sub, err := b.child(ctx, e.Child)
 			if err != nil {
-				return fmt.Errorf("accumulation err='accumulating resources from '%s': '%s' must resolve to a file': recursed accumulation of path '%s': %w",
-					e.Path, e.Child.Dir, e.Child.Dir, err)
+				return fmt.Errorf("accumulation err='accumulating resources from '%s': %s': recursed accumulation of path '%s': %w",
+					e.Path, dirFileErr(n, e), e.Child.Dir, err)
 			}
 			if err := add.AppendAll(sub.Resources); err != nil {
-				return fmt.Errorf("accumulation err='accumulating resources from '%s': '%s' must resolve to a file': recursed merging from path '%s': %w",
-					e.Path, e.Child.Dir, e.Child.Dir, err)
+				return fmt.Errorf("accumulation err='accumulating resources from '%s': %s': recursed merging from path '%s': %w",
+					e.Path, dirFileErr(n, e), e.Child.Dir, err)
 			}
 			if err = b.mergeConfig(acc, sub.Config, sub.PlainConfig); err != nil {
 				return fmt.Errorf("recursed merging from path '%s': %w", e.Child.Dir, err)
 			}
 			if err := acc.Vars.MergeSet(&sub.Vars); err != nil {
-				return fmt.Errorf("accumulation err='accumulating resources from '%s': '%s' must resolve to a file': recursed merging from path '%s': %w",
-					e.Path, e.Child.Dir, e.Child.Dir, err)
+				return fmt.Errorf("accumulation err='accumulating resources from '%s': %s': recursed merging from path '%s': %w",
+					e.Path, dirFileErr(n, e), e.Child.Dir, err)
 			}
 		default:
 			p := b.parse(e)
@@ -194,4 +195,15 @@ func (b *Builder) crdConfig(n *Node) (*fieldspec.Config, error) {
 // unsupported is the error for a kustomization field kpipe cannot build yet.
 func (b *Builder) unsupported(n *Node, field string) error {
 	return fmt.Errorf("%s: the '%s' field is not supported yet by kpipe", n.File.Path, field)
+}
+
+// dirFileErr is kustomize's error for reading e, a directory entry of n,
+// as a file (which kustomize tries first): under LoadRestrictionsNone the
+// file system's own ("read DIR: is a directory", the entry joined to n's
+// directory), else the restrictor's.
+func dirFileErr(n *Node, e *Entry) string {
+	if n.Loader.Restriction() == loaders.None && !e.Remote {
+		return fmt.Sprintf("read %s: is a directory", n.Loader.Abs(e.Path))
+	}
+	return fmt.Sprintf("'%s' must resolve to a file", e.Child.Dir)
 }

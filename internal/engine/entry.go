@@ -35,6 +35,9 @@ type Request struct {
 // with req.Each); the Builder is for what a caller reads of the run
 // afterwards (Explain, Stats, Reads, InputSets, Graph).
 func Build(ctx context.Context, req Request) (*Builder, []Result) {
+	if req.Options.Kustomize581 {
+		req.Load.Kustomize581 = true
+	}
 	g, loadErrs := LoadContext(ctx, req.Dirs, req.Load)
 	opts := req.Options.withDefaults()
 	if req.Loaded != nil {

@@ -58,7 +58,10 @@ func (b *Builder) runGenerators(ctx context.Context, n *Node, acc *Accumulation)
 		}
 	}
 	for i, g := range k.SecretGenerator {
-		if err := run("secretGenerator", i, g, stages.NewSecretGenerator); err != nil {
+		secret := func(cfg loaders.GeneratorArgs, read stages.ReadFile) (stages.Stage, error) {
+			return stages.NewSecretGeneratorFor(cfg, read, b.kustomizeRelease())
+		}
+		if err := run("secretGenerator", i, g, secret); err != nil {
 			return err
 		}
 	}
@@ -68,7 +71,7 @@ func (b *Builder) runGenerators(ctx context.Context, n *Node, acc *Accumulation)
 	for i, c := range listed {
 		s, err := b.pluginStage(ctx, n, entries[i], c, plugins.Generator)
 		if err != nil {
-			return fmt.Errorf("%s: generators: %w", n.File.Path, err)
+			return rewordDisabled(fmt.Errorf("%s: generators: %w", n.File.Path, err), err, "loading generator plugins: failed to load generator: ")
 		}
 		o, err := stages.OriginFromPluginConfig(c)
 		if err == nil {

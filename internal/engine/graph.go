@@ -199,6 +199,8 @@ type Graph struct {
 	runWarnings []string
 
 	restriction loaders.Restriction
+	// kustomize581 is LoadOptions.Kustomize581.
+	kustomize581 bool
 	// fs is where local kustomizations are read (remote bases are
 	// checkouts on disk, read from loaders.Disk whatever fs is).
 	fs     loaders.FS
@@ -260,6 +262,9 @@ type LoadOptions struct {
 	// and adds its own. A load uses it alone: loads that share it run one
 	// after another.
 	Warned map[string]bool
+	// Kustomize581 loads as kustomize v5.8.1 does (Options.Kustomize581):
+	// a directory entry with ".." inside a segment is not refused.
+	Kustomize581 bool
 	// Since, when set, is when the run that loads the graph began, before
 	// the load: build-all's discovery walk, whose listings a build's
 	// records may take (cache.FileIndex.Known). Zero is when LoadContext
@@ -292,7 +297,7 @@ func LoadContext(ctx context.Context, roots []string, o LoadOptions) (*Graph, []
 	if warned == nil {
 		warned = map[string]bool{}
 	}
-	g := &Graph{loadStart: start, Nodes: map[string]*Node{}, DAG: dag.New(), restriction: r, fs: fsys, ctx: ctx, remote: o.Remote, warned: warned, kfiles: map[string]kfile{},
+	g := &Graph{loadStart: start, Nodes: map[string]*Node{}, DAG: dag.New(), restriction: r, kustomize581: o.Kustomize581, fs: fsys, ctx: ctx, remote: o.Remote, warned: warned, kfiles: map[string]kfile{},
 		files: map[[2]string]*fileRead{}, helmFree: map[string]bool{}}
 	defer func() { g.ctx = nil }() // only loading fetches remote bases
 	errs := make([]error, len(roots))
@@ -746,7 +751,7 @@ func (g *Graph) loadDir(n *Node, p string, chain []string) (*Node, error) {
 	if spec, err := giturl.ParseGitURL(p); err == nil {
 		return g.loadRemote(n, p, spec, chain)
 	}
-	if ambiguousPath(p) {
+	if ambiguousPath(p) && !g.kustomize581 {
 		return nil, &ambiguousPathError{path: p}
 	}
 	real, kind, err := n.Loader.Resolve(p)

@@ -57,7 +57,8 @@ func (b *Builder) runHelmCharts(ctx context.Context, n *Node, acc *Accumulation)
 			entry = fmt.Sprintf("helmCharts entry %d", i+1)
 		}
 		if !b.helmEnabled() {
-			return fmt.Errorf("%s: %s: trouble configuring builtin HelmChartInflationGenerator with config: `\n%s`: must specify --enable-helm", n.File.Path, entry, pluginYAML(args))
+			text := fmt.Sprintf("trouble configuring builtin HelmChartInflationGenerator with config: `\n%s`: must specify --enable-helm", pluginYAML(args))
+			return &Reworded{Err: fmt.Errorf("%s: %s: %s", n.File.Path, entry, text), Kustomize: text}
 		}
 		h, err := b.helmSettings()
 		if err != nil {

@@ -28,7 +28,7 @@ func settingValues(o Options, r loaders.Restriction) [][2]string {
 	for i, v := range o.Helm.APIVersions {
 		versions[i] = strconv.Quote(v)
 	}
-	return [][2]string{
+	values := [][2]string{
 		{"--reorder", strconv.Quote(o.Reorder)},
 		{"--enable-managedby-label", strconv.FormatBool(o.ManagedByLabel)},
 		{"--enable-alpha-plugins", strconv.FormatBool(o.EnableAlphaPlugins)},
@@ -40,6 +40,11 @@ func settingValues(o Options, r loaders.Restriction) [][2]string {
 		{"--helm-kube-version", strconv.Quote(o.Helm.KubeVersion)},
 		{"--helm-debug", strconv.FormatBool(o.Helm.Debug)},
 	}
+	if o.Kustomize581 {
+		// (Only when set: the keys of v5.8.2 builds stay as they were.)
+		values = append(values, [2]string{"kustomize", "v5.8.1"})
+	}
+	return values
 }
 
 // settings adds settingValues to b.

@@ -33,9 +33,12 @@ func (b *Builder) pluginStage(ctx context.Context, n *Node, entry string, c *res
 	if b.memo != nil {
 		b.memo.setVolatile(n)
 	}
-	dir, err := b.pluginDir(n, c)
-	if err != nil {
-		return nil, err
+	var dir string
+	if b.opts.EnableAlphaPlugins { // (else refused: no copy of a tree not on disk)
+		var err error
+		if dir, err = b.pluginDir(n, c); err != nil {
+			return nil, err
+		}
 	}
 	return plugins.Load(plugins.Config{
 		Object: c,
@@ -104,7 +107,7 @@ func (b *Builder) runValidators(ctx context.Context, n *Node, acc *Accumulation)
 			}
 			s, err := b.pluginStage(ctx, n, p, c, plugins.Validator)
 			if err != nil {
-				return fmt.Errorf("%s: validators: %w", n.File.Path, err)
+				return rewordDisabled(fmt.Errorf("%s: validators: %w", n.File.Path, err), err, "")
 			}
 			list = append(list, s)
 		}

@@ -61,6 +61,20 @@ type Options struct {
 	// (kpipe.Options.Stages), which configs listed under transformers: or
 	// generators: select by apiVersion and kind.
 	Stages []stages.Definition
+	// Patches, when set, is where the builds that share it keep the patch
+	// texts they decoded (a run of many builds of one tree: kpipe flux
+	// build-all, one build a Flux Kustomization); nil: the build's own.
+	Patches *stages.Patches
+	// Kustomize581 builds as kustomize v5.8.1 (the release Flux links)
+	// where it differs from v5.8.2, kpipe's reference: labels with
+	// includeTemplates also label StatefulSet volumeClaimTemplates, the
+	// images field matches sha256 digests only and a name that is not a
+	// regular expression panics (stages.PanicError), no CronJob image
+	// volumes among the images field specs, no refusal of ambiguous paths,
+	// a secretGenerator merge ignores the base Secret's stringData, and
+	// replacements copy values inside structured data (stages.Release).
+	// `kpipe flux` turns it on; Build passes it on to the load.
+	Kustomize581 bool
 	// Explain records, for each node and cached stage, whether it came
 	// from the cache and, when it did not, which named inputs changed
 	// since its last build (Builder.Explain). Needs a cache.
@@ -121,7 +135,7 @@ type Builder struct {
 	parsed map[*fileRead]*parsedFile // resource files decoded, once each
 	// patches are the `patches` texts decoded, once each (a component's
 	// are configured again in every parent).
-	patches stages.Patches
+	patches *stages.Patches
 	stats   Stats
 	memo    *memo
 	// scratch holds a buffer (*[]byte) that stored accumulations are
@@ -204,7 +218,11 @@ type parsedFile struct {
 // NewBuilder returns a builder for g.
 func NewBuilder(g *Graph, opts Options) *Builder {
 	opts = opts.withDefaults()
-	b := &Builder{g: g, opts: opts, done: map[string]*nodeResult{}, parsed: map[*fileRead]*parsedFile{}, roots: make(map[*Node]bool, len(g.Roots))}
+	b := &Builder{g: g, opts: opts, done: map[string]*nodeResult{}, parsed: map[*fileRead]*parsedFile{}, roots: make(map[*Node]bool, len(g.Roots)),
+		patches: opts.Patches}
+	if b.patches == nil {
+		b.patches = &stages.Patches{}
+	}
 	for _, r := range g.Roots {
 		if r != nil {
 			b.roots[r] = true

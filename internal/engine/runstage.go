@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -32,7 +33,7 @@ func (b *Builder) runStages(ctx context.Context, list []stages.Stage, rs *resour
 	for _, s := range list {
 		var err error
 		if enc, err = b.runStageEncoded(ctx, s, rs, enc); err != nil {
-			return fmt.Errorf("%s: %w", s.Kind(), err)
+			return &stageError{kind: s.Kind(), err: err}
 		}
 	}
 	return nil
@@ -234,4 +235,23 @@ func (b *Builder) count(f func(*Stats)) {
 	b.mu.Lock()
 	f(&b.stats)
 	b.mu.Unlock()
+}
+
+// stageError is a stage's failure, named by the stage's kind.
+type stageError struct {
+	kind string
+	err  error
+}
+
+func (e *stageError) Error() string { return e.kind + ": " + e.err.Error() }
+func (e *stageError) Unwrap() error { return e.err }
+
+// kustomizeText is the failure as kustomize words it: the stage's own
+// error, without kpipe's naming of the stage (which some stages repeat).
+func (e *stageError) kustomizeText() string {
+	msg := e.err.Error()
+	for strings.HasPrefix(msg, e.kind+": ") {
+		msg = strings.TrimPrefix(msg, e.kind+": ")
+	}
+	return msg
 }

@@ -38,7 +38,13 @@ func (b *Builder) runTransformers(ctx context.Context, n *Node, acc *Accumulatio
 		return err
 	}
 	if err := b.runStages(ctx, all, acc.Resources); err != nil {
-		return fmt.Errorf("%s: %w", n.File.Path, err)
+		wrapped := fmt.Errorf("%s: %w", n.File.Path, err)
+		var se *stageError
+		if errors.As(err, &se) {
+			// kustomize gives the transformer's own error alone.
+			return &Reworded{Err: wrapped, Kustomize: se.kustomizeText()}
+		}
+		return wrapped
 	}
 	return nil
 }
@@ -93,7 +99,7 @@ func (b *Builder) fieldTransformers(n *Node, tc *fieldspec.Config) ([]stages.Sta
 	}
 	if len(k.Labels) > 0 || len(k.CommonLabels) > 0 {
 		for _, l := range k.Labels {
-			fss, err := labelFieldSpecs(l, tc)
+			fss, err := labelFieldSpecs(l, tc, b.opts.Kustomize581)
 			if err != nil {
 				return nil, fmt.Errorf("%s: failed to merge labels: %w", n.File.Path, err)
 			}
@@ -112,15 +118,20 @@ func (b *Builder) fieldTransformers(n *Node, tc *fieldspec.Config) ([]stages.Sta
 	for _, r := range k.Replicas {
 		out = append(out, stages.NewReplicas(stages.ReplicasConfig{Replica: r, FieldSpecs: tc.Replicas}))
 	}
+	release := b.kustomizeRelease()
+	imageSpecs := tc.Images
+	if release == stages.Kustomize581 && len(k.Images) > 0 {
+		imageSpecs = withoutCronJobImageVolumes(tc.Images)
+	}
 	for _, im := range k.Images {
-		out = append(out, stages.NewImages(stages.ImagesConfig{
+		out = append(out, stages.NewImagesFor(stages.ImagesConfig{
 			ImageTag:   im,
-			FieldSpecs: tc.Images,
-		}))
+			FieldSpecs: imageSpecs,
+		}, release))
 	}
 	if len(k.Replacements) > 0 {
 		cfg := stages.ReplacementsConfig{Replacements: k.Replacements}
-		s, err := stages.NewReplacements(cfg, read)
+		s, err := stages.NewReplacementsFor(cfg, read, release)
 		if err != nil {
 			return nil, fmt.Errorf("%s: trouble configuring builtin ReplacementTransformer with config: `\n%s`: %w",
 				n.File.Path, stages.ReplacementsConfigYAML(cfg.Replacements), err)
@@ -128,6 +139,27 @@ func (b *Builder) fieldTransformers(n *Node, tc *fieldspec.Config) ([]stages.Sta
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// kustomizeRelease is the kustomize release the stages keep (Options.Kustomize581).
+func (b *Builder) kustomizeRelease() stages.Release {
+	if b.opts.Kustomize581 {
+		return stages.Kustomize581
+	}
+	return stages.Kustomize582
+}
+
+// withoutCronJobImageVolumes is the images field specs without the CronJob
+// image volumes, which kustomize v5.8.2 added to its defaults.
+func withoutCronJobImageVolumes(specs []loaders.FieldSpec) []loaders.FieldSpec {
+	out := make([]loaders.FieldSpec, 0, len(specs))
+	for _, fs := range specs {
+		if fs.Path == "spec/jobTemplate/spec/template/spec/volumes[]/image/reference" && fs.Kind == "" && fs.Group == "" {
+			continue
+		}
+		out = append(out, fs)
+	}
+	return out
 }
 
 // readFile reads files for the node's stages through its loader.
@@ -149,7 +181,10 @@ func nonNil(fs []loaders.FieldSpec) []loaders.FieldSpec {
 // plus selectors and templates (includeSelectors), or pod templates
 // (includeTemplates) and StatefulSet volumeClaimTemplates
 // (includeVolumeClaimTemplates), and always metadata/labels.
-func labelFieldSpecs(l loaders.Label, tc *fieldspec.Config) ([]loaders.FieldSpec, error) {
+//
+// Under kustomize v5.8.1 (v581) includeTemplates also reaches the
+// volumeClaimTemplates: they were among its template field specs.
+func labelFieldSpecs(l loaders.Label, tc *fieldspec.Config, v581 bool) ([]loaders.FieldSpec, error) {
 	fss, err := fieldspec.MergeSpecs(l.FieldSpecs, tc.Labels...)
 	if err != nil {
 		return nil, err
@@ -160,6 +195,11 @@ func labelFieldSpecs(l loaders.Label, tc *fieldspec.Config) ([]loaders.FieldSpec
 	if l.IncludeTemplates {
 		if fss, err = fieldspec.MergeSpecs(fss, tc.TemplateLabels...); err != nil {
 			return nil, fmt.Errorf("failed to merge template fieldSpec: %w", err)
+		}
+		if v581 {
+			if fss, err = fieldspec.MergeSpecs(fss, tc.VolumeClaimTemplateLabels...); err != nil {
+				return nil, fmt.Errorf("failed to merge template fieldSpec: %w", err)
+			}
 		}
 	}
 	if l.IncludeVolumeClaimTemplates {
@@ -182,7 +222,7 @@ func (b *Builder) listedTransformers(ctx context.Context, n *Node) ([]stages.Sta
 		for _, c := range configs {
 			s, err := b.pluginStage(ctx, n, p, c, plugins.Transformer)
 			if err != nil {
-				return nil, err
+				return nil, rewordDisabled(err, err, "")
 			}
 			o, err := stages.OriginFromPluginConfig(c)
 			if err != nil {
@@ -234,8 +274,8 @@ func (b *Builder) pluginConfigs(ctx context.Context, n *Node, p string) ([]*reso
 		}
 		sub, err := b.child(ctx, e.Child)
 		if err != nil {
-			return nil, fmt.Errorf("accumulation err='accumulating resources from '%s': '%s' must resolve to a file': recursed accumulation of path '%s': %w",
-				e.Path, e.Child.Dir, e.Child.Dir, err)
+			return nil, fmt.Errorf("accumulation err='accumulating resources from '%s': %s': recursed accumulation of path '%s': %w",
+				e.Path, dirFileErr(n, e), e.Child.Dir, err)
 		}
 		configs := make([]*resource.Resource, sub.Resources.Len())
 		for i, r := range sub.Resources.All() {
@@ -283,7 +323,7 @@ func (b *Builder) builtinStage(n *Node, c *resource.Resource) (stages.Stage, err
 	id := c.ID()
 	if c.APIVersion() != "builtin" {
 		if !b.opts.EnableAlphaPlugins {
-			return nil, fmt.Errorf("external plugins disabled; unable to load external plugin '%s' (add --enable-alpha-plugins to use it)", c.Kind())
+			return nil, &plugins.DisabledError{Kind: c.Kind()}
 		}
 		return nil, fmt.Errorf("plugin %s: external plugins are not supported yet by kpipe", id)
 	}

@@ -41,7 +41,7 @@ var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 // given); then, without --dry-run, ErrLive. Relative paths are taken from
 // cwd. It returns --path made absolute and clean, as flux uses it.
 func (a Args) Check(fsys FS, cwd string) (string, error) {
-	if len(a.Namespace) > 63 || !dnsLabel.MatchString(a.Namespace) {
+	if !IsDNSLabel(a.Namespace) {
 		return "", fmt.Errorf("namespace must be a valid DNS label: %q", a.Namespace)
 	}
 	if a.Name == "" {
@@ -74,3 +74,7 @@ func abs(cwd, p string) string {
 	}
 	return filepath.Join(cwd, p)
 }
+
+// IsDNSLabel reports whether s is a DNS-1123 label, as flux requires of a
+// namespace.
+func IsDNSLabel(s string) bool { return len(s) <= 63 && dnsLabel.MatchString(s) }

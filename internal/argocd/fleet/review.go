@@ -67,12 +67,10 @@ func Review(ctx context.Context, o ReviewOptions) (*diff.Result, []Affected, err
 	if err != nil {
 		return nil, nil, err
 	}
-	defer sides.Objects.Close()
+	defer sides.Close()
 	top := sides.Repo.Top
-	res := &diff.Result{Base: short(sides.Base), Head: "working tree", Unit: "application"}
-	if sides.Head != "" {
-		res.Head = short(sides.Head)
-	}
+	res := &diff.Result{Unit: "application"}
+	res.Base, res.Head = sides.Names()
 	trees, err := sides.Trees(o.Paths)
 	if err != nil {
 		return nil, nil, err
@@ -80,7 +78,7 @@ func Review(ctx context.Context, o ReviewOptions) (*diff.Result, []Affected, err
 	if len(sides.Changes) == 0 {
 		return res, nil, nil
 	}
-	defer func() { res.ObjectsRead = sides.Objects.Reads() }()
+	defer func() { res.ObjectsRead = sides.ObjectsRead() }()
 	dirs := make([]string, len(trees))
 	for i, t := range trees {
 		dirs[i] = filepath.ToSlash(t)
@@ -363,12 +361,4 @@ func firstNonEmpty(s ...string) string {
 		}
 	}
 	return ""
-}
-
-// short abbreviates a commit.
-func short(rev string) string {
-	if len(rev) > 12 {
-		return rev[:12]
-	}
-	return rev
 }

@@ -1,17 +1,16 @@
-// Package fluxcorpus checks kpipe's Flux rendering pieces against what the
-// flux CLI printed for the cases of the reference corpus: each case's Flux
-// Kustomization is found (package flux), its kustomization generated
-// (package generate), built by a kustomize binary over a copy of the tree
-// holding the generated file (kpipe itself writes nothing into a tree:
-// the copy stands in for phase 2's in-memory overlay), and post-built
-// (package postbuild); the bytes are compared with flux's stdout, or the
-// error with flux's stderr.
+// Package fluxcorpus checks `kpipe flux build kustomization` against what
+// the flux CLI printed for the cases of the reference corpus: each case's
+// argv is run in-process (package fluxcmd, the command kpipe runs) in the
+// case's working directory, and its stdout, stderr and exit status are
+// compared with flux's, byte for byte.
 //
 // testdata/ holds the corpus's synthetic cases (inputs written for kpipe,
-// flux's argv, stdout and stderr), run by TestCases when a kustomize
-// binary is found. TestRealCorpus runs the cases of real repositories and
-// of flux2's own build-kustomization test data from a corpus directory
-// named by $KPIPE_FLUX_CORPUS (fetched files are never committed here).
+// flux's argv, stdout and stderr), run by TestCases. TestRealCorpus runs
+// the cases of real repositories and of flux2's own build-kustomization
+// test data from a corpus directory named by $KPIPE_FLUX_CORPUS (fetched
+// files are never committed here); TestRealCorpusBuildAll renders the
+// corpus's whole clusters with build-all's machinery and compares them
+// with flux's --recursive runs.
 //
 // It has no code of its own outside its tests.
 package fluxcorpus

@@ -14,7 +14,12 @@
 // a slash matches any component of the path, "last match wins", Flux's
 // default patterns below the user's) kpipe's other matcher does not share.
 //
-// It imports internal/flux (the Flux object), sigs.k8s.io/yaml (kustomize
-// v5.8.1's types are decoded and encoded with it, as Flux does) and
+// An existing kustomization file is re-encoded as Flux re-encodes it
+// through kustomize v5.8.1's types: into loaders.Kustomization (kpipe's
+// one schema) by way of a type made from it with v5.8.1's shape
+// (shape.go), which decides what is dropped and what is coerced.
+//
+// It imports internal/flux (the Flux object), loaders (the kustomization
+// schema), sigs.k8s.io/yaml (the decoding and encoding Flux uses) and
 // go.yaml.in/yaml/v3.
 package generate

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kpipe/kpipe/internal/flux"
+	"github.com/kpipe/kpipe/loaders"
 )
 
 // kustomizationFileNames are the names kustomize recognizes, in the order
@@ -110,15 +111,15 @@ func generate(r *recorder, k *flux.Kustomization, dir string, o Options) (*Resul
 	}
 	res := &Result{File: kfile, Created: created}
 
-	kus := kustomization{kTypeMeta: kTypeMeta{APIVersion: "kustomize.config.k8s.io/v1beta1", Kind: "Kustomization"}}
-	if err := yaml.Unmarshal(data, &kus); err != nil {
+	kus, err := decodeKustomization(data)
+	if err != nil {
 		return res, err
 	}
 	if !created && len(kus.Resources) == 0 {
 		// Flux's way around kustomize's "kustomization.yaml is empty".
 		kus.BuildMetadata = []string{"originAnnotations"}
 	}
-	if err := filterIgnored(r, &kus, dir, patterns, domain); err != nil {
+	if err := filterIgnored(r, kus, dir, patterns, domain); err != nil {
 		return res, err
 	}
 
@@ -133,7 +134,7 @@ func generate(r *recorder, k *flux.Kustomization, dir string, o Options) (*Resul
 		kus.NameSuffix = spec.NameSuffix
 	}
 	for _, p := range spec.Patches {
-		kus.Patches = append(kus.Patches, kPatch{Patch: p.Patch, Target: adaptSelector(p.Target)})
+		kus.Patches = append(kus.Patches, loaders.Patch{Patch: p.Patch, Target: adaptSelector(p.Target)})
 	}
 	for _, c := range spec.Components {
 		if !IsLocalRelativePath(c) {
@@ -157,7 +158,7 @@ func generate(r *recorder, k *flux.Kustomization, dir string, o Options) (*Resul
 			}
 			continue
 		}
-		kus.Images = append(kus.Images, kImage{Name: image.Name, NewName: image.NewName, NewTag: image.NewTag, Digest: image.Digest})
+		kus.Images = append(kus.Images, loaders.Image{Name: image.Name, NewName: image.NewName, NewTag: image.NewTag, Digest: image.Digest})
 	}
 	if len(spec.BuildMetadata) > 0 {
 		kus.BuildMetadata = nil
@@ -187,7 +188,7 @@ func findOrGenerate(r *recorder, dir string, patterns []*pattern, domain []strin
 	if err != nil {
 		return nil, "", true, err
 	}
-	kus := kustomization{kTypeMeta: kTypeMeta{APIVersion: "kustomize.config.k8s.io/v1beta1", Kind: "Kustomization"}}
+	kus := loaders.Kustomization{APIVersion: "kustomize.config.k8s.io/v1beta1", Kind: "Kustomization"}
 	for _, f := range files {
 		kus.Resources = append(kus.Resources, strings.Replace(f, dir, ".", 1))
 	}
@@ -310,7 +311,7 @@ func shouldIgnoreFile(r *recorder, path string, patterns []*pattern, domain []st
 // filterIgnored drops the ignored entries of resources, components and
 // crds (the default patterns always apply here); an entry that is not a
 // URL (crds: any entry) must exist.
-func filterIgnored(r *recorder, kus *kustomization, dir string, patterns []*pattern, domain []string) error {
+func filterIgnored(r *recorder, kus *loaders.Kustomization, dir string, patterns []*pattern, domain []string) error {
 	m := defaultMatcher(patterns, domain)
 	for _, l := range []struct {
 		list *[]string
@@ -352,17 +353,15 @@ func IsLocalRelativePath(path string) bool {
 	return !filepath.IsAbs(path) && !filepath.IsAbs(strings.TrimPrefix(strings.ToLower(path), "file://"))
 }
 
-func adaptSelector(s *flux.Selector) *kSelector {
+func adaptSelector(s *flux.Selector) *loaders.Selector {
 	if s == nil {
 		return nil
 	}
-	out := &kSelector{LabelSelector: s.LabelSelector, AnnotationSelector: s.AnnotationSelector}
-	out.Group, out.Version, out.Kind = s.Group, s.Version, s.Kind
-	out.Name, out.Namespace = s.Name, s.Namespace
-	return out
+	return &loaders.Selector{Group: s.Group, Version: s.Version, Kind: s.Kind, Name: s.Name, Namespace: s.Namespace,
+		LabelSelector: s.LabelSelector, AnnotationSelector: s.AnnotationSelector}
 }
 
-func imageIndex(images []kImage, name string) int {
+func imageIndex(images []loaders.Image, name string) int {
 	for i, im := range images {
 		if im.Name == name {
 			return i

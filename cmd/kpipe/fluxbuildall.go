@@ -1,0 +1,232 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/hashicorp/go-multierror"
+	"github.com/urfave/cli/v2"
+
+	"github.com/kpipe/kpipe/internal/batch"
+	"github.com/kpipe/kpipe/internal/engine"
+	"github.com/kpipe/kpipe/internal/flux/cluster"
+	"github.com/kpipe/kpipe/internal/output"
+)
+
+func fluxBuildAllCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "build-all",
+		Usage:     "render every Flux Kustomization a cluster directory applies, each once, one output each",
+		ArgsUsage: "CLUSTER_DIR...",
+		Description: `Renders the Flux Kustomizations a cluster directory applies (the
+directory flux bootstrap's flux-system Kustomization, or flux-operator's
+FluxInstance, points at) and, in turn, every Flux Kustomization their
+renderings hold, as flux build kustomization --recursive follows them: each
+once, as flux build kustomization builds it (docs/flux.md), each cached by
+content, so that a run where nothing changed reads no kustomization.
+
+Sources: a GitRepository or OCIRepository named flux-system is the
+repository (--source-root, default: the git repository holding the first
+CLUSTER_DIR); other sources need --local-sources KIND/NAMESPACE/NAME=DIR.
+
+spec.postBuild.substituteFrom is resolved from the ConfigMaps and Secrets
+the cluster itself renders (SOPS-encrypted ones cannot be read: their
+variables are left out, with a warning); with --dry-run none is read, as
+flux build --dry-run does.
+
+With --out-dir OUT, each Flux Kustomization's own objects go to
+OUT/<namespace>/<name>.yaml (written only when changed); --check compares
+instead of writing, --prune deletes the outputs of Kustomizations the
+cluster no longer renders (only files kpipe wrote), --report writes the
+JSON report, --shard I/N writes and reports one part of them (by a hash of
+namespace/name). Give this command its own --out-dir (not build-all's).`,
+		Flags: append(append(profileFlags(),
+			&cli.StringFlag{Name: "out-dir", Usage: "write each Flux Kustomization's output to OUT/<namespace>/<name>.yaml"},
+			&cli.StringFlag{Name: "report", Usage: "write a JSON report of every Flux Kustomization to this file"},
+			&cli.BoolFlag{Name: "prune", Usage: "delete outputs under --out-dir of Kustomizations the cluster no longer renders (only files kpipe wrote)"},
+			&cli.BoolFlag{Name: "check", Usage: "compare each output with the file under --out-dir instead of writing it; exit 1 naming each difference"},
+			&cli.StringFlag{Name: "shard", Usage: "write and report only part I of N of the Kustomizations (I/N)"},
+			&cli.StringFlag{Name: "source-root", Usage: "the repository's directory: where the flux-system GitRepository or OCIRepository lies (default: the git repository of CLUSTER_DIR)"},
+			&cli.StringSliceFlag{Name: "local-sources", Usage: "KIND/NAMESPACE/NAME=DIR: where a source lies (repeatable, comma-separated)"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "read no substituteFrom, as flux build --dry-run"},
+			&cli.StringSliceFlag{Name: "ignore-paths", Usage: "paths to ignore in .gitignore format, as flux build's --ignore-paths"},
+			&cli.BoolFlag{Name: "strict-substitute", Usage: "fail on a variable without a value or a default, as flux build's --strict-substitute"},
+			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.NumCPU(), Usage: "render at most this many Kustomizations at once"},
+			&cli.BoolFlag{Name: "stats", Usage: "print counts of what was rendered and what came from the cache"},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "do not print kustomize's warnings"},
+		), cacheFlags()...),
+		Action: withProfile(runFluxBuildAll),
+	}
+}
+
+func runFluxBuildAll(c *cli.Context) error {
+	ctx := c.Context
+	if c.NArg() == 0 {
+		return usage(c, "give the cluster directory: the directory the flux-system Kustomization applies (e.g. clusters/production)")
+	}
+	if c.Bool("prune") && c.String("out-dir") == "" {
+		return usage(c, "--prune needs --out-dir")
+	}
+	if c.Bool("check") && (c.String("out-dir") == "" || c.Bool("prune")) {
+		return usage(c, "--check needs --out-dir, and writes nothing (no --prune)")
+	}
+	var shard batch.Shard
+	if c.IsSet("shard") {
+		var err error
+		if shard, err = batch.ParseShard(c.String("shard")); err != nil {
+			return err
+		}
+	}
+	defer softMemoryLimit().Done()
+	cwd := workingDir()
+	var dirs []string
+	for _, d := range c.Args().Slice() {
+		abs, err := filepath.Abs(d)
+		if err == nil {
+			abs, err = filepath.EvalSymlinks(abs)
+		}
+		if err != nil {
+			return fmt.Errorf("cluster directory %s: %w", d, err)
+		}
+		if st, err := os.Stat(abs); err != nil || !st.IsDir() {
+			return fmt.Errorf("cluster directory %s: not a directory", d)
+		}
+		dirs = append(dirs, abs)
+	}
+	sourceRoot := c.String("source-root")
+	if sourceRoot == "" {
+		sourceRoot = gitTop(dirs[0], cwd)
+	}
+	sourceRoot, err := filepath.Abs(sourceRoot)
+	if err == nil {
+		sourceRoot, err = filepath.EvalSymlinks(sourceRoot)
+	}
+	if err != nil {
+		return fmt.Errorf("--source-root: %w", err)
+	}
+	var roots []cluster.Root
+	for _, d := range dirs {
+		r, err := cluster.ClusterRoot(sourceRoot, d)
+		if err != nil {
+			return err
+		}
+		roots = append(roots, r)
+	}
+	local := map[string]string{}
+	for _, kv := range c.StringSlice("local-sources") {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return usage(c, "--local-sources %q: want KIND/NAMESPACE/NAME=DIR", kv)
+		}
+		local[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	}
+
+	store, err := openCache(c)
+	if err != nil {
+		return err
+	}
+	opts := engine.Options{Jobs: c.Int("jobs"), Warn: func(msg string) { fmt.Fprintln(c.App.ErrWriter, "Warning: "+msg) }}
+	prepareCache(&opts, store)
+	opts.Cache.Store = store
+	remoteJobs(c, &opts, store)
+	defer closeStore(store, &opts)
+	fetcher, doneFetching := newFetcher(c, store)
+	defer doneFetching()
+	armStop(ctx)
+
+	rep, err := cluster.Run(ctx, roots, cluster.Options{Cwd: cwd, SourceRoot: sourceRoot, LocalSources: local,
+		DryRun: c.Bool("dry-run"), IgnorePaths: c.StringSlice("ignore-paths"), Strict: c.Bool("strict-substitute"),
+		Engine: opts, Remote: fetcher, OutDir: c.String("out-dir"), Check: c.Bool("check"), Prune: c.Bool("prune"),
+		Shard: shard, Version: Version})
+	if rep == nil {
+		return err
+	}
+	for i := range rep.Roots {
+		if rr := &rep.Roots[i]; rr.Output != "" {
+			rr.Output = relToCwd(cwd, rr.Output)
+		}
+	}
+	if !c.Bool("quiet") {
+		for _, rr := range rep.Roots {
+			for _, w := range rr.Warnings {
+				fmt.Fprintf(c.App.ErrWriter, "Warning: %s: %s\n", w.File, w.Message)
+			}
+		}
+	}
+	var errs *multierror.Error
+	if err != nil {
+		errs = multierror.Append(errs, err)
+	}
+	for _, rr := range rep.Roots {
+		if rr.Status == "error" {
+			errs = multierror.Append(errs, &rootError{root: "Kustomization " + rr.Path, msg: rr.Error})
+		}
+	}
+	if p := c.String("report"); p != "" {
+		data, _ := json.MarshalIndent(rep, "", "  ")
+		if err := output.WriteFileAtomic(p, append(data, '\n')); err != nil {
+			errs = multierror.Append(errs, fmt.Errorf("writing the report: %w", err))
+		}
+	}
+	if c.Bool("stats") {
+		fmt.Fprintf(c.App.ErrWriter, "Kustomizations: %d rendered, %d up to date (not loaded); kustomizations: %d built, %d from cache; files hashed: %d, from index: %d\n",
+			rep.Summary.Roots-rep.Summary.UpToDate, rep.Summary.UpToDate, rep.Summary.NodesBuilt, rep.Summary.NodesCached, rep.Summary.FilesHashed, rep.Summary.FilesStat)
+	}
+	for _, p := range rep.Pruned {
+		fmt.Fprintf(c.App.ErrWriter, "pruned %s\n", p)
+	}
+	for _, p := range rep.Kept {
+		fmt.Fprintf(c.App.ErrWriter, "kept %s: its Kustomization is gone, but the file changed since kpipe wrote it\n", p)
+	}
+	checkFailed := false
+	if c.Bool("check") {
+		for _, rr := range rep.Roots {
+			if rr.OutOfDate {
+				fmt.Fprintf(c.App.ErrWriter, "out of date: %s (the output of Kustomization %s)\n", rr.Output, rr.Path)
+			}
+		}
+		for _, p := range rep.Orphans {
+			fmt.Fprintf(c.App.ErrWriter, "no Kustomization renders %s any more\n", p)
+		}
+		if n := rep.Summary.OutOfDate + len(rep.Orphans); n > 0 {
+			fmt.Fprintf(c.App.ErrWriter, "%d rendered outputs under %s differ from the sources: run kpipe flux build-all %s --out-dir %s --prune\n", n, c.String("out-dir"), strings.Join(c.Args().Slice(), " "), c.String("out-dir"))
+			checkFailed = true
+		}
+	}
+	if rep.Shard != "" {
+		fmt.Fprintf(c.App.ErrWriter, "shard %s: ", rep.Shard)
+	}
+	fmt.Fprintf(c.App.ErrWriter, "rendered %d Flux Kustomizations (%d failed, %d changed, %d up to date) in %.2fs: %d kustomizations built, %d from cache\n",
+		rep.Summary.Roots, rep.Summary.Failed, rep.Summary.Changed, rep.Summary.UpToDate, rep.Summary.Seconds, rep.Summary.NodesBuilt, rep.Summary.NodesCached)
+	if errs != nil {
+		errs.ErrorFormat = func(es []error) string {
+			lines := make([]string, len(es))
+			for i, e := range es {
+				lines[i] = "  * " + strings.ReplaceAll(e.Error(), "\n", "\n    ")
+			}
+			return fmt.Sprintf("%d of %d Flux Kustomizations failed:\n%s", len(es), len(rep.Roots), strings.Join(lines, "\n"))
+		}
+		return errs
+	}
+	if checkFailed {
+		return &exitError{code: 1}
+	}
+	return nil
+}
+
+// gitTop is the git repository holding dir (the nearest directory with a
+// .git entry), or cwd when there is none.
+func gitTop(dir, cwd string) string {
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			return cwd
+		}
+	}
+}
