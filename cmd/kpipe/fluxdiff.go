@@ -64,9 +64,11 @@ func fluxReview(c *cli.Context) (*fluxdiff.Outcome, error) {
 	if c.Command.Name == "affected" {
 		since = c.String("since")
 	}
+	co := cluster.Options{LocalSources: local, DryRun: c.Bool("flux-dry-run"), Engine: opts, Remote: fetcher, Version: Version}
+	fluxHelmReleases(c, &co)
 	return fluxdiff.Review(c.Context, fluxdiff.Options{Dir: cwd, ClusterDirs: c.Args().Slice(), SourceRoot: c.String("flux-source-root"),
 		Base: since, Head: c.String("head"),
-		Cluster: cluster.Options{LocalSources: local, DryRun: c.Bool("flux-dry-run"), Engine: opts, Remote: fetcher, Version: Version},
+		Cluster: co,
 		Diff:    diff.Options{Context: c.Int("unified"), ShowSecrets: c.Bool("show-secrets"), OrderMatters: c.Bool("order") || c.Command.Name == "affected"}})
 }
 

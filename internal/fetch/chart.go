@@ -77,6 +77,22 @@ func (f *Fetcher) Chart(ctx context.Context, r ChartRequest) (string, error) {
 // chartDigestFile records the archive's and the unpacked files' digests.
 const chartDigestFile = "digest"
 
+// KeptChartDigest returns the SHA-256 (hex) of the archive the chart home
+// Chart returned was unpacked from, as recorded when it was kept (what a
+// rendering of the chart is keyed by).
+func KeptChartDigest(home string) (string, error) {
+	data, err := os.ReadFile(filepath.Join(filepath.Dir(home), chartDigestFile))
+	if err != nil {
+		return "", fmt.Errorf("the chart kept at %s has no digest record: %w", home, err)
+	}
+	first, _, _ := strings.Cut(string(data), "\n")
+	d, ok := strings.CutPrefix(first, "archive sha256:")
+	if !ok || len(d) != 64 {
+		return "", fmt.Errorf("the chart kept at %s has a malformed digest record", home)
+	}
+	return d, nil
+}
+
 func (f *Fetcher) chart(ctx context.Context, r ChartRequest, dir string) (string, error) {
 	what := fmt.Sprintf("chart %s version %q from %s", r.Name, r.Version, r.Repo)
 	keptOK := func() bool {
