@@ -14,9 +14,11 @@ import (
 
 	"github.com/kpipe/kpipe/cache"
 	"github.com/kpipe/kpipe/internal/batch"
+	"github.com/kpipe/kpipe/internal/diff"
 	"github.com/kpipe/kpipe/internal/engine"
 	"github.com/kpipe/kpipe/internal/fetch"
 	"github.com/kpipe/kpipe/internal/flux/cluster"
+	"github.com/kpipe/kpipe/internal/flux/fluxdiff"
 	"github.com/kpipe/kpipe/internal/flux/postbuild"
 )
 
@@ -370,5 +372,85 @@ func TestHTTPRepositoryChart(t *testing.T) {
 	rr = empty.run(t, root, out2)["HelmRelease apps/hello"]
 	if rr.Status != "error" || !strings.Contains(rr.Error, "--offline forbids pulling it") {
 		t.Fatalf("offline, an exact version, nothing kept: %+v", rr)
+	}
+}
+
+func gitRun(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t", "GIT_CONFIG_GLOBAL="+os.DevNull)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
+
+// review is kpipe diff --flux clusters/prod of the working tree of dir
+// against HEAD, with the HelmReleases rendered.
+func (e *env) review(t *testing.T, dir string) map[string]diff.RootDiff {
+	t.Helper()
+	eo := e.engine()
+	res, err := fluxdiff.Review(context.Background(), fluxdiff.Options{Dir: dir, ClusterDirs: []string{"clusters/prod"}, Base: "HEAD",
+		Cluster: cluster.Options{Engine: eo, Remote: e.remote, HelmReleases: New(Options{Engine: eo, Remote: e.remote}).Render}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]diff.RootDiff{}
+	for _, rd := range res.Roots {
+		m[rd.Path] = rd
+	}
+	return m
+}
+
+// TestDiffNamesHelmReleases: kpipe diff --flux names a HelmRelease whose
+// rendering changes: when its values change (with the Kustomization that
+// renders it, whose object changed), and alone when only its chart
+// changes (the old side's chart read from git's objects).
+func TestDiffNamesHelmReleases(t *testing.T) {
+	helm := helmV3(t)
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed (apt-get install git)")
+	}
+	root := copyExample(t)
+	gitRun(t, root, "init", "-q", "-b", "main")
+	gitRun(t, root, "add", "-A")
+	gitRun(t, root, "commit", "-qm", "base")
+	e := newEnv(t, helm, t.TempDir(), false)
+
+	if got := e.review(t, root); len(got) != 0 {
+		t.Fatalf("no change, yet diff --flux names %v", got)
+	}
+
+	hr := filepath.Join(root, "apps", "hello.yaml")
+	orig := readFile(t, hr)
+	if err := os.WriteFile(hr, bytes.Replace(orig, []byte("replicas: 3"), []byte("replicas: 4"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := e.review(t, root)
+	rd, ok := got["HelmRelease web/hello"]
+	if !ok || rd.Status != diff.RootChanged || len(rd.Changes) != 1 || rd.Changes[0].ID.Kind != "Deployment" || !strings.Contains(rd.Changes[0].Diff, "+  replicas: 4") {
+		t.Fatalf("values changed: HelmRelease web/hello: %+v (all: %v)", rd, got)
+	}
+	if _, ok := got["flux-system/apps"]; !ok || len(got) != 2 {
+		t.Fatalf("values changed: want the HelmRelease and the Kustomization rendering it, got %v", got)
+	}
+
+	if err := os.WriteFile(hr, orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cm := filepath.Join(root, "charts", "hello", "templates", "configmap.yaml")
+	if err := os.WriteFile(cm, append(readFile(t, cm), []byte("  extra: \"1\"\n")...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got = e.review(t, root)
+	rd, ok = got["HelmRelease web/hello"]
+	if !ok || len(got) != 1 || rd.Status != diff.RootChanged || len(rd.Changes) != 1 || rd.Changes[0].ID.Kind != "ConfigMap" {
+		t.Fatalf("chart changed: want the HelmRelease alone, got %v", got)
+	}
+	// With an empty cache: the old side's chart is read from git's
+	// objects.
+	cold := newEnv(t, helm, t.TempDir(), false)
+	if again := cold.review(t, root); len(again) != 1 || again["HelmRelease web/hello"].Changes[0].Diff != rd.Changes[0].Diff {
+		t.Fatalf("chart changed, cold cache: %v", again)
 	}
 }
