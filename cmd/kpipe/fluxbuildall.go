@@ -69,6 +69,7 @@ its Kustomization's output.`,
 			&cli.StringFlag{Name: "helm-command", Value: "helm", Usage: "with --enable-helm: the helm executable to run"},
 			&cli.StringSliceFlag{Name: "helm-api-versions", Usage: "with --enable-helm: Kubernetes api versions for .Capabilities.APIVersions (the cluster's)"},
 			&cli.StringFlag{Name: "helm-kube-version", Usage: "with --enable-helm: the Kubernetes version for .Capabilities.KubeVersion (the cluster's)"},
+			&cli.BoolFlag{Name: "allow-v2beta2", Usage: "with --enable-helm: render helm.toolkit.fluxcd.io/v2beta2 HelmReleases, as helm-controller up to v1.4 (Flux up to v2.7) does"},
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.NumCPU(), Usage: "render at most this many Kustomizations at once"},
 			&cli.BoolFlag{Name: "stats", Usage: "print counts of what was rendered and what came from the cache"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "do not print kustomize's warnings"},
@@ -267,7 +268,8 @@ func fluxHelmReleases(c *cli.Context, co *cluster.Options) {
 	}
 	co.Engine.EnableHelm = true
 	co.Engine.Helm = engine.HelmOptions{Command: c.String("helm-command"), APIVersions: c.StringSlice("helm-api-versions"), KubeVersion: c.String("helm-kube-version")}
-	co.HelmReleases = helmrender.New(helmrender.Options{Engine: co.Engine, Remote: co.Remote}).Render
+	co.HelmReleases = helmrender.New(helmrender.Options{Engine: co.Engine, Remote: co.Remote,
+		AllowV2Beta2: c.Bool("allow-v2beta2") || c.Bool("flux-allow-v2beta2")}).Render
 }
 
 // fluxEntryName names a report entry of a Flux run in messages.

@@ -22,6 +22,7 @@ func fluxReviewFlags() []cli.Flag {
 		&cli.StringFlag{Name: "flux-source-root", Usage: "with --flux: the directory of the flux-system source (default: the repository's top level)"},
 		&cli.StringSliceFlag{Name: "flux-local-sources", Usage: "with --flux: KIND/NAMESPACE/NAME=DIR, where another source lies (relative to the repository's top level)"},
 		&cli.BoolFlag{Name: "flux-dry-run", Usage: "with --flux: read no substituteFrom, as flux build --dry-run"},
+		&cli.BoolFlag{Name: "flux-allow-v2beta2", Usage: "with --flux and --enable-helm: render helm.toolkit.fluxcd.io/v2beta2 HelmReleases (helm-controller up to v1.4)"},
 	}
 }
 

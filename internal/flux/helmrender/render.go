@@ -36,6 +36,10 @@ type Options struct {
 	Resolve helmrelease.ResolveOptions
 	// Client reads repositories' index.yaml (nil: http.DefaultClient).
 	Client *http.Client
+	// AllowV2Beta2 renders helm.toolkit.fluxcd.io/v2beta2 HelmReleases,
+	// as helm-controller up to v1.4 (Flux up to v2.7) does; without it
+	// they fail as a newer cluster refuses them.
+	AllowV2Beta2 bool
 }
 
 // Renderer renders HelmReleases (cluster.Options.HelmReleases). It is
@@ -94,7 +98,7 @@ func (r *Renderer) render(ctx context.Context, in cluster.HelmRelease) (*cluster
 	if err := json.Unmarshal(in.Object, &obj); err != nil {
 		return nil, fmt.Errorf("HelmRelease %s: %w", in.ID, err)
 	}
-	hr, err := helmrelease.FromObject(obj, helmrelease.Options{})
+	hr, err := helmrelease.FromObject(obj, helmrelease.Options{AllowV2Beta2: r.o.AllowV2Beta2})
 	if err != nil {
 		return nil, err
 	}
