@@ -45,7 +45,7 @@ func kustomize(ctx context.Context, k *helmrelease.Kustomize, in []byte) ([]byte
 	eo := render.Engine(engine.Options{Jobs: 1})
 	eo.Warn = func(msg string) { warnings = append(warnings, msg) }
 	_, results := engine.Build(ctx, engine.Request{Dirs: []string{postRenderDir}, Options: eo,
-		Load: engine.LoadOptions{FS: loaders.NewFS(fs.FS(mem), postRenderDir), Restriction: loaders.None},
+		Load:   engine.LoadOptions{FS: loaders.NewFS(fs.FS(mem), postRenderDir), Restriction: loaders.None},
 		Loaded: func(g *engine.Graph) { warnings = append(warnings, g.Warnings...) }})
 	if err := results[0].Err; err != nil {
 		return nil, warnings, err
