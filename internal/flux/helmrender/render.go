@@ -76,6 +76,7 @@ func (r *Renderer) settings() (stages.HelmSettings, error) {
 
 // cached is what the cache keeps of a rendering.
 type cached struct {
+	OK       bool     `json:"ok"` // (an output may be empty)
 	YAML     []byte   `json:"yaml"`
 	Warnings []string `json:"warnings,omitempty"`
 }
@@ -157,7 +158,7 @@ func (r *Renderer) render(ctx context.Context, in cluster.HelmRelease) (*cluster
 	if store != nil && !r.o.Engine.VerifyCache {
 		if data, ok := store.Get(key); ok {
 			var c cached
-			if json.Unmarshal(data, &c) == nil && c.YAML != nil {
+			if json.Unmarshal(data, &c) == nil && c.OK {
 				return &cluster.Result{YAML: c.YAML, Warnings: c.Warnings, FromCache: true}, nil
 			}
 		}
@@ -195,7 +196,7 @@ func (r *Renderer) render(ctx context.Context, in cluster.HelmRelease) (*cluster
 	res.YAML = out
 	res.Warnings = append(res.Warnings, warnings...)
 	if store != nil {
-		if data, err := json.Marshal(cached{YAML: res.YAML, Warnings: res.Warnings}); err == nil {
+		if data, err := json.Marshal(cached{OK: true, YAML: res.YAML, Warnings: res.Warnings}); err == nil {
 			// Values may come from Secrets: never sent to a remote cache
 			// unless allowed.
 			store.PutSensitive(key, data)

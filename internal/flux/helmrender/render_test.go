@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/kpipe/kpipe/cache"
@@ -301,10 +302,13 @@ func TestHTTPRepositoryChart(t *testing.T) {
 		runHelm(t, dir, helm, "package", filepath.Join(dir, "hello"), "--destination", repo)
 	}
 	runHelm(t, repo, helm, "repo", "index", repo)
+	var mu sync.Mutex
 	var requests []string
 	files := http.StripPrefix("/charts", http.FileServer(http.Dir(repo)))
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
 		requests = append(requests, r.URL.Path)
+		mu.Unlock()
 		files.ServeHTTP(w, r)
 	}))
 	defer srv.Close()
@@ -335,10 +339,14 @@ func TestHTTPRepositoryChart(t *testing.T) {
 
 	// Warm: the index is read again (a range may resolve to a newer
 	// chart), the kept chart is not pulled again, helm does not run.
+	mu.Lock()
 	requests = nil
+	mu.Unlock()
 	if rr := e.run(t, root, out)["HelmRelease apps/hello"]; rr.Status != "ok" || !rr.Cached || rr.StageMisses != 0 {
 		t.Fatalf("warm run: %+v", rr)
 	}
+	mu.Lock()
+	defer mu.Unlock()
 	if strings.Join(requests, ",") != "/charts/index.yaml" {
 		t.Errorf("the warm run requested %v, want the index alone", requests)
 	}
