@@ -85,14 +85,14 @@ func TestPathChartConfined(t *testing.T) {
 	helm := helmV3(t)
 	root, outside := t.TempDir(), t.TempDir()
 	writeFiles(t, root, map[string]string{
-		"charts/c/Chart.yaml":           "apiVersion: v2\nname: c\nversion: 1.0.0\n",
-		"charts/c/templates/cm.yaml":    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
-		"charts/d/Chart.yaml":           "apiVersion: v2\nname: d\nversion: 1.0.0\n",
-		"charts/d/templates/.keep":      "",
-		"charts/e/Chart.yaml":           "apiVersion: v2\nname: e\nversion: 1.0.0\n",
-		"charts/e/values.yaml":          "x: default\nz: default\n",
-		"charts/e/templates/cm.yaml":    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: e}\ndata: {x: \"{{ .Values.x }}\", z: \"{{ .Values.z }}\"}\n",
-		"values/e.yaml":                 "x: from-values-file\n",
+		"charts/c/Chart.yaml":        "apiVersion: v2\nname: c\nversion: 1.0.0\n",
+		"charts/c/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+		"charts/d/Chart.yaml":        "apiVersion: v2\nname: d\nversion: 1.0.0\n",
+		"charts/d/templates/.keep":   "",
+		"charts/e/Chart.yaml":        "apiVersion: v2\nname: e\nversion: 1.0.0\n",
+		"charts/e/values.yaml":       "x: default\nz: default\n",
+		"charts/e/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: e}\ndata: {x: \"{{ .Values.x }}\", z: \"{{ .Values.z }}\"}\n",
+		"values/e.yaml":              "x: from-values-file\n",
 	})
 	writeFiles(t, outside, map[string]string{"secret.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: stolen}\n", "chart/Chart.yaml": "apiVersion: v2\nname: x\nversion: 1.0.0\n"})
 	if err := os.Symlink(filepath.Join(outside, "secret.yaml"), filepath.Join(root, "charts/d/templates/leak.yaml")); err != nil {
