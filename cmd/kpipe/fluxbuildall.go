@@ -194,7 +194,7 @@ func runFluxBuildAll(c *cli.Context) error {
 		fmt.Fprintf(c.App.ErrWriter, "Kustomizations: %d rendered, %d up to date (not loaded); kustomizations: %d built, %d from cache; files hashed: %d, from index: %d\n",
 			rep.Summary.Roots-hrs.all-(rep.Summary.UpToDate-hrs.cached), rep.Summary.UpToDate-hrs.cached, rep.Summary.NodesBuilt, rep.Summary.NodesCached, rep.Summary.FilesHashed, rep.Summary.FilesStat)
 		if c.Bool("enable-helm") {
-			fmt.Fprintf(c.App.ErrWriter, "HelmReleases: %d rendered, %d from cache; helm template ran %d times\n", hrs.all-hrs.cached, hrs.cached, hrs.helmRuns)
+			fmt.Fprintf(c.App.ErrWriter, "HelmReleases: %d rendered, %d from cache, %d failed; helm template ran %d times\n", hrs.all-hrs.cached-hrs.failed, hrs.cached, hrs.failed, hrs.helmRuns)
 		}
 	}
 	for _, p := range rep.Pruned {
@@ -281,8 +281,8 @@ func fluxEntryName(path string) string {
 }
 
 // hrCounts count a Flux run's HelmReleases: all, taken from the cache,
-// and helm's runs.
-type hrCounts struct{ all, cached, helmRuns int }
+// failed, and helm's runs.
+type hrCounts struct{ all, cached, failed, helmRuns int }
 
 func helmReleaseCounts(rep *cluster.Report) hrCounts {
 	var n hrCounts
@@ -291,7 +291,10 @@ func helmReleaseCounts(rep *cluster.Report) hrCounts {
 			continue
 		}
 		n.all++
-		if rep.Roots[i].Cached {
+		switch {
+		case rep.Roots[i].Status == "error":
+			n.failed++
+		case rep.Roots[i].Cached:
 			n.cached++
 		}
 		n.helmRuns += rep.Roots[i].StageMisses
