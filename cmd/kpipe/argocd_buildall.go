@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -13,7 +12,6 @@ import (
 	"github.com/kpipe/kpipe/internal/argocd/fleet"
 	"github.com/kpipe/kpipe/internal/argocd/render"
 	"github.com/kpipe/kpipe/internal/batch"
-	"github.com/kpipe/kpipe/internal/output"
 )
 
 func argocdBuildAllCommand() *cli.Command {
@@ -139,33 +137,12 @@ func runArgocdBuildAll(c *cli.Context) error {
 			errs = multierror.Append(errs, fmt.Errorf("%s (%s): %s", rr.Path, rr.Source, rr.Error))
 		}
 	}
-	if p := c.String("report"); p != "" {
-		data, _ := json.MarshalIndent(rep, "", "  ")
-		if err := output.WriteFileAtomic(p, append(data, '\n')); err != nil {
-			errs = multierror.Append(errs, fmt.Errorf("writing the report: %w", err))
-		}
+	if err := writeReport(c, rep); err != nil {
+		errs = multierror.Append(errs, err)
 	}
-	for _, p := range rep.Pruned {
-		fmt.Fprintf(c.App.ErrWriter, "pruned %s\n", filepath.Join(o.OutDir, p))
-	}
-	for _, p := range rep.Kept {
-		fmt.Fprintf(c.App.ErrWriter, "kept %s: its Application is gone, but the file changed since kpipe wrote it\n", filepath.Join(o.OutDir, p))
-	}
-	checkFailed := false
-	if o.Check {
-		for _, rr := range rep.Roots {
-			if rr.OutOfDate {
-				fmt.Fprintf(c.App.ErrWriter, "out of date: %s (Application %s)\n", rr.Output, rr.Path)
-			}
-		}
-		for _, p := range rep.Orphans {
-			fmt.Fprintf(c.App.ErrWriter, "no Application renders %s any more\n", p)
-		}
-		if n := rep.Summary.OutOfDate + len(rep.Orphans); n > 0 {
-			fmt.Fprintf(c.App.ErrWriter, "%d rendered outputs under %s differ from the sources: run kpipe argocd build-all --out-dir %s --prune\n", n, o.OutDir, o.OutDir)
-			checkFailed = true
-		}
-	}
+	checkFailed := outDirNotes{unit: "Application", outDir: o.OutDir,
+		rerun: "kpipe argocd build-all --out-dir " + o.OutDir + " --prune",
+		show:  func(p string) string { return filepath.Join(o.OutDir, p) }}.print(c.App.ErrWriter, rep, o.Check)
 	if c.Bool("stats") {
 		st := r.Stats()
 		fmt.Fprintf(c.App.ErrWriter, "kustomize: %d builds of %d roots, %d nodes built, %d from cache; helm: %d runs, %d from cache; files hashed: %d, from index: %d\n",

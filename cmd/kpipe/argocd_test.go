@@ -175,7 +175,7 @@ func TestArgocdBuildAll(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, _, errOut = kpipe(t, "argocd", "build-all", "--cache-dir", cacheDir, "--out-dir", out, "--check")
-	if code != 1 || !strings.Contains(errOut, "out of date: ") || !strings.Contains(errOut, "(Application bench-002)") || !strings.Contains(errOut, "(Application bench-003)") || strings.Contains(errOut, "bench-000)") {
+	if code != 1 || !strings.Contains(errOut, "out of date: ") || !strings.Contains(errOut, "(the output of Application bench-002)") || !strings.Contains(errOut, "(the output of Application bench-003)") || strings.Contains(errOut, "bench-000)") {
 		t.Errorf("--check after a change: exit %d\n%s", code, errOut)
 	}
 	// Shards: each Application in one shard, the reports merge.

@@ -15,7 +15,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/kpipe/kpipe/internal/batch"
-	"github.com/kpipe/kpipe/internal/output"
 )
 
 func buildAllCommand() *cli.Command {
@@ -182,11 +181,8 @@ func runBuildAll(c *cli.Context) error {
 			errs = multierror.Append(errs, &rootError{root: rr.Path, hint: rr.Hint, msg: rr.Error})
 		}
 	}
-	if p := c.String("report"); p != "" {
-		data, _ := json.MarshalIndent(rep, "", "  ")
-		if err := output.WriteFileAtomic(p, append(data, '\n')); err != nil {
-			errs = multierror.Append(errs, fmt.Errorf("writing the report: %w", err))
-		}
+	if err := writeReport(c, rep); err != nil {
+		errs = multierror.Append(errs, err)
 	}
 	if c.Bool("stats") {
 		printStats(c, rep)
@@ -194,28 +190,8 @@ func runBuildAll(c *cli.Context) error {
 	if opts.Explain {
 		printExplain(c.App.ErrWriter, rep.Explain)
 	}
-	for _, p := range rep.Pruned {
-		fmt.Fprintf(c.App.ErrWriter, "pruned %s\n", p)
-	}
-	for _, p := range rep.Kept {
-		fmt.Fprintf(c.App.ErrWriter, "kept %s: its root is gone, but the file changed since kpipe wrote it\n", p)
-	}
-	checkFailed := false
-	if bo.Check {
-		for _, rr := range rep.Roots {
-			if rr.OutOfDate {
-				fmt.Fprintf(c.App.ErrWriter, "out of date: %s (the output of %s)\n", rr.Output, rr.Path)
-			}
-		}
-		for _, p := range rep.Orphans {
-			fmt.Fprintf(c.App.ErrWriter, "no root renders %s any more\n", p)
-		}
-		if n := rep.Summary.OutOfDate + len(rep.Orphans); n > 0 {
-			fmt.Fprintf(c.App.ErrWriter, "%d rendered outputs under %s differ from the sources: run kpipe build-all --out-dir %s --prune (and delete what no root renders)\n",
-				n, bo.OutDir, bo.OutDir)
-			checkFailed = true
-		}
-	}
+	checkFailed := outDirNotes{unit: "root", outDir: bo.OutDir,
+		rerun: "kpipe build-all --out-dir " + bo.OutDir + " --prune (and delete what no root renders)"}.print(c.App.ErrWriter, rep, bo.Check)
 	if rep.Shard != "" {
 		fmt.Fprintf(c.App.ErrWriter, "shard %s: ", rep.Shard)
 	}

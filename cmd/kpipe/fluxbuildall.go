@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,7 +14,6 @@ import (
 	"github.com/kpipe/kpipe/internal/engine"
 	"github.com/kpipe/kpipe/internal/flux/cluster"
 	"github.com/kpipe/kpipe/internal/flux/helmrender"
-	"github.com/kpipe/kpipe/internal/output"
 )
 
 func fluxBuildAllCommand() *cli.Command {
@@ -183,11 +181,8 @@ func runFluxBuildAll(c *cli.Context) error {
 			errs = multierror.Append(errs, &rootError{root: fluxEntryName(rr.Path), msg: rr.Error})
 		}
 	}
-	if p := c.String("report"); p != "" {
-		data, _ := json.MarshalIndent(rep, "", "  ")
-		if err := output.WriteFileAtomic(p, append(data, '\n')); err != nil {
-			errs = multierror.Append(errs, fmt.Errorf("writing the report: %w", err))
-		}
+	if err := writeReport(c, rep); err != nil {
+		errs = multierror.Append(errs, err)
 	}
 	hrs := helmReleaseCounts(rep)
 	if c.Bool("stats") {
@@ -197,27 +192,9 @@ func runFluxBuildAll(c *cli.Context) error {
 			fmt.Fprintf(c.App.ErrWriter, "HelmReleases: %d rendered, %d from cache, %d failed; helm template ran %d times\n", hrs.all-hrs.cached-hrs.failed, hrs.cached, hrs.failed, hrs.helmRuns)
 		}
 	}
-	for _, p := range rep.Pruned {
-		fmt.Fprintf(c.App.ErrWriter, "pruned %s\n", p)
-	}
-	for _, p := range rep.Kept {
-		fmt.Fprintf(c.App.ErrWriter, "kept %s: its Kustomization is gone, but the file changed since kpipe wrote it\n", p)
-	}
-	checkFailed := false
-	if c.Bool("check") {
-		for _, rr := range rep.Roots {
-			if rr.OutOfDate {
-				fmt.Fprintf(c.App.ErrWriter, "out of date: %s (the output of Kustomization %s)\n", rr.Output, rr.Path)
-			}
-		}
-		for _, p := range rep.Orphans {
-			fmt.Fprintf(c.App.ErrWriter, "no Kustomization renders %s any more\n", p)
-		}
-		if n := rep.Summary.OutOfDate + len(rep.Orphans); n > 0 {
-			fmt.Fprintf(c.App.ErrWriter, "%d rendered outputs under %s differ from the sources: run kpipe flux build-all %s --out-dir %s --prune\n", n, c.String("out-dir"), strings.Join(c.Args().Slice(), " "), c.String("out-dir"))
-			checkFailed = true
-		}
-	}
+	out := c.String("out-dir")
+	checkFailed := outDirNotes{unit: "Kustomization", outDir: out,
+		rerun: "kpipe flux build-all " + strings.Join(c.Args().Slice(), " ") + " --out-dir " + out + " --prune"}.print(c.App.ErrWriter, rep.Report, c.Bool("check"))
 	if rep.Shard != "" {
 		fmt.Fprintf(c.App.ErrWriter, "shard %s: ", rep.Shard)
 	}

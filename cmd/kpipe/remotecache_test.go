@@ -4,11 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	neturl "net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/kpipe/kpipe/cache/remote"
 	"github.com/kpipe/kpipe/cache/remote/remotetest"
@@ -178,9 +184,10 @@ func TestRemoteCachePoisonedObjects(t *testing.T) {
 
 // The server stopped in the middle of a run changes nothing but the time:
 // the outputs are byte-identical, and there is one warning line. The
-// server is stopped once the second runner has written a few roots'
-// outputs (the entries it fetched are in memory until its cache writes a
-// pack).
+// second runner reaches the server through a proxy that stops the server
+// (and drops every connection from then on, as a dead server does) once it
+// has passed 20 requests: mid-run whatever the machine's load, where a
+// stop timed by the outputs written could come after the last fetch.
 func TestRemoteCacheServerStoppedMidRun(t *testing.T) {
 	remoteServers(t, func(t *testing.T, srv *remotetest.Server) {
 		spec := genrepo.Spec{Apps: 20, Envs: 3, ResourcesPerApp: 3}
@@ -189,24 +196,14 @@ func TestRemoteCacheServerStoppedMidRun(t *testing.T) {
 			t.Fatalf("first runner: exit %d\n%s", code, stderr)
 		}
 		second, cacheDir := checkout(t, spec), t.TempDir()
-		stopped := make(chan int)
-		go func() {
-			deadline := time.Now().Add(time.Minute)
-			n := 0
-			for ; n < 5 && time.Now().Before(deadline); n = outputs(filepath.Join(second, "out")) {
-				time.Sleep(time.Millisecond)
-			}
-			srv.Stop()
-			stopped <- n
-		}()
-		code, r2, stderr := runnerBuild(t, second, cacheDir, "--remote-cache", srv.URL, "--remote-cache-write")
-		fetched := <-stopped
+		url, served := stoppingProxy(t, srv, 20)
+		code, r2, stderr := runnerBuild(t, second, cacheDir, "--remote-cache", url, "--remote-cache-write")
 		if code != 0 {
 			t.Fatalf("second runner: exit %d\n%s", code, stderr)
 		}
 		rs := r2.Summary.Remote
 		if rs == nil || !rs.Failed || rs.Hits == 0 {
-			t.Fatalf("the server was not stopped mid-run (stopped after %d outputs): remote stats %+v", fetched, rs)
+			t.Fatalf("the server was not stopped mid-run (%d requests served): remote stats %+v", served(), rs)
 		}
 		if w := remoteWarnings(stderr); len(w) != 1 {
 			t.Errorf("want one warning line about the remote cache, got %q", w)
@@ -215,6 +212,37 @@ func TestRemoteCacheServerStoppedMidRun(t *testing.T) {
 			t.Error("outputs differ from the first runner's")
 		}
 	})
+}
+
+// stoppingProxy serves srv's remote cache URL through a reverse proxy on
+// 127.0.0.1 that passes n requests, then stops srv and drops every later
+// connection. It returns the URL to give kpipe and the number of requests
+// passed.
+func stoppingProxy(t *testing.T, srv *remotetest.Server, n int64) (string, func() int64) {
+	t.Helper()
+	m := regexp.MustCompile(`(https?://)(127\.0\.0\.1:[0-9]+)`).FindStringSubmatch(srv.URL)
+	if m == nil {
+		t.Fatalf("no http://127.0.0.1:PORT in the server's URL %s", srv.URL)
+	}
+	upstream, err := neturl.Parse(m[1] + m[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The Host header is passed on unchanged, so that S3 signatures made
+	// for the proxy's address hold.
+	fwd := httputil.NewSingleHostReverseProxy(upstream)
+	var passed atomic.Int64
+	var stop sync.Once
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if passed.Add(1) > n {
+			stop.Do(srv.Stop)
+			panic(http.ErrAbortHandler) // the connection closes without an answer
+		}
+		fwd.ServeHTTP(w, r)
+	}))
+	t.Cleanup(proxy.Close)
+	return strings.Replace(srv.URL, m[2], strings.TrimPrefix(proxy.URL, "http://"), 1),
+		func() int64 { return min(passed.Load(), n) }
 }
 
 // outputs counts the files build-all wrote in an out dir.

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/kpipe/kpipe/loaders"
 )
@@ -160,20 +159,7 @@ func (o *overlay) ReadDir(p string) (fs.FileInfo, []fs.DirEntry, error) {
 }
 
 // info is the edited kustomization file's stat.
-func (e *edited) info() fs.FileInfo { return fileInfo{name: e.name, size: int64(len(e.data))} }
-
-// fileInfo is a regular file held in memory.
-type fileInfo struct {
-	name string
-	size int64
-}
-
-func (f fileInfo) Name() string       { return f.name }
-func (f fileInfo) Size() int64        { return f.size }
-func (f fileInfo) Mode() fs.FileMode  { return 0o644 }
-func (f fileInfo) ModTime() time.Time { return time.Time{} }
-func (f fileInfo) IsDir() bool        { return false }
-func (f fileInfo) Sys() any           { return nil }
+func (e *edited) info() fs.FileInfo { return loaders.MemFileInfo(e.name, e.data) }
 
 // renamed is a directory's stat under its edited variant's name, without
 // what the tree said of its content (a git tree's name: the variant's

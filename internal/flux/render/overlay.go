@@ -1,12 +1,9 @@
 package render
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"io/fs"
 	"path/filepath"
 	"syscall"
-	"time"
 
 	"github.com/kpipe/kpipe/loaders"
 )
@@ -53,8 +50,7 @@ func (o *overlay) virtual(p string) string {
 }
 
 func (o *overlay) info(p string) fs.FileInfo {
-	d := sha256.Sum256(o.files[p])
-	return virtualInfo{name: filepath.Base(p), size: int64(len(o.files[p])), id: "kpipe-flux-overlay:" + hex.EncodeToString(d[:])}
+	return loaders.MemFileInfo(filepath.Base(p), o.files[p])
 }
 
 func (o *overlay) Stat(p string) (fs.FileInfo, error) {
@@ -119,25 +115,6 @@ func (o *overlay) ReadDir(p string) (fs.FileInfo, []fs.DirEntry, error) {
 	}
 	return fi, entries, nil
 }
-
-// virtualInfo is the stat of an overlay file.
-type virtualInfo struct {
-	name string
-	size int64
-	id   string
-}
-
-func (v virtualInfo) Name() string       { return v.name }
-func (v virtualInfo) Size() int64        { return v.size }
-func (v virtualInfo) Mode() fs.FileMode  { return 0o644 }
-func (v virtualInfo) ModTime() time.Time { return time.Time{} }
-func (v virtualInfo) IsDir() bool        { return false }
-func (v virtualInfo) Sys() any           { return contentID(v.id) }
-
-// contentID names an overlay file's content (cache.ContentID).
-type contentID string
-
-func (c contentID) ContentID() string { return string(c) }
 
 func (o *overlay) has(p string) bool {
 	_, ok := o.files[p]

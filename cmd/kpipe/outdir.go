@@ -1,0 +1,71 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/kpipe/kpipe/internal/batch"
+	"github.com/kpipe/kpipe/internal/output"
+	"github.com/urfave/cli/v2"
+)
+
+// writeReport writes rep as indented JSON to the file --report names, if
+// any (atomically: a reader never sees half a report).
+func writeReport(c *cli.Context, rep any) error {
+	p := c.String("report")
+	if p == "" {
+		return nil
+	}
+	data, _ := json.MarshalIndent(rep, "", "  ")
+	if err := output.WriteFileAtomic(p, append(data, '\n')); err != nil {
+		return fmt.Errorf("writing the report: %w", err)
+	}
+	return nil
+}
+
+// outDirNotes is what build-all and its Argo CD and Flux kin say of their
+// output directory after a run.
+type outDirNotes struct {
+	unit   string              // what renders an output: "root", "Application", "Kustomization"
+	outDir string              // the directory, as the user named it
+	rerun  string              // the command that brings it up to date
+	show   func(string) string // a pruned or kept file as printed (nil: as the report has it)
+}
+
+// print says which files the run pruned, which it kept because they
+// changed since kpipe wrote them and, with check, which outputs are out of
+// date or rendered by nothing any more. It reports whether the check found
+// any.
+func (n outDirNotes) print(w io.Writer, rep *batch.Report, check bool) (checkFailed bool) {
+	show := n.show
+	if show == nil {
+		show = func(p string) string { return p }
+	}
+	for _, p := range rep.Pruned {
+		fmt.Fprintf(w, "pruned %s\n", show(p))
+	}
+	for _, p := range rep.Kept {
+		fmt.Fprintf(w, "kept %s: its %s is gone, but the file changed since kpipe wrote it\n", show(p), n.unit)
+	}
+	if !check {
+		return false
+	}
+	of := "the output of "
+	if n.unit != "root" {
+		of += n.unit + " "
+	}
+	for _, rr := range rep.Roots {
+		if rr.OutOfDate {
+			fmt.Fprintf(w, "out of date: %s (%s%s)\n", rr.Output, of, rr.Path)
+		}
+	}
+	for _, p := range rep.Orphans {
+		fmt.Fprintf(w, "no %s renders %s any more\n", n.unit, p)
+	}
+	if k := rep.Summary.OutOfDate + len(rep.Orphans); k > 0 {
+		fmt.Fprintf(w, "%d rendered outputs under %s differ from the sources: run %s\n", k, n.outDir, n.rerun)
+		return true
+	}
+	return false
+}
