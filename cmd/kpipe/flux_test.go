@@ -107,7 +107,7 @@ func TestFluxBuildAll(t *testing.T) {
 // kpipe flux build-all renders HelmReleases only with --enable-helm:
 // without it, a HelmRelease is an object of its Kustomization's output and
 // helm never runs; with it, each has its own output, and one kpipe cannot
-// render (a chart from an OCI registry) fails naming itself and why.
+// render (an OCI artifact pinned by digest) fails naming itself and why.
 func TestFluxBuildAllHelmReleases(t *testing.T) {
 	home, _ := os.UserHomeDir()
 	helm := filepath.Join(home, ".cache", "kpipe-ci", "helm-v3.10.2", "helm")
@@ -119,7 +119,7 @@ func TestFluxBuildAllHelmReleases(t *testing.T) {
 	writeFiles(t, dir, map[string]string{
 		"clusters/prod/apps.yaml":           ks,
 		"apps/hr.yaml":                      "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: local, namespace: web}\nspec:\n  interval: 1h\n  chart:\n    spec:\n      chart: ./charts/c\n      sourceRef: {kind: GitRepository, name: flux-system, namespace: flux-system}\n  values: {msg: hi}\n",
-		"apps/oci.yaml":                     "apiVersion: source.toolkit.fluxcd.io/v1\nkind: OCIRepository\nmetadata: {name: podinfo, namespace: web}\nspec: {interval: 1h, url: oci://ghcr.io/stefanprodan/charts/podinfo, ref: {tag: 6.7.0}}\n---\napiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: podinfo, namespace: web}\nspec:\n  interval: 1h\n  chartRef: {kind: OCIRepository, name: podinfo}\n",
+		"apps/oci.yaml":                     "apiVersion: source.toolkit.fluxcd.io/v1\nkind: OCIRepository\nmetadata: {name: podinfo, namespace: web}\nspec: {interval: 1h, url: oci://ghcr.io/stefanprodan/charts/podinfo, ref: {digest: \"sha256:0000000000000000000000000000000000000000000000000000000000000000\"}}\n---\napiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: podinfo, namespace: web}\nspec:\n  interval: 1h\n  chartRef: {kind: OCIRepository, name: podinfo}\n",
 		"charts/c/Chart.yaml":               "apiVersion: v2\nname: c\nversion: 1.0.0\n",
 		"charts/c/templates/configmap.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\ndata:\n  msg: {{ .Values.msg }}\n",
 	})
@@ -134,7 +134,7 @@ func TestFluxBuildAllHelmReleases(t *testing.T) {
 	}
 	code, _, errOut = kpipe(t, "flux", "build-all", "clusters/prod", "--source-root", ".", "--out-dir", "out", "--enable-helm", "--helm-command", helm)
 	if code != 1 || !strings.Contains(errOut, "1 of 4 Flux Kustomizations and HelmReleases failed") ||
-		!strings.Contains(errOut, "HelmRelease web/podinfo: its chart comes from the OCI registry oci://ghcr.io/stefanprodan/charts/podinfo") {
+		!strings.Contains(errOut, "HelmRelease web/podinfo: its chart is the artifact of OCIRepository web/podinfo (oci://ghcr.io/stefanprodan/charts/podinfo) at digest sha256:0000") {
 		t.Fatalf("with --enable-helm: exit %d:\n%s", code, errOut)
 	}
 	data, err := os.ReadFile("out/web/local.helmrelease.yaml")

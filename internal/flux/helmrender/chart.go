@@ -39,8 +39,10 @@ func (r *Renderer) chart(ctx context.Context, in cluster.HelmRelease, hr *helmre
 		return r.pathChart(in, hr, cs)
 	case helmrelease.TypeHelmHTTP:
 		return r.repoChart(ctx, hr, cs, h)
-	case helmrelease.TypeHelmOCI, helmrelease.TypeOCIArtifact:
-		return nil, fmt.Errorf("HelmRelease %s: its chart comes from the OCI registry %s (%s %s/%s): kpipe does not pull OCI charts yet, so it is not rendered", hr.ID(), cs.URL, cs.Kind, cs.Namespace, cs.Name)
+	case helmrelease.TypeHelmOCI:
+		return r.ociChart(ctx, hr, cs, h, cs.URL, cs.Chart, cs.Version, false)
+	case helmrelease.TypeOCIArtifact:
+		return r.artifactChart(ctx, hr, cs, h)
 	default:
 		return nil, fmt.Errorf("HelmRelease %s: its chart comes from %s %s/%s, which kpipe cannot read offline", hr.ID(), cs.Kind, cs.Namespace, cs.Name)
 	}
@@ -201,7 +203,7 @@ func (r *Renderer) repoChart(ctx context.Context, hr *helmrelease.HelmRelease, c
 	if err != nil {
 		return nil, fmt.Errorf("HelmRelease %s: %w", hr.ID(), err)
 	}
-	digest, err := fetch.KeptChartDigest(home)
+	digest, _, err := fetch.KeptChartDigest(home)
 	if err != nil {
 		return nil, fmt.Errorf("HelmRelease %s: %s: %w", hr.ID(), what, err)
 	}
@@ -260,4 +262,86 @@ func (r *Renderer) resolveVersion(ctx context.Context, cs *helmrelease.ChartSour
 		store.Put(key, []byte(cv.Version))
 	}
 	return cv.Version, nil
+}
+
+// artifactChart is the chart of an OCIRepository (spec.chartRef): the
+// artifact at its URL, by spec.ref's semver range or tag, pulled as a
+// chart by the fetcher (helm pull oci://), its version given the
+// manifest's digest as build metadata as helm-controller does
+// (mutateChartWithSourceRevision).
+func (r *Renderer) artifactChart(ctx context.Context, hr *helmrelease.HelmRelease, cs *helmrelease.ChartSource, h stages.HelmSettings) (*chart, error) {
+	what := fmt.Sprintf("its chart is the artifact of OCIRepository %s/%s (%s)", cs.Namespace, cs.Name, cs.URL)
+	ref := cs.OCIRef
+	var version string
+	switch {
+	case ref != nil && ref.Digest != "":
+		return nil, fmt.Errorf("HelmRelease %s: %s at digest %s: kpipe pulls charts by version (tag or semver range), not by digest", hr.ID(), what, ref.Digest)
+	case ref != nil && ref.SemVer != "" && ref.SemverFilter != "":
+		return nil, fmt.Errorf("HelmRelease %s: %s: ref.semverFilter is not supported", hr.ID(), what)
+	case ref != nil && ref.SemVer != "":
+		version = ref.SemVer
+	case ref != nil && ref.Tag != "" && ref.Tag != "latest":
+		version = ref.Tag
+	default:
+		return nil, fmt.Errorf("HelmRelease %s: %s with the tag 'latest': not a chart version kpipe can pull (give ref.tag or ref.semver)", hr.ID(), what)
+	}
+	u := strings.TrimRight(cs.URL, "/")
+	i := strings.LastIndex(u, "/")
+	if !strings.HasPrefix(u, "oci://") || i <= len("oci://") {
+		return nil, fmt.Errorf("HelmRelease %s: %s: not an oci:// repository URL", hr.ID(), what)
+	}
+	return r.ociChart(ctx, hr, cs, h, u[:i], u[i+1:], version, true)
+}
+
+// ociChart is a chart of an OCI registry (a HelmRepository of type oci,
+// or an OCIRepository's artifact): pulled and kept by the fetcher as
+// helmCharts charts of OCI registries are (an exact version is reused
+// with no request once kept; a range is resolved by helm over the
+// repository's tags on each run, offline the last one kept), keyed by the
+// archive's digest. withDigest gives the chart's version the manifest's
+// digest (its first 12 hex digits) as build metadata.
+func (r *Renderer) ociChart(ctx context.Context, hr *helmrelease.HelmRelease, cs *helmrelease.ChartSource, h stages.HelmSettings, repo, name, version string, withDigest bool) (*chart, error) {
+	what := fmt.Sprintf("chart %s version %q from %s (%s %s/%s)", name, version, repo, cs.Kind, cs.Namespace, cs.Name)
+	if r.o.Remote == nil {
+		return nil, fmt.Errorf("HelmRelease %s: %s: pulling charts needs a fetcher, which this run has not", hr.ID(), what)
+	}
+	if version == "" || version == "*" {
+		version = "" // helm pull: the newest stable version
+	}
+	home, err := r.o.Remote.Chart(ctx, fetch.ChartRequest{Helm: h.Path, Env: h.Env, Repo: repo, Name: name, Version: version})
+	if err != nil {
+		return nil, fmt.Errorf("HelmRelease %s: %w", hr.ID(), err)
+	}
+	archive, manifest, err := fetch.KeptChartDigest(home)
+	if err != nil {
+		return nil, fmt.Errorf("HelmRelease %s: %s: %w", hr.ID(), what, err)
+	}
+	dir := filepath.Join(home, name)
+	if version != "" {
+		dir = filepath.Join(home, name+"-"+version, name)
+	}
+	meta := ""
+	if withDigest {
+		if len(manifest) < 12 {
+			return nil, fmt.Errorf("HelmRelease %s: %s: the manifest digest it was pulled by is not known (helm-controller adds it to the chart's version)", hr.ID(), what)
+		}
+		meta = manifest[:12]
+	}
+	ch := &chart{digest: fmt.Sprintf("oci:%s\x00%s\x00%q\x00%v", archive, meta, cs.ValuesFiles, cs.IgnoreMissingValuesFiles),
+		shown: fmt.Sprintf("%s %s from %s", name, version, repo)}
+	ch.materialize = func(tmp string) (string, error) {
+		if len(cs.ValuesFiles) == 0 && meta == "" {
+			return dir, nil
+		}
+		if err := os.MkdirAll(tmp, 0o755); err != nil {
+			return "", err
+		}
+		p, err := helmrelease.LocalChart(helmrelease.LocalChartOptions{Root: dir, Chart: ".", ValuesFiles: cs.ValuesFiles,
+			IgnoreMissingValuesFiles: cs.IgnoreMissingValuesFiles, VersionMetadata: meta, Dir: tmp})
+		if err != nil {
+			return "", errors.New(strings.ReplaceAll(err.Error(), dir, ""))
+		}
+		return p, nil
+	}
+	return ch, nil
 }

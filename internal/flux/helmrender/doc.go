@@ -12,7 +12,11 @@
 //     the repository's index as source-controller resolves it, the chart
 //     pulled and kept by version and digest by the same fetcher as
 //     helmCharts charts (fetch.Fetcher.Chart; --offline uses what is
-//     kept, and the range's last resolution). OCI charts are refused;
+//     kept, and the range's last resolution); from an OCI registry (a
+//     HelmRepository of type oci, an OCIRepository by tag or semver
+//     range) through the same fetcher (helm pull oci://), an
+//     OCIRepository's chart version given the manifest digest as
+//     helm-controller gives it;
 //   - `helm template` (helmrelease.Template's command) run through
 //     stages.RunHelm, only when the build's EnableHelm (--enable-helm)
 //     allows it, with the helm engine.ResolveHelm finds;
