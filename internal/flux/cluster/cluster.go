@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -138,8 +139,9 @@ type HelmRelease struct {
 
 // hrNode is a HelmRelease rendered by Options.HelmReleases.
 type hrNode struct {
-	hr  HelmRelease
-	res *Result
+	hr   HelmRelease
+	res  *Result
+	used *usedNodes
 }
 
 // helmReleases renders the HelmReleases the nodes rendered, each once
@@ -148,17 +150,33 @@ func (r *run) helmReleases(ctx context.Context, order []*Node, jobs int) []*hrNo
 	if r.o.HelmReleases == nil {
 		return nil
 	}
-	lookup := func(kind, namespace, name string) (Provided, bool) {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		p, ok := r.provides[kind+"/"+namespace+"/"+name]
-		return p, ok
+	byID := map[string]*Node{}
+	for _, n := range order {
+		byID[n.ID] = n
 	}
-	source := func(kind, namespace, name string) (json.RawMessage, bool) {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		raw, ok := r.sources[kind+"/"+namespace+"/"+name]
-		return raw, ok
+	// used collects, per HelmRelease, the nodes whose objects its
+	// rendering looked up: what it read is theirs too.
+	lookupIn := func(used *usedNodes) func(kind, namespace, name string) (Provided, bool) {
+		return func(kind, namespace, name string) (Provided, bool) {
+			r.mu.Lock()
+			key := kind + "/" + namespace + "/" + name
+			p, ok := r.provides[key]
+			by := r.providedBy[key]
+			r.mu.Unlock()
+			used.add(by)
+			return p, ok
+		}
+	}
+	sourceIn := func(used *usedNodes) func(kind, namespace, name string) (json.RawMessage, bool) {
+		return func(kind, namespace, name string) (json.RawMessage, bool) {
+			r.mu.Lock()
+			key := kind + "/" + namespace + "/" + name
+			raw, ok := r.sources[key]
+			by := r.sourcedBy[key]
+			r.mu.Unlock()
+			used.add(by)
+			return raw, ok
+		}
 	}
 	sourceDir := func(kind, namespace, name string) (string, error) {
 		ref := flux.CrossNamespaceSourceReference{Kind: kind, Namespace: namespace, Name: name}
@@ -182,8 +200,9 @@ func (r *run) helmReleases(ctx context.Context, order []*Node, jobs int) []*hrNo
 				continue
 			}
 			seen[id] = true
-			out = append(out, &hrNode{hr: HelmRelease{ID: id, Object: raw, RenderedBy: n.ID, Lookup: lookup,
-				Source: source, SourceDir: sourceDir, FS: r.fsys}})
+			used := &usedNodes{ids: map[string]bool{n.ID: true}}
+			out = append(out, &hrNode{used: used, hr: HelmRelease{ID: id, Object: raw, RenderedBy: n.ID, Lookup: lookupIn(used),
+				Source: sourceIn(used), SourceDir: sourceDir, FS: r.fsys}})
 		}
 	}
 	var g errgroup.Group
@@ -199,7 +218,58 @@ func (r *run) helmReleases(ctx context.Context, order []*Node, jobs int) []*hrNo
 		})
 	}
 	_ = g.Wait()
+	for _, h := range out {
+		h.res.Reads = h.reads(byID)
+	}
 	return out
+}
+
+// usedNodes are the IDs of the nodes whose objects a HelmRelease's
+// rendering used.
+type usedNodes struct {
+	mu  sync.Mutex
+	ids map[string]bool
+}
+
+func (u *usedNodes) add(id string) {
+	if id == "" {
+		return
+	}
+	u.mu.Lock()
+	u.ids[id] = true
+	u.mu.Unlock()
+}
+
+// reads is what a HelmRelease's rendering depended on: its own reads
+// (Options.HelmReleases': the chart's files), and those of the nodes
+// that rendered it and the objects it used; nil when one of them is not
+// known.
+func (h *hrNode) reads(byID map[string]*Node) *engine.ReadSet {
+	if h.res.Reads == nil {
+		return nil
+	}
+	rs := *h.res.Reads
+	ids := slices.Sorted(maps.Keys(h.used.ids))
+	for _, id := range ids {
+		n := byID[id]
+		if n == nil || n.res == nil {
+			return nil
+		}
+		nr := n.res.ReadSet()
+		if nr == nil {
+			return nil
+		}
+		rs.Files = append(rs.Files, nr.Files...)
+		rs.Dirs = append(rs.Dirs, nr.Dirs...)
+		rs.Trees = append(rs.Trees, nr.Trees...)
+		rs.Either = append(rs.Either, nr.Either...)
+	}
+	for _, l := range []*[]string{&rs.Files, &rs.Dirs, &rs.Trees, &rs.Either} {
+		*l = slices.Clone(*l)
+		slices.Sort(*l)
+		*l = slices.Compact(*l)
+	}
+	return &rs
 }
 
 // isSource reports whether apiVersion and kind are a Flux source's
@@ -256,6 +326,11 @@ type Result struct {
 	// Reads is what its rendering depended on (paths of its tree), when
 	// it was rendered in this run (else ReadSet reads it from the cache).
 	Reads *engine.ReadSet `json:"-"`
+	// For a HelmRelease, Options.HelmReleases sets Reads to what its
+	// rendering read of the tree itself (its chart's files; empty for a
+	// chart from a repository, nil when not known); the run adds the
+	// reads of the nodes that rendered it and the objects it looked up.
+	//
 	// FromCache and HelmRuns are set by Options.HelmReleases: the result
 	// was taken from the cache; how many times helm ran for it (both in
 	// the report: Cached, StageHits and StageMisses).
@@ -352,6 +427,8 @@ type run struct {
 	mu       sync.Mutex
 	provides map[string]Provided        // Kind/Namespace/Name -> the first rendering of it
 	sources  map[string]json.RawMessage // Kind/Namespace/Name -> the first rendering of it
+	// providedBy and sourcedBy are the nodes that rendered them.
+	providedBy, sourcedBy map[string]string
 }
 
 // Run renders roots and every Flux Kustomization they render, writes the
@@ -437,7 +514,8 @@ func displayParent(id string) string {
 
 // newRun sets a run up.
 func newRun(o Options) *run {
-	r := &run{o: o, fsys: o.FS, store: o.Engine.Cache.Store, provides: map[string]Provided{}, sources: map[string]json.RawMessage{}}
+	r := &run{o: o, fsys: o.FS, store: o.Engine.Cache.Store, provides: map[string]Provided{}, sources: map[string]json.RawMessage{},
+		providedBy: map[string]string{}, sourcedBy: map[string]string{}}
 	if r.fsys == nil {
 		r.fsys = loaders.Disk
 	}
@@ -628,6 +706,7 @@ func (r *run) renderAll(ctx context.Context, nodes []*Node, jobs int) {
 				key := p.Kind + "/" + p.Namespace + "/" + p.Name
 				if _, ok := r.provides[key]; !ok {
 					r.provides[key] = p
+					r.providedBy[key] = n.ID
 				}
 			}
 			for _, raw := range n.res.Sources {
@@ -641,6 +720,7 @@ func (r *run) renderAll(ctx context.Context, nodes []*Node, jobs int) {
 				key := obj.Kind + "/" + obj.Metadata.Namespace + "/" + obj.Metadata.Name
 				if _, ok := r.sources[key]; !ok {
 					r.sources[key] = raw
+					r.sourcedBy[key] = n.ID
 				}
 			}
 			r.mu.Unlock()

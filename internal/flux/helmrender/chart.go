@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/kpipe/kpipe/cache"
+	"github.com/kpipe/kpipe/internal/engine"
 	"github.com/kpipe/kpipe/internal/fetch"
 	"github.com/kpipe/kpipe/internal/flux/cluster"
 	"github.com/kpipe/kpipe/internal/flux/helmrelease"
@@ -30,6 +31,9 @@ type chart struct {
 	// yet made) and returns its path.
 	materialize func(dir string) (string, error)
 	warnings    []string
+	// reads are the paths of the tree the chart was read from (nil: not
+	// known; empty for a chart from a repository).
+	reads *engine.ReadSet
 }
 
 // chart finds hr's chart from its source cs.
@@ -83,6 +87,7 @@ func (r *Renderer) pathChart(in cluster.HelmRelease, hr *helmrelease.HelmRelease
 	}
 	chartRel := inSource(cs.Chart)
 	shown := fmt.Sprintf("%s (%s %s/%s)", cs.Chart, cs.Kind, cs.Namespace, cs.Name)
+	reads := &engine.ReadSet{Trees: []string{filepath.Join(root, filepath.FromSlash(chartRel))}}
 	real, err := resolve(chartRel)
 	if err != nil {
 		return nil, fmt.Errorf("HelmRelease %s: chart %s: %w", hr.ID(), shown, err)
@@ -97,6 +102,7 @@ func (r *Renderer) pathChart(in cluster.HelmRelease, hr *helmrelease.HelmRelease
 		mode fs.FileMode
 	}
 	var files []file
+	reads.Trees = append(reads.Trees, real)
 	if st.IsDir() {
 		l, err := loaders.New(fsys, realRoot, loaders.None)
 		if err != nil {
@@ -127,7 +133,11 @@ func (r *Renderer) pathChart(in cluster.HelmRelease, hr *helmrelease.HelmRelease
 	}
 	for _, vf := range cs.ValuesFiles {
 		rel := inSource(vf)
+		reads.Files = append(reads.Files, filepath.Join(root, filepath.FromSlash(rel)))
 		real, err := resolve(rel)
+		if err == nil {
+			reads.Files = append(reads.Files, real)
+		}
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // LocalChart says so, unless it is to be ignored
 		}
@@ -146,7 +156,7 @@ func (r *Renderer) pathChart(in cluster.HelmRelease, hr *helmrelease.HelmRelease
 		d := cache.Digest(f.data)
 		fmt.Fprintf(sum, "%s\x00%s\x00%s\x00", f.rel, f.mode.Perm()&0o111, hex.EncodeToString(d[:]))
 	}
-	ch := &chart{digest: "path:" + hex.EncodeToString(sum.Sum(nil)), shown: shown}
+	ch := &chart{digest: "path:" + hex.EncodeToString(sum.Sum(nil)), shown: shown, reads: reads}
 	if cs.ReconcileStrategy == "Revision" {
 		ch.warnings = append(ch.warnings, "reconcileStrategy Revision: source-controller adds the source's commit to the chart's version (+<commit>); kpipe leaves it out")
 	}
@@ -209,7 +219,7 @@ func (r *Renderer) repoChart(ctx context.Context, hr *helmrelease.HelmRelease, c
 	}
 	dir := filepath.Join(home, cs.Chart+"-"+version, cs.Chart)
 	ch := &chart{digest: fmt.Sprintf("repo:%s\x00%q\x00%v", digest, cs.ValuesFiles, cs.IgnoreMissingValuesFiles),
-		shown: fmt.Sprintf("%s %s from %s", cs.Chart, version, cs.URL)}
+		shown: fmt.Sprintf("%s %s from %s", cs.Chart, version, cs.URL), reads: &engine.ReadSet{}}
 	ch.materialize = func(tmp string) (string, error) {
 		if len(cs.ValuesFiles) == 0 {
 			return dir, nil // helm only reads it
@@ -328,7 +338,7 @@ func (r *Renderer) ociChart(ctx context.Context, hr *helmrelease.HelmRelease, cs
 		meta = manifest[:12]
 	}
 	ch := &chart{digest: fmt.Sprintf("oci:%s\x00%s\x00%q\x00%v", archive, meta, cs.ValuesFiles, cs.IgnoreMissingValuesFiles),
-		shown: fmt.Sprintf("%s %s from %s", name, version, repo)}
+		shown: fmt.Sprintf("%s %s from %s", name, version, repo), reads: &engine.ReadSet{}}
 	ch.materialize = func(tmp string) (string, error) {
 		if len(cs.ValuesFiles) == 0 && meta == "" {
 			return dir, nil

@@ -139,6 +139,7 @@ func (r *Renderer) render(ctx context.Context, in cluster.HelmRelease) (*cluster
 		return res, err
 	}
 	res.Warnings = append(res.Warnings, ch.warnings...)
+	res.Reads = ch.reads
 	topts := helmrelease.TemplateOptions{Helm: h.Path, Chart: "<chart>", Dir: "<dir>",
 		KubeVersion: r.o.Engine.Helm.KubeVersion, APIVersions: r.o.Engine.Helm.APIVersions}
 	shape, err := helmrelease.Template(hr, values, topts)
@@ -159,7 +160,7 @@ func (r *Renderer) render(ctx context.Context, in cluster.HelmRelease) (*cluster
 		if data, ok := store.Get(key); ok {
 			var c cached
 			if json.Unmarshal(data, &c) == nil && c.OK {
-				return &cluster.Result{YAML: c.YAML, Warnings: c.Warnings, FromCache: true}, nil
+				return &cluster.Result{YAML: c.YAML, Warnings: c.Warnings, FromCache: true, Reads: ch.reads}, nil
 			}
 		}
 	}

@@ -397,6 +397,14 @@ func gitRun(t *testing.T, dir string, args ...string) {
 // against HEAD, with the HelmReleases rendered.
 func (e *env) review(t *testing.T, dir string) map[string]diff.RootDiff {
 	t.Helper()
+	m, _ := e.reviewBecause(t, dir)
+	return m
+}
+
+// reviewBecause is review, with the changed paths that reach each
+// entry (affected --flux's "because").
+func (e *env) reviewBecause(t *testing.T, dir string) (map[string]diff.RootDiff, map[string][]string) {
+	t.Helper()
 	eo := e.engine()
 	res, err := fluxdiff.Review(context.Background(), fluxdiff.Options{Dir: dir, ClusterDirs: []string{"clusters/prod"}, Base: "HEAD",
 		Cluster: cluster.Options{Engine: eo, Remote: e.remote, HelmReleases: New(Options{Engine: eo, Remote: e.remote}).Render}})
@@ -407,7 +415,7 @@ func (e *env) review(t *testing.T, dir string) map[string]diff.RootDiff {
 	for _, rd := range res.Roots {
 		m[rd.Path] = rd
 	}
-	return m
+	return m, res.Because
 }
 
 // TestDiffNamesHelmReleases: kpipe diff --flux names a HelmRelease whose
@@ -434,7 +442,10 @@ func TestDiffNamesHelmReleases(t *testing.T) {
 	if err := os.WriteFile(hr, bytes.Replace(orig, []byte("replicas: 3"), []byte("replicas: 4"), 1), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got := e.review(t, root)
+	got, because := e.reviewBecause(t, root)
+	if b := strings.Join(because["HelmRelease web/hello"], ","); b != "apps/hello.yaml" {
+		t.Errorf("values changed: the HelmRelease's changed reads are %q, want apps/hello.yaml", b)
+	}
 	rd, ok := got["HelmRelease web/hello"]
 	if !ok || rd.Status != diff.RootChanged || len(rd.Changes) != 1 || rd.Changes[0].ID.Kind != "Deployment" || !strings.Contains(rd.Changes[0].Diff, "+  replicas: 4") {
 		t.Fatalf("values changed: HelmRelease web/hello: %+v (all: %v)", rd, got)
@@ -450,7 +461,10 @@ func TestDiffNamesHelmReleases(t *testing.T) {
 	if err := os.WriteFile(cm, append(readFile(t, cm), []byte("  extra: \"1\"\n")...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got = e.review(t, root)
+	got, because = e.reviewBecause(t, root)
+	if b := strings.Join(because["HelmRelease web/hello"], ","); b != "charts/hello/templates/configmap.yaml" {
+		t.Errorf("chart changed: the HelmRelease's changed reads are %q", b)
+	}
 	rd, ok = got["HelmRelease web/hello"]
 	if !ok || len(got) != 1 || rd.Status != diff.RootChanged || len(rd.Changes) != 1 || rd.Changes[0].ID.Kind != "ConfigMap" {
 		t.Fatalf("chart changed: want the HelmRelease alone, got %v", got)
