@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"sync"
 )
 
 // DefaultNamespace is flux's -n default.
@@ -31,7 +32,7 @@ type Args struct {
 var ErrLive = errors.New("kpipe flux builds offline: add --dry-run (the Flux Kustomization is read from --kustomization-file, spec.postBuild.substituteFrom is not resolved)")
 
 // dnsLabel is a DNS-1123 label.
-var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+var dnsLabel = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`) })
 
 // Check refuses as flux build kustomization refuses before building, in
 // its order and with its messages (without flux's "✗ "): an invalid
@@ -77,4 +78,4 @@ func abs(cwd, p string) string {
 
 // IsDNSLabel reports whether s is a DNS-1123 label, as flux requires of a
 // namespace.
-func IsDNSLabel(s string) bool { return len(s) <= 63 && dnsLabel.MatchString(s) }
+func IsDNSLabel(s string) bool { return len(s) <= 63 && dnsLabel().MatchString(s) }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/kpipe/kpipe/internal/argocd/manifest"
 )
@@ -99,7 +100,7 @@ func NormalizeSource(src *ApplicationSource) {
 	}
 }
 
-var validRef = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
+var validRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9_-]+$`) })
 
 // RefTarget is what a "$name" in a value file path points at.
 type RefTarget struct {
@@ -116,7 +117,7 @@ func RefSources(sources []ApplicationSource) (map[string]RefTarget, error) {
 		if s.Ref == "" {
 			continue
 		}
-		if !validRef.MatchString(s.Ref) {
+		if !validRef().MatchString(s.Ref) {
 			return nil, fmt.Errorf("sources.ref %s cannot contain any special characters except '_' and '-'", s.Ref)
 		}
 		if seen[s.Ref] {

@@ -5,16 +5,17 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 )
 
-var sshURL = regexp.MustCompile(`^(ssh://)?([^/:]*?)@[^@]+$`)
+var sshURL = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(ssh://)?([^/:]*?)@[^@]+$`) })
 
 // NormalizeGitURL is Argo CD's git.NormalizeGitURL: trimmed, lowercased,
 // scp-style "user@host:path" turned into "user@host/path", "ssh://" and a
 // ".git" suffix dropped; "" when the URL does not parse.
 func NormalizeGitURL(repo string) string {
 	repo = strings.ToLower(strings.TrimSpace(repo))
-	if sshURL.MatchString(repo) && !strings.HasPrefix(repo, "ssh://") {
+	if sshURL().MatchString(repo) && !strings.HasPrefix(repo, "ssh://") {
 		repo = "ssh://" + strings.Replace(repo, ":", "/", 1)
 	}
 	repo = strings.TrimSuffix(repo, ".git")

@@ -5,9 +5,10 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
-var versionRE = regexp.MustCompile(`^\s*v?([0-9]+(?:\.[0-9]+)*)(.*)*$`)
+var versionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*v?([0-9]+(?:\.[0-9]+)*)(.*)*$`) })
 
 // ParseKubeVersion is the repo-server's parseKubeVersion: Kubernetes'
 // generic version parse (at least two numeric components, "v" and
@@ -17,7 +18,7 @@ func ParseKubeVersion(s string) (string, error) {
 	if s == "" {
 		return "", nil
 	}
-	m := versionRE.FindStringSubmatch(s)
+	m := versionRE().FindStringSubmatch(s)
 	if m == nil {
 		return "", fmt.Errorf("could not parse %q as version", s)
 	}

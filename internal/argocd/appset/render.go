@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"text/template"
 
 	"github.com/Masterminds/sprig/v3"
@@ -30,13 +31,13 @@ func funcs() template.FuncMap {
 	return m
 }
 
-var invalidDNS = regexp.MustCompile("[^-a-z0-9.]")
+var invalidDNS = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("[^-a-z0-9.]") })
 
 // SanitizeName is Argo CD's SanitizeName (the normalize function and the
 // *Normalized parameters): lowercase, [^-a-z0-9.] to "-", at most 253
 // characters, "-" and "." trimmed at both ends.
 func SanitizeName(name string) string {
-	name = invalidDNS.ReplaceAllString(strings.ToLower(name), "-")
+	name = invalidDNS().ReplaceAllString(strings.ToLower(name), "-")
 	if len(name) > 253 {
 		name = name[:253]
 	}
@@ -117,7 +118,7 @@ func tplFunc(t *template.Template) func(string, any) (string, error) {
 	}
 }
 
-var templated = regexp.MustCompile(".*{{.*}}.*")
+var templated = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(".*{{.*}}.*") })
 
 // Renderer renders strings as an ApplicationSet does.
 type Renderer struct {
@@ -157,7 +158,7 @@ func (r *Renderer) replace(tmpl string, params map[string]any, options []string)
 		}
 		return b.String(), nil
 	}
-	if !templated.MatchString(tmpl) {
+	if !templated().MatchString(tmpl) {
 		return tmpl, nil
 	}
 	return fastTemplate(tmpl, params)

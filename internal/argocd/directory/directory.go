@@ -27,6 +27,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/gobwas/glob"
@@ -50,7 +51,7 @@ func (e *Error) Error() string { return e.Msg }
 // ErrJsonnet is returned for a .jsonnet file.
 var ErrJsonnet = errors.New("jsonnet is not rendered by kpipe")
 
-var manifestFile = regexp.MustCompile(`^.*\.(yaml|yml|json|jsonnet)$`)
+var manifestFile = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^.*\.(yaml|yml|json|jsonnet)$`) })
 
 // Match is Argo CD's util/glob.Match without separators: a pattern that
 // does not compile matches nothing.
@@ -85,7 +86,7 @@ func Files(co app.Checkout, appDir string, d *app.ApplicationSourceDirectory, ma
 		if appDir == "." {
 			rel = p
 		}
-		if !d.DisableExtensionFilter && !manifestFile.MatchString(e.Name()) {
+		if !d.DisableExtensionFilter && !manifestFile().MatchString(e.Name()) {
 			return nil
 		}
 		fi, err := fs.Stat(co.FS, p) // follows a symlink

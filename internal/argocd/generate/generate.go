@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/kpipe/kpipe/internal/argocd/app"
 	"github.com/kpipe/kpipe/internal/argocd/directory"
@@ -300,7 +301,7 @@ func generateSource(ctx context.Context, sr *Source, co app.Checkout, cos Checko
 			if errors.As(err, &ce) {
 				msg := err.Error()
 				if strings.Contains(msg, "--api-versions") {
-					msg = apiVersionsRemover.ReplaceAllString(msg, "<api versions removed> ")
+					msg = apiVersionsRemover().ReplaceAllString(msg, "<api versions removed> ")
 				}
 				err = errors.New(msg)
 			}
@@ -320,7 +321,7 @@ func generateSource(ctx context.Context, sr *Source, co app.Checkout, cos Checko
 	return manifest.Generated(objs, tr)
 }
 
-var apiVersionsRemover = regexp.MustCompile(`(--api-versions [^ ]+ )+`)
+var apiVersionsRemover = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(--api-versions [^ ]+ )+`) })
 
 // commandError words a failed command as util/exec's CmdError.
 func commandError(cmd string, err error) error {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Tracking methods (argocd-cm application.resourceTrackingMethod).
@@ -167,7 +168,7 @@ func setNamespace(o Object, ns string) {
 
 func where(o Object) string { return gvkString(o) + " " + Namespace(o) + "/" + Name(o) }
 
-var okEnd = regexp.MustCompile(`[a-zA-Z0-9]$`)
+var okEnd = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[a-zA-Z0-9]$`) })
 
 // truncateLabel is Argo CD's TruncateLabel.
 func truncateLabel(v string) (string, error) {
@@ -175,7 +176,7 @@ func truncateLabel(v string) (string, error) {
 		return v, nil
 	}
 	v = v[:63]
-	for !okEnd.MatchString(v) {
+	for !okEnd().MatchString(v) {
 		if len(v) <= 1 {
 			return "", errors.New("unable to truncate label to not end with a special character")
 		}

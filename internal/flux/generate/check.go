@@ -6,6 +6,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -14,7 +15,7 @@ import (
 var errMissingMetadata = errors.New("missing Resource metadata")
 
 // yamlSeparator is kyaml's document separator: a line starting with "---".
-var yamlSeparator = regexp.MustCompile(`\n---.*\n`)
+var yamlSeparator = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\n---.*\n`) })
 
 // resourceMeta has the shape of kyaml's ResourceMeta, whose %v its errors
 // print.
@@ -128,7 +129,7 @@ func splitDocuments(s string) ([]string, error) {
 		return docs, nil
 	}
 	prev := 0
-	for _, loc := range yamlSeparator.FindAllStringIndex(s, -1) {
+	for _, loc := range yamlSeparator().FindAllStringIndex(s, -1) {
 		sep := s[loc[0]:loc[1]]
 		if rest := strings.TrimSpace(sep[4:]); len(rest) > 0 && rest[0] != '#' {
 			return nil, fmt.Errorf("invalid document separator: %s", strings.TrimSpace(sep))

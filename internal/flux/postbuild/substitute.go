@@ -7,6 +7,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"sync"
 
 	"sigs.k8s.io/yaml"
 
@@ -22,7 +23,7 @@ const (
 // varNameRegex is what a variable's name must match.
 const varNameRegex = "^[_[:alpha:]][_[:alpha:][:digit:]]*$"
 
-var varName = regexp.MustCompile(varNameRegex)
+var varName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(varNameRegex) })
 
 // substituteAll substitutes the variables of every resource that does not
 // opt out, in kustomize's order, as flux2's Builder.do does; the first
@@ -120,7 +121,7 @@ func Substitute(text []byte, vars map[string]string, strict bool) (map[string]an
 // byte order is named; flux names a random one).
 func checkVarNames(vars map[string]string) error {
 	for _, name := range slices.Sorted(maps.Keys(vars)) {
-		if !varName.MatchString(name) {
+		if !varName().MatchString(name) {
 			return fmt.Errorf("envsubst error: '%s' var name is invalid, must match '%s'", name, varNameRegex)
 		}
 	}
