@@ -103,3 +103,45 @@ func TestFluxBuildAll(t *testing.T) {
 		t.Errorf("--check after an edit: exit %d: %s", code, errOut)
 	}
 }
+
+// kpipe flux build-all renders HelmReleases only with --enable-helm:
+// without it, a HelmRelease is an object of its Kustomization's output and
+// helm never runs; with it, each has its own output, and one kpipe cannot
+// render (an OCI artifact pinned by digest) fails naming itself and why.
+func TestFluxBuildAllHelmReleases(t *testing.T) {
+	home, _ := os.UserHomeDir()
+	helm := filepath.Join(home, ".cache", "kpipe-ci", "helm-v3.10.2", "helm")
+	if _, err := os.Stat(helm); err != nil {
+		t.Skipf("helm v3.10.2 missing at %s: install it with `GOBIN=%s go install helm.sh/helm/v3/cmd/helm@v3.10.2`", helm, filepath.Dir(helm))
+	}
+	dir := t.TempDir()
+	ks := strings.ReplaceAll(strings.ReplaceAll(fluxKsFile, "./src", "./apps"), "  targetNamespace: web\n", "")
+	writeFiles(t, dir, map[string]string{
+		"clusters/prod/apps.yaml":           ks,
+		"apps/hr.yaml":                      "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: local, namespace: web}\nspec:\n  interval: 1h\n  chart:\n    spec:\n      chart: ./charts/c\n      sourceRef: {kind: GitRepository, name: flux-system, namespace: flux-system}\n  values: {msg: hi}\n",
+		"apps/oci.yaml":                     "apiVersion: source.toolkit.fluxcd.io/v1\nkind: OCIRepository\nmetadata: {name: podinfo, namespace: web}\nspec: {interval: 1h, url: oci://ghcr.io/stefanprodan/charts/podinfo, ref: {digest: \"sha256:0000000000000000000000000000000000000000000000000000000000000000\"}}\n---\napiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: podinfo, namespace: web}\nspec:\n  interval: 1h\n  chartRef: {kind: OCIRepository, name: podinfo}\n",
+		"charts/c/Chart.yaml":               "apiVersion: v2\nname: c\nversion: 1.0.0\n",
+		"charts/c/templates/configmap.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\ndata:\n  msg: {{ .Values.msg }}\n",
+	})
+	t.Chdir(dir)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	code, _, errOut := kpipe(t, "flux", "build-all", "clusters/prod", "--source-root", ".", "--out-dir", "out")
+	if code != 0 {
+		t.Fatalf("without --enable-helm: exit %d: %s", code, errOut)
+	}
+	if _, err := os.Stat("out/web/local.helmrelease.yaml"); !os.IsNotExist(err) {
+		t.Fatalf("without --enable-helm a HelmRelease was rendered: %v", err)
+	}
+	code, _, errOut = kpipe(t, "flux", "build-all", "clusters/prod", "--source-root", ".", "--out-dir", "out", "--enable-helm", "--helm-command", helm)
+	if code != 1 || !strings.Contains(errOut, "1 of 4 Flux Kustomizations and HelmReleases failed") ||
+		!strings.Contains(errOut, "HelmRelease web/podinfo: its chart is the artifact of OCIRepository web/podinfo (oci://ghcr.io/stefanprodan/charts/podinfo) at digest sha256:0000") {
+		t.Fatalf("with --enable-helm: exit %d:\n%s", code, errOut)
+	}
+	data, err := os.ReadFile("out/web/local.helmrelease.yaml")
+	if err != nil || !strings.Contains(string(data), "msg: hi\n") || !strings.Contains(string(data), "helm.toolkit.fluxcd.io/name: local\n") {
+		t.Fatalf("the in-repository chart's HelmRelease: %v\n%s", err, data)
+	}
+	if _, err := os.Stat("out/web/podinfo.helmrelease.yaml"); !os.IsNotExist(err) {
+		t.Fatalf("the failed HelmRelease has an output: %v", err)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/kpipe/kpipe/internal/batch"
 	"github.com/kpipe/kpipe/internal/engine"
 	"github.com/kpipe/kpipe/internal/flux/cluster"
+	"github.com/kpipe/kpipe/internal/flux/helmrender"
 )
 
 func fluxBuildAllCommand() *cli.Command {
@@ -41,7 +42,16 @@ OUT/<namespace>/<name>.yaml (written only when changed); --check compares
 instead of writing, --prune deletes the outputs of Kustomizations the
 cluster no longer renders (only files kpipe wrote), --report writes the
 JSON report, --shard I/N writes and reports one part of them (by a hash of
-namespace/name). Give this command its own --out-dir (not build-all's).`,
+namespace/name). Give this command its own --out-dir (not build-all's).
+
+With --enable-helm, the HelmReleases the Flux Kustomizations render are
+rendered too, each as helm-controller would (helm template with the merged
+values, the post-renderers, the origin labels), each a node of its own
+cached by content, its output OUT/<namespace>/<name>.helmrelease.yaml:
+charts from a GitRepository path (the repository's, or --local-sources)
+or an HTTP HelmRepository (pulled and kept as helmCharts charts are;
+--offline uses what is kept). Without it, a HelmRelease is an object of
+its Kustomization's output.`,
 		Flags: append(append(profileFlags(),
 			&cli.StringFlag{Name: "out-dir", Usage: "write each Flux Kustomization's output to OUT/<namespace>/<name>.yaml"},
 			&cli.StringFlag{Name: "report", Usage: "write a JSON report of every Flux Kustomization to this file"},
@@ -53,6 +63,11 @@ namespace/name). Give this command its own --out-dir (not build-all's).`,
 			&cli.BoolFlag{Name: "dry-run", Usage: "read no substituteFrom, as flux build --dry-run"},
 			&cli.StringSliceFlag{Name: "ignore-paths", Usage: "paths to ignore in .gitignore format, as flux build's --ignore-paths"},
 			&cli.BoolFlag{Name: "strict-substitute", Usage: "fail on a variable without a value or a default, as flux build's --strict-substitute"},
+			&cli.BoolFlag{Name: "enable-helm", Usage: "render the HelmReleases too, each with helm template (runs helm)"},
+			&cli.StringFlag{Name: "helm-command", Value: "helm", Usage: "with --enable-helm: the helm executable to run"},
+			&cli.StringSliceFlag{Name: "helm-api-versions", Usage: "with --enable-helm: Kubernetes api versions for .Capabilities.APIVersions (the cluster's)"},
+			&cli.StringFlag{Name: "helm-kube-version", Usage: "with --enable-helm: the Kubernetes version for .Capabilities.KubeVersion (the cluster's)"},
+			&cli.BoolFlag{Name: "allow-v2beta2", Usage: "with --enable-helm: render helm.toolkit.fluxcd.io/v2beta2 HelmReleases, as helm-controller up to v1.4 (Flux up to v2.7) does"},
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.NumCPU(), Usage: "render at most this many Kustomizations at once"},
 			&cli.BoolFlag{Name: "stats", Usage: "print counts of what was rendered and what came from the cache"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "do not print kustomize's warnings"},
@@ -136,10 +151,12 @@ func runFluxBuildAll(c *cli.Context) error {
 	defer doneFetching()
 	armStop(ctx)
 
-	rep, err := cluster.Run(ctx, roots, cluster.Options{Cwd: cwd, SourceRoot: sourceRoot, LocalSources: local,
+	co := cluster.Options{Cwd: cwd, SourceRoot: sourceRoot, LocalSources: local,
 		DryRun: c.Bool("dry-run"), IgnorePaths: c.StringSlice("ignore-paths"), Strict: c.Bool("strict-substitute"),
 		Engine: opts, Remote: fetcher, OutDir: c.String("out-dir"), Check: c.Bool("check"), Prune: c.Bool("prune"),
-		Shard: shard, Version: Version})
+		Shard: shard, Version: Version}
+	fluxHelmReleases(c, &co)
+	rep, err := cluster.Run(ctx, roots, co)
 	if rep == nil {
 		return err
 	}
@@ -161,15 +178,19 @@ func runFluxBuildAll(c *cli.Context) error {
 	}
 	for _, rr := range rep.Roots {
 		if rr.Status == "error" {
-			errs = multierror.Append(errs, &rootError{root: "Kustomization " + rr.Path, msg: rr.Error})
+			errs = multierror.Append(errs, &rootError{root: fluxEntryName(rr.Path), msg: rr.Error})
 		}
 	}
 	if err := writeReport(c, rep); err != nil {
 		errs = multierror.Append(errs, err)
 	}
+	hrs := helmReleaseCounts(rep)
 	if c.Bool("stats") {
 		fmt.Fprintf(c.App.ErrWriter, "Kustomizations: %d rendered, %d up to date (not loaded); kustomizations: %d built, %d from cache; files hashed: %d, from index: %d\n",
-			rep.Summary.Roots-rep.Summary.UpToDate, rep.Summary.UpToDate, rep.Summary.NodesBuilt, rep.Summary.NodesCached, rep.Summary.FilesHashed, rep.Summary.FilesStat)
+			rep.Summary.Roots-hrs.all-(rep.Summary.UpToDate-hrs.cached), rep.Summary.UpToDate-hrs.cached, rep.Summary.NodesBuilt, rep.Summary.NodesCached, rep.Summary.FilesHashed, rep.Summary.FilesStat)
+		if c.Bool("enable-helm") {
+			fmt.Fprintf(c.App.ErrWriter, "HelmReleases: %d rendered, %d from cache, %d failed; helm template ran %d times\n", hrs.all-hrs.cached-hrs.failed, hrs.cached, hrs.failed, hrs.helmRuns)
+		}
 	}
 	out := c.String("out-dir")
 	checkFailed := outDirNotes{unit: "Kustomization", outDir: out,
@@ -177,15 +198,23 @@ func runFluxBuildAll(c *cli.Context) error {
 	if rep.Shard != "" {
 		fmt.Fprintf(c.App.ErrWriter, "shard %s: ", rep.Shard)
 	}
-	fmt.Fprintf(c.App.ErrWriter, "rendered %d Flux Kustomizations (%d failed, %d changed, %d up to date) in %.2fs: %d kustomizations built, %d from cache\n",
-		rep.Summary.Roots, rep.Summary.Failed, rep.Summary.Changed, rep.Summary.UpToDate, rep.Summary.Seconds, rep.Summary.NodesBuilt, rep.Summary.NodesCached)
+	withHRs := ""
+	if hrs.all > 0 {
+		withHRs = fmt.Sprintf(" and %d HelmReleases", hrs.all)
+	}
+	fmt.Fprintf(c.App.ErrWriter, "rendered %d Flux Kustomizations%s (%d failed, %d changed, %d up to date) in %.2fs: %d kustomizations built, %d from cache\n",
+		rep.Summary.Roots-hrs.all, withHRs, rep.Summary.Failed, rep.Summary.Changed, rep.Summary.UpToDate, rep.Summary.Seconds, rep.Summary.NodesBuilt, rep.Summary.NodesCached)
 	if errs != nil {
 		errs.ErrorFormat = func(es []error) string {
 			lines := make([]string, len(es))
 			for i, e := range es {
 				lines[i] = "  * " + strings.ReplaceAll(e.Error(), "\n", "\n    ")
 			}
-			return fmt.Sprintf("%d of %d Flux Kustomizations failed:\n%s", len(es), len(rep.Roots), strings.Join(lines, "\n"))
+			what := "Flux Kustomizations"
+			if hrs.all > 0 {
+				what = "Flux Kustomizations and HelmReleases"
+			}
+			return fmt.Sprintf("%d of %d %s failed:\n%s", len(es), len(rep.Roots), what, strings.Join(lines, "\n"))
 		}
 		return errs
 	}
@@ -206,4 +235,46 @@ func gitTop(dir, cwd string) string {
 			return cwd
 		}
 	}
+}
+
+// fluxHelmReleases sets co to render the HelmReleases with helm when
+// --enable-helm allows it (nothing runs helm otherwise).
+func fluxHelmReleases(c *cli.Context, co *cluster.Options) {
+	if !c.Bool("enable-helm") {
+		return
+	}
+	co.Engine.EnableHelm = true
+	co.Engine.Helm = engine.HelmOptions{Command: c.String("helm-command"), APIVersions: c.StringSlice("helm-api-versions"), KubeVersion: c.String("helm-kube-version")}
+	co.HelmReleases = helmrender.New(helmrender.Options{Engine: co.Engine, Remote: co.Remote,
+		AllowV2Beta2: c.Bool("allow-v2beta2") || c.Bool("flux-allow-v2beta2")}).Render
+}
+
+// fluxEntryName names a report entry of a Flux run in messages.
+func fluxEntryName(path string) string {
+	if strings.HasPrefix(path, "HelmRelease ") {
+		return path
+	}
+	return "Kustomization " + path
+}
+
+// hrCounts count a Flux run's HelmReleases: all, taken from the cache,
+// failed, and helm's runs.
+type hrCounts struct{ all, cached, failed, helmRuns int }
+
+func helmReleaseCounts(rep *cluster.Report) hrCounts {
+	var n hrCounts
+	for i, k := range rep.Kustomizations {
+		if k.Kind != "HelmRelease" {
+			continue
+		}
+		n.all++
+		switch {
+		case rep.Roots[i].Status == "error":
+			n.failed++
+		case rep.Roots[i].Cached:
+			n.cached++
+		}
+		n.helmRuns += rep.Roots[i].StageMisses
+	}
+	return n
 }

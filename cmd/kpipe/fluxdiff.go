@@ -22,6 +22,7 @@ func fluxReviewFlags() []cli.Flag {
 		&cli.StringFlag{Name: "flux-source-root", Usage: "with --flux: the directory of the flux-system source (default: the repository's top level)"},
 		&cli.StringSliceFlag{Name: "flux-local-sources", Usage: "with --flux: KIND/NAMESPACE/NAME=DIR, where another source lies (relative to the repository's top level)"},
 		&cli.BoolFlag{Name: "flux-dry-run", Usage: "with --flux: read no substituteFrom, as flux build --dry-run"},
+		&cli.BoolFlag{Name: "flux-allow-v2beta2", Usage: "with --flux and --enable-helm: render helm.toolkit.fluxcd.io/v2beta2 HelmReleases (helm-controller up to v1.4)"},
 	}
 }
 
@@ -64,9 +65,11 @@ func fluxReview(c *cli.Context) (*fluxdiff.Outcome, error) {
 	if c.Command.Name == "affected" {
 		since = c.String("since")
 	}
+	co := cluster.Options{LocalSources: local, DryRun: c.Bool("flux-dry-run"), Engine: opts, Remote: fetcher, Version: Version}
+	fluxHelmReleases(c, &co)
 	return fluxdiff.Review(c.Context, fluxdiff.Options{Dir: cwd, ClusterDirs: c.Args().Slice(), SourceRoot: c.String("flux-source-root"),
 		Base: since, Head: c.String("head"),
-		Cluster: cluster.Options{LocalSources: local, DryRun: c.Bool("flux-dry-run"), Engine: opts, Remote: fetcher, Version: Version},
+		Cluster: co,
 		Diff:    diff.Options{Context: c.Int("unified"), ShowSecrets: c.Bool("show-secrets"), OrderMatters: c.Bool("order") || c.Command.Name == "affected"}})
 }
 

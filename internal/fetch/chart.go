@@ -74,8 +74,40 @@ func (f *Fetcher) Chart(ctx context.Context, r ChartRequest) (string, error) {
 	return o.v, o.err
 }
 
-// chartDigestFile records the archive's and the unpacked files' digests.
+// chartDigestFile records the archive's and the unpacked files' digests
+// ("archive sha256:HEX", "tree sha256:HEX" lines), and for a chart of an
+// OCI registry the manifest's ("manifest sha256:HEX").
 const chartDigestFile = "digest"
+
+// chartRecord reads a line of the digest record in dir: the hex digest
+// after "<what> sha256:", or "".
+func chartRecord(data []byte, what string) string {
+	for _, line := range strings.Split(string(data), "\n") {
+		if d, ok := strings.CutPrefix(line, what+" sha256:"); ok {
+			return d
+		}
+	}
+	return ""
+}
+
+// KeptChartDigest returns the SHA-256 (hex) of the archive the chart home
+// Chart returned was unpacked from, as recorded when it was kept (what a
+// rendering of the chart is keyed by), and for a chart of an OCI registry
+// the digest of the manifest it was pulled by ("" when unknown).
+func KeptChartDigest(home string) (archive, manifest string, err error) {
+	data, err := os.ReadFile(filepath.Join(filepath.Dir(home), chartDigestFile))
+	if err != nil {
+		return "", "", fmt.Errorf("the chart kept at %s has no digest record: %w", home, err)
+	}
+	archive = chartRecord(data, "archive")
+	if len(archive) != 64 {
+		return "", "", fmt.Errorf("the chart kept at %s has a malformed digest record", home)
+	}
+	return archive, chartRecord(data, "manifest"), nil
+}
+
+// ociDigest is the manifest digest `helm pull oci://...` prints.
+var ociDigest = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^Digest: sha256:([0-9a-f]{64})\s*$`) })
 
 func (f *Fetcher) chart(ctx context.Context, r ChartRequest, dir string) (string, error) {
 	what := fmt.Sprintf("chart %s version %q from %s", r.Name, r.Version, r.Repo)
@@ -84,9 +116,9 @@ func (f *Fetcher) chart(ctx context.Context, r ChartRequest, dir string) (string
 		if err != nil {
 			return false
 		}
-		_, tree, _ := strings.Cut(strings.TrimSpace(string(want)), "\n")
+		tree := chartRecord(want, "tree")
 		got, err := treeDigest(filepath.Join(dir, "chart"))
-		return err == nil && "tree sha256:"+got == tree
+		return err == nil && tree != "" && got == tree
 	}
 	useKept := exactVersion().MatchString(r.Version) || f.o.Offline
 	if useKept && keptOK() {
@@ -123,8 +155,8 @@ func (f *Fetcher) chart(ctx context.Context, r ChartRequest, dir string) (string
 	cmd := exec.CommandContext(ctx, r.Helm, args...)
 	cmd.Env = append(append([]string(nil), r.Env...),
 		"HELM_CONFIG_HOME="+home, "HELM_CACHE_HOME="+home+"/.cache", "HELM_DATA_HOME="+home+"/.data")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("%s: 'helm %s' failed: %s: %w", what, strings.Join(args, " "), strings.TrimSpace(stderr.String()), err)
 	}
@@ -175,7 +207,11 @@ func (f *Fetcher) chart(ctx context.Context, r ChartRequest, dir string) (string
 		}
 		return "", fmt.Errorf("%s: keeping the chart: %w", what, err)
 	}
-	if err := writeFileAtomic(filepath.Join(dir, chartDigestFile), []byte("archive sha256:"+digest+"\ntree sha256:"+tree+"\n")); err != nil {
+	record := "archive sha256:" + digest + "\ntree sha256:" + tree + "\n"
+	if m := ociDigest().FindStringSubmatch(stdout.String() + "\n" + stderr.String()); m != nil && strings.HasPrefix(r.Repo, "oci://") {
+		record += "manifest sha256:" + m[1] + "\n"
+	}
+	if err := writeFileAtomic(filepath.Join(dir, chartDigestFile), []byte(record)); err != nil {
 		return "", fmt.Errorf("%s: %w", what, err)
 	}
 	return filepath.Join(dir, "chart"), nil

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -122,12 +123,25 @@ type HelmRelease struct {
 	// Lookup returns a ConfigMap or a Secret the cluster renders (for
 	// valuesFrom), as substituteFrom reads them.
 	Lookup func(kind, namespace, name string) (Provided, bool)
+	// Source returns a Flux source (source.toolkit.fluxcd.io: a
+	// GitRepository, HelmRepository, OCIRepository, HelmChart...) the
+	// cluster renders, as rendered (JSON; the first rendering of it).
+	Source func(kind, namespace, name string) (json.RawMessage, bool)
+	// SourceDir is the directory of a source (Options.LocalSources, or
+	// the source root for the repository's own flux-system
+	// GitRepository or OCIRepository), or an error naming the flag that
+	// gives it.
+	SourceDir func(kind, namespace, name string) (string, error)
+	// FS is the tree the run reads (a directory SourceDir gives lies in
+	// it).
+	FS loaders.FS
 }
 
 // hrNode is a HelmRelease rendered by Options.HelmReleases.
 type hrNode struct {
-	hr  HelmRelease
-	res *Result
+	hr   HelmRelease
+	res  *Result
+	used *usedNodes
 }
 
 // helmReleases renders the HelmReleases the nodes rendered, each once
@@ -136,11 +150,37 @@ func (r *run) helmReleases(ctx context.Context, order []*Node, jobs int) []*hrNo
 	if r.o.HelmReleases == nil {
 		return nil
 	}
-	lookup := func(kind, namespace, name string) (Provided, bool) {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		p, ok := r.provides[kind+"/"+namespace+"/"+name]
-		return p, ok
+	byID := map[string]*Node{}
+	for _, n := range order {
+		byID[n.ID] = n
+	}
+	// used collects, per HelmRelease, the nodes whose objects its
+	// rendering looked up: what it read is theirs too.
+	lookupIn := func(used *usedNodes) func(kind, namespace, name string) (Provided, bool) {
+		return func(kind, namespace, name string) (Provided, bool) {
+			r.mu.Lock()
+			key := kind + "/" + namespace + "/" + name
+			p, ok := r.provides[key]
+			by := r.providedBy[key]
+			r.mu.Unlock()
+			used.add(by)
+			return p, ok
+		}
+	}
+	sourceIn := func(used *usedNodes) func(kind, namespace, name string) (json.RawMessage, bool) {
+		return func(kind, namespace, name string) (json.RawMessage, bool) {
+			r.mu.Lock()
+			key := kind + "/" + namespace + "/" + name
+			raw, ok := r.sources[key]
+			by := r.sourcedBy[key]
+			r.mu.Unlock()
+			used.add(by)
+			return raw, ok
+		}
+	}
+	sourceDir := func(kind, namespace, name string) (string, error) {
+		ref := flux.CrossNamespaceSourceReference{Kind: kind, Namespace: namespace, Name: name}
+		return r.sourceDirOf(ref, "")
 	}
 	seen := map[string]bool{}
 	var out []*hrNode
@@ -160,7 +200,9 @@ func (r *run) helmReleases(ctx context.Context, order []*Node, jobs int) []*hrNo
 				continue
 			}
 			seen[id] = true
-			out = append(out, &hrNode{hr: HelmRelease{ID: id, Object: raw, RenderedBy: n.ID, Lookup: lookup}})
+			used := &usedNodes{ids: map[string]bool{n.ID: true}}
+			out = append(out, &hrNode{used: used, hr: HelmRelease{ID: id, Object: raw, RenderedBy: n.ID, Lookup: lookupIn(used),
+				Source: sourceIn(used), SourceDir: sourceDir, FS: r.fsys}})
 		}
 	}
 	var g errgroup.Group
@@ -171,11 +213,69 @@ func (r *run) helmReleases(ctx context.Context, order []*Node, jobs int) []*hrNo
 			if h.res == nil {
 				h.res = &Result{Err: "not rendered"}
 			}
+			h.res.cached = h.res.FromCache
 			return nil
 		})
 	}
 	_ = g.Wait()
+	for _, h := range out {
+		h.res.Reads = h.reads(byID)
+	}
 	return out
+}
+
+// usedNodes are the IDs of the nodes whose objects a HelmRelease's
+// rendering used.
+type usedNodes struct {
+	mu  sync.Mutex
+	ids map[string]bool
+}
+
+func (u *usedNodes) add(id string) {
+	if id == "" {
+		return
+	}
+	u.mu.Lock()
+	u.ids[id] = true
+	u.mu.Unlock()
+}
+
+// reads is what a HelmRelease's rendering depended on: its own reads
+// (Options.HelmReleases': the chart's files), and those of the nodes
+// that rendered it and the objects it used; nil when one of them is not
+// known.
+func (h *hrNode) reads(byID map[string]*Node) *engine.ReadSet {
+	if h.res.Reads == nil {
+		return nil
+	}
+	rs := *h.res.Reads
+	ids := slices.Sorted(maps.Keys(h.used.ids))
+	for _, id := range ids {
+		n := byID[id]
+		if n == nil || n.res == nil {
+			return nil
+		}
+		nr := n.res.ReadSet()
+		if nr == nil {
+			return nil
+		}
+		rs.Files = append(rs.Files, nr.Files...)
+		rs.Dirs = append(rs.Dirs, nr.Dirs...)
+		rs.Trees = append(rs.Trees, nr.Trees...)
+		rs.Either = append(rs.Either, nr.Either...)
+	}
+	for _, l := range []*[]string{&rs.Files, &rs.Dirs, &rs.Trees, &rs.Either} {
+		*l = slices.Clone(*l)
+		slices.Sort(*l)
+		*l = slices.Compact(*l)
+	}
+	return &rs
+}
+
+// isSource reports whether apiVersion and kind are a Flux source's
+// (source.toolkit.fluxcd.io).
+func isSource(apiVersion, kind string) bool {
+	return strings.HasPrefix(apiVersion, "source.toolkit.fluxcd.io/") && kind != ""
 }
 
 // isHelmRelease reports whether apiVersion and kind are a HelmRelease's.
@@ -218,11 +318,24 @@ type Result struct {
 	// its objects (JSON), in order: each a node of its own kind
 	// (Options.HelmReleases).
 	HelmReleases []json.RawMessage `json:"helmReleases,omitempty"`
+	// Sources are the Flux sources (source.toolkit.fluxcd.io) among its
+	// objects (JSON), in order: a HelmRelease's chart comes from one.
+	Sources []json.RawMessage `json:"sources,omitempty"`
 	// Warnings are kustomize's (deprecations), and the run's about it.
 	Warnings []string `json:"warnings,omitempty"`
 	// Reads is what its rendering depended on (paths of its tree), when
 	// it was rendered in this run (else ReadSet reads it from the cache).
 	Reads *engine.ReadSet `json:"-"`
+	// For a HelmRelease, Options.HelmReleases sets Reads to what its
+	// rendering read of the tree itself (its chart's files; empty for a
+	// chart from a repository, nil when not known); the run adds the
+	// reads of the nodes that rendered it and the objects it looked up.
+	//
+	// FromCache and HelmRuns are set by Options.HelmReleases: the result
+	// was taken from the cache; how many times helm ran for it (both in
+	// the report: Cached, StageHits and StageMisses).
+	FromCache bool `json:"-"`
+	HelmRuns  int  `json:"-"`
 
 	cached                             bool
 	nodesBuilt, nodesCached, stageRuns int
@@ -312,7 +425,10 @@ type run struct {
 	settings cache.Key
 
 	mu       sync.Mutex
-	provides map[string]Provided // Kind/Namespace/Name -> the first rendering of it
+	provides map[string]Provided        // Kind/Namespace/Name -> the first rendering of it
+	sources  map[string]json.RawMessage // Kind/Namespace/Name -> the first rendering of it
+	// providedBy and sourcedBy are the nodes that rendered them.
+	providedBy, sourcedBy map[string]string
 }
 
 // Run renders roots and every Flux Kustomization they render, writes the
@@ -398,7 +514,8 @@ func displayParent(id string) string {
 
 // newRun sets a run up.
 func newRun(o Options) *run {
-	r := &run{o: o, fsys: o.FS, store: o.Engine.Cache.Store, provides: map[string]Provided{}}
+	r := &run{o: o, fsys: o.FS, store: o.Engine.Cache.Store, provides: map[string]Provided{}, sources: map[string]json.RawMessage{},
+		providedBy: map[string]string{}, sourcedBy: map[string]string{}}
 	if r.fsys == nil {
 		r.fsys = loaders.Disk
 	}
@@ -485,6 +602,17 @@ func (r *run) sourceDir(k *flux.Kustomization) (string, error) {
 	if ref.Namespace == "" {
 		ref.Namespace = k.Namespace
 	}
+	dir, err := r.sourceDirOf(ref, " of Kustomization "+k.Namespace+"/"+k.Name)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, k.Spec.Path), nil
+}
+
+// sourceDirOf is the directory of the source ref (its namespace set):
+// LocalSources', or the source root for the repository's own
+// flux-system source; of says whose source it is, for the error.
+func (r *run) sourceDirOf(ref flux.CrossNamespaceSourceReference, of string) (string, error) {
 	dir, ok := r.o.LocalSources[ref.String()]
 	switch {
 	case ok:
@@ -494,9 +622,9 @@ func (r *run) sourceDir(k *flux.Kustomization) (string, error) {
 	case ref.Name == "flux-system" && (ref.Kind == "GitRepository" || ref.Kind == "OCIRepository"):
 		dir = r.o.SourceRoot
 	default:
-		return "", fmt.Errorf("source %s of Kustomization %s is not available offline: give its directory with --local-sources %s=DIR", ref.String(), k.Namespace+"/"+k.Name, ref.String())
+		return "", fmt.Errorf("source %s%s is not available offline: give its directory with --local-sources %s=DIR", ref.String(), of, ref.String())
 	}
-	return filepath.Join(dir, k.Spec.Path), nil
+	return dir, nil
 }
 
 // partition splits pending (sorted by ID) into the nodes that can be
@@ -578,6 +706,21 @@ func (r *run) renderAll(ctx context.Context, nodes []*Node, jobs int) {
 				key := p.Kind + "/" + p.Namespace + "/" + p.Name
 				if _, ok := r.provides[key]; !ok {
 					r.provides[key] = p
+					r.providedBy[key] = n.ID
+				}
+			}
+			for _, raw := range n.res.Sources {
+				var obj struct {
+					Kind     string
+					Metadata struct{ Name, Namespace string }
+				}
+				if json.Unmarshal(raw, &obj) != nil {
+					continue
+				}
+				key := obj.Kind + "/" + obj.Metadata.Namespace + "/" + obj.Metadata.Name
+				if _, ok := r.sources[key]; !ok {
+					r.sources[key] = raw
+					r.sourcedBy[key] = n.ID
 				}
 			}
 			r.mu.Unlock()
@@ -660,6 +803,11 @@ func (r *run) build(ctx context.Context, n *Node, from []map[string]string, jobs
 		if isHelmRelease(apiVersion, kind) {
 			if raw, err := json.Marshal(obj); err == nil {
 				res.HelmReleases = append(res.HelmReleases, raw)
+			}
+		}
+		if isSource(apiVersion, kind) {
+			if raw, err := json.Marshal(obj); err == nil {
+				res.Sources = append(res.Sources, raw)
 			}
 		}
 		if p, ok := provided(obj); ok {
@@ -854,6 +1002,7 @@ type storedResult struct {
 	Children     []json.RawMessage `json:"children,omitempty"`
 	Provides     []Provided        `json:"provides,omitempty"`
 	HelmReleases []json.RawMessage `json:"helmReleases,omitempty"`
+	Sources      []json.RawMessage `json:"sources,omitempty"`
 	Warnings     []string          `json:"warnings,omitempty"`
 }
 
@@ -861,7 +1010,7 @@ type storedResult struct {
 // JSON of what it holds besides the output (a uvarint), that JSON, and
 // the output's bytes as they are.
 func encodeResult(res *Result) ([]byte, error) {
-	meta, err := json.Marshal(storedResult{Children: res.Children, Provides: res.Provides, HelmReleases: res.HelmReleases, Warnings: res.Warnings})
+	meta, err := json.Marshal(storedResult{Children: res.Children, Provides: res.Provides, HelmReleases: res.HelmReleases, Sources: res.Sources, Warnings: res.Warnings})
 	if err != nil {
 		return nil, err
 	}
@@ -879,7 +1028,7 @@ func decodeResult(data []byte) (*Result, bool) {
 	if json.Unmarshal(data[k:k+int(n)], &s) != nil {
 		return nil, false
 	}
-	return &Result{YAML: data[k+int(n):], Children: s.Children, Provides: s.Provides, HelmReleases: s.HelmReleases, Warnings: s.Warnings}, true
+	return &Result{YAML: data[k+int(n):], Children: s.Children, Provides: s.Provides, HelmReleases: s.HelmReleases, Sources: s.Sources, Warnings: s.Warnings}, true
 }
 
 func sensitive(res *Result) bool {

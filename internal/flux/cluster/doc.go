@@ -27,6 +27,12 @@
 // dependsOn orders nothing; it is reported. A Flux Kustomization that
 // renders one of its ancestors (a cycle) is an error naming the objects.
 //
+// Options.HelmReleases, when set, renders the HelmReleases the cluster
+// renders, each a node of its own, once every Flux Kustomization is
+// rendered: it is given the Flux sources and the ConfigMaps and Secrets
+// the cluster renders, and where sources lie (package
+// internal/flux/helmrender implements it).
+//
 // One renders a single Flux Kustomization the same way, from its record
 // when nothing it read changed (`kpipe flux build kustomization`).
 //

@@ -160,7 +160,10 @@ func (r *run) report(ctx context.Context, order []*Node, nodes map[string]*Node,
 		if r.o.Shard.Count > 1 && batch.ShardOf("HelmRelease/"+h.hr.ID, r.o.Shard.Count) != r.o.Shard.Index {
 			continue
 		}
-		rr := batch.RootReport{Path: "HelmRelease " + h.hr.ID, Cached: h.res.cached, UpToDate: h.res.cached}
+		rr := batch.RootReport{Path: "HelmRelease " + h.hr.ID, Cached: h.res.cached, UpToDate: h.res.cached, StageMisses: h.res.HelmRuns}
+		if h.res.cached {
+			rr.StageHits = 1
+		}
 		for _, w := range h.res.Warnings {
 			rr.Warnings = append(rr.Warnings, batch.Warning{File: rr.Path, Message: w})
 		}

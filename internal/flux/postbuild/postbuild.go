@@ -61,6 +61,18 @@ func Apply(kustomized []byte, o Options) ([]byte, error) {
 	return Encode(objs)
 }
 
+// Decode reads a stream of YAML documents (helm's output) into the
+// objects fluxcd/pkg/ssa's ReadObjects reads from it, without any
+// post-build step: numbers int64 or float64, a document with an "items"
+// list expanded, objects without a name, a kind or an apiVersion dropped.
+func Decode(data []byte) ([]map[string]any, error) {
+	list, err := parseResources(data)
+	if err != nil {
+		return nil, err
+	}
+	return readObjects(list)
+}
+
 // Objects runs the post-build steps over kustomize's output and returns
 // the objects flux prints, before encoding (for --recursive, which reads
 // the Flux Kustomizations among them). Numbers are int64 or float64, as
