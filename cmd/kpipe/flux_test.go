@@ -144,4 +144,12 @@ func TestFluxBuildAllHelmReleases(t *testing.T) {
 	if _, err := os.Stat("out/web/podinfo.helmrelease.yaml"); !os.IsNotExist(err) {
 		t.Fatalf("the failed HelmRelease has an output: %v", err)
 	}
+	// --check names an edited HelmRelease output by its kind.
+	if err := os.WriteFile("out/web/local.helmrelease.yaml", append(data, "# edited\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = kpipe(t, "flux", "build-all", "clusters/prod", "--source-root", ".", "--out-dir", "out", "--enable-helm", "--helm-command", helm, "--check")
+	if code != 1 || !strings.Contains(errOut, "out of date: out/web/local.helmrelease.yaml (the output of HelmRelease web/local)") {
+		t.Fatalf("--check after an edit of a HelmRelease's output: exit %d:\n%s", code, errOut)
+	}
 }

@@ -194,7 +194,13 @@ func runFluxBuildAll(c *cli.Context) error {
 	}
 	out := c.String("out-dir")
 	checkFailed := outDirNotes{unit: "Kustomization", outDir: out,
-		rerun: "kpipe flux build-all " + strings.Join(c.Args().Slice(), " ") + " --out-dir " + out + " --prune"}.print(c.App.ErrWriter, rep.Report, c.Bool("check"))
+		rerun: "kpipe flux build-all " + strings.Join(c.Args().Slice(), " ") + " --out-dir " + out + " --prune",
+		owner: func(p string) string { // a HelmRelease's report path names its kind
+			if strings.HasPrefix(p, "HelmRelease ") {
+				return p
+			}
+			return "Kustomization " + p
+		}}.print(c.App.ErrWriter, rep.Report, c.Bool("check"))
 	if rep.Shard != "" {
 		fmt.Fprintf(c.App.ErrWriter, "shard %s: ", rep.Shard)
 	}

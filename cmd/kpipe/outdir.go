@@ -31,6 +31,7 @@ type outDirNotes struct {
 	outDir string              // the directory, as the user named it
 	rerun  string              // the command that brings it up to date
 	show   func(string) string // a pruned or kept file as printed (nil: as the report has it)
+	owner  func(string) string // what renders an output, named from its report path (nil: unit and path)
 }
 
 // print says which files the run pruned, which it kept because they
@@ -51,13 +52,18 @@ func (n outDirNotes) print(w io.Writer, rep *batch.Report, check bool) (checkFai
 	if !check {
 		return false
 	}
-	of := "the output of "
-	if n.unit != "root" {
-		of += n.unit + " "
+	owner := n.owner
+	if owner == nil {
+		owner = func(p string) string {
+			if n.unit == "root" {
+				return p
+			}
+			return n.unit + " " + p
+		}
 	}
 	for _, rr := range rep.Roots {
 		if rr.OutOfDate {
-			fmt.Fprintf(w, "out of date: %s (%s%s)\n", rr.Output, of, rr.Path)
+			fmt.Fprintf(w, "out of date: %s (the output of %s)\n", rr.Output, owner(rr.Path))
 		}
 	}
 	for _, p := range rep.Orphans {
