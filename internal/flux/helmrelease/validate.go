@@ -6,13 +6,15 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // The patterns of the HelmRelease CRD (fluxcd/pkg/apis/meta
 // ValuesReference).
+// (compiled on first use: every kpipe process links this package).
 var (
-	valuesKeyPattern  = regexp.MustCompile(`^[\-._a-zA-Z0-9]+$`)
-	targetPathPattern = regexp.MustCompile(`^([a-zA-Z0-9_\-.\\\/]|\[[0-9]{1,5}\])+$`)
+	valuesKeyPattern  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[\-._a-zA-Z0-9]+$`) })
+	targetPathPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([a-zA-Z0-9_\-.\\\/]|\[[0-9]{1,5}\])+$`) })
 )
 
 // Validate checks what the HelmRelease CRD's schema checks of the fields
@@ -77,12 +79,12 @@ func (hr *HelmRelease) Validate() error {
 			bad(f+"name", "Required value")
 		}
 		length(f+"valuesKey", ref.ValuesKey, 253)
-		if ref.ValuesKey != "" && !valuesKeyPattern.MatchString(ref.ValuesKey) {
-			bad(f+"valuesKey", "Invalid value: %q: should match '%s'", ref.ValuesKey, valuesKeyPattern)
+		if ref.ValuesKey != "" && !valuesKeyPattern().MatchString(ref.ValuesKey) {
+			bad(f+"valuesKey", "Invalid value: %q: should match '%s'", ref.ValuesKey, valuesKeyPattern())
 		}
 		length(f+"targetPath", ref.TargetPath, 250)
-		if ref.TargetPath != "" && !targetPathPattern.MatchString(ref.TargetPath) {
-			bad(f+"targetPath", "Invalid value: %q: should match '%s'", ref.TargetPath, targetPathPattern)
+		if ref.TargetPath != "" && !targetPathPattern().MatchString(ref.TargetPath) {
+			bad(f+"targetPath", "Invalid value: %q: should match '%s'", ref.TargetPath, targetPathPattern())
 		}
 	}
 	if s.Install != nil {
