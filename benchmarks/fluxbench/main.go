@@ -19,6 +19,12 @@
 //     and again (warm), against flux one process per Flux Kustomization
 //     that build-all rendered (the corpus case of each), alternating
 //     rounds (-rounds); medians. Bars: 50x cold, 500x warm.
+//   - diff --flux (-diff REPO:CLUSTER_DIR:FILE, -diff-old, -diff-new): a one-file
+//     change of a git copy of a repository, `kpipe diff --flux` with the
+//     base revision's build-all in the cache, again, and with an empty
+//     cache, the Kustomizations it names checked against build-all's
+//     outputs at both revisions (diff.go). Bars: diff's (under 150 ms,
+//     at least 30x below flux rendering the cluster at both revisions).
 //
 // The flux CLI is $KPIPE_FLUX_BIN or /work/ref/bin/flux; without one the
 // program says how to build it and exits 0 having measured nothing.
@@ -53,9 +59,18 @@ type fluxCase struct {
 
 func main() {
 	corpus := flag.String("corpus", os.Getenv("KPIPE_FLUX_CORPUS"), "the reference corpus directory (its repositories checked out beside it)")
-	repos := flag.String("repos", "onedr0p__home-ops,bjw-s-labs__home-ops,buroa__k8s-gitops", "repositories whose cases run one process per object")
-	clusters := flag.String("clusters", "onedr0p__home-ops:kubernetes/flux/cluster,bjw-s-labs__home-ops:kubernetes/flux/cluster,buroa__k8s-gitops:kubernetes/flux/cluster", "REPO:CLUSTER_DIR whole clusters")
+	repos := flag.String("repos", "allenporter__flux-local,allenporter__k8s-gitops,billimek__k8s-gitops,bjw-s-labs__home-ops,bjw-s__home-ops,buroa__k8s-gitops,"+
+		"fluxcd__flux2-hub-spoke-example,fluxcd__flux2-kustomize-helm-example,fluxcd__flux2-multi-tenancy,joryirving__home-ops,onedr0p__home-ops,xunholy__k8s-gitops",
+		"repositories whose cases run one process per object (default: every real repository of the corpus)")
+	clusters := flag.String("clusters", "onedr0p__home-ops:kubernetes/flux/cluster,bjw-s-labs__home-ops:kubernetes/flux/cluster,buroa__k8s-gitops:kubernetes/flux/cluster,"+
+		"billimek__k8s-gitops:setup/flux/cluster,fluxcd__flux2-hub-spoke-example:hub",
+		"REPO:CLUSTER_DIR whole clusters (default: the corpus's clusters that build-all renders whole without --local-sources)")
 	rounds := flag.Int("rounds", 3, "alternating rounds of the whole-cluster scenario")
+	diffSpec := flag.String("diff", "onedr0p__home-ops:kubernetes/flux/cluster:kubernetes/apps/default/atuin/app/helmrelease.yaml",
+		"REPO:CLUSTER_DIR:FILE: diff --flux on a git copy of REPO where FILE's first -diff-old becomes -diff-new (empty: no diff scenario)")
+	diffOld := flag.String("diff-old", "tag: 18.19.0@", "the text of -diff's FILE replaced")
+	diffNew := flag.String("diff-new", "tag: 18.19.1@", "what replaces it")
+	diffRuns := flag.Int("diff-runs", 7, "runs of each diff --flux measurement")
 	kpipeBin := flag.String("kpipe", "", "the kpipe binary (default: plain `go build ./cmd/kpipe` into the work directory)")
 	work := flag.String("work", "", "work directory (default: a new temporary directory)")
 	results := flag.String("results", "", "append the results as Markdown to this file")
@@ -73,7 +88,7 @@ func main() {
 		return
 	}
 	b := &bench{flux: fluxBin, corpus: *corpus, work: *work}
-	if err := b.run(*kpipeBin, strings.Split(*repos, ","), strings.Split(*clusters, ","), *rounds); err != nil {
+	if err := b.run(*kpipeBin, list(*repos), list(*clusters), *rounds, diffEdit{*diffSpec, *diffOld, *diffNew}, *diffRuns); err != nil {
 		fmt.Fprintln(os.Stderr, "fluxbench:", err)
 		os.Exit(1)
 	}
@@ -89,12 +104,24 @@ func main() {
 	}
 }
 
+// list splits a comma-separated flag (empty: none).
+func list(s string) []string {
+	var out []string
+	for _, x := range strings.Split(s, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
 type bench struct {
 	flux, kpipe, corpus, work string
 	out                       strings.Builder
 	bars                      []string
 	cases                     map[string][]fluxCase // repo -> its file cases
 	perObject                 map[string]time.Duration
+	fluxCluster               map[string]time.Duration // REPO:CLUSTER_DIR -> flux one object at a time (median)
 }
 
 // env is the environment of every run: no kubeconfig, no namespace
@@ -114,7 +141,7 @@ func (b *bench) env(cache string) []string {
 	return env
 }
 
-func (b *bench) run(kpipeBin string, repos, clusters []string, rounds int) error {
+func (b *bench) run(kpipeBin string, repos, clusters []string, rounds int, diff diffEdit, diffRuns int) error {
 	if b.work == "" {
 		d, err := os.MkdirTemp("", "fluxbench-")
 		if err != nil {
@@ -138,11 +165,21 @@ func (b *bench) run(kpipeBin string, repos, clusters []string, rounds int) error
 	fmt.Fprintf(&b.out, "## kpipe flux against the flux CLI (issue 52), %s\n\n", time.Now().Format("2006-01-02"))
 	fmt.Fprintf(&b.out, "`go run ./benchmarks/fluxbench`: %d cores (%s), load before: %s; flux %s; kpipe plain `go build`.\n\n",
 		runtime.NumCPU(), procstat.CPUModel(), strings.TrimSpace(string(load)), b.flux)
-	if err := b.perObjectScenario(repos); err != nil {
-		return err
+	if len(repos) > 0 {
+		if err := b.perObjectScenario(repos); err != nil {
+			return err
+		}
 	}
-	if err := b.clusterScenario(clusters, rounds); err != nil {
-		return err
+	b.fluxCluster = map[string]time.Duration{}
+	if len(clusters) > 0 {
+		if err := b.clusterScenario(clusters, rounds); err != nil {
+			return err
+		}
+	}
+	if diff.spec != "" {
+		if err := b.diffScenario(diff, diffRuns); err != nil {
+			return err
+		}
 	}
 	load, _ = os.ReadFile("/proc/loadavg")
 	fmt.Fprintf(&b.out, "Load after: %s.\n\n**Bars**:\n\n", strings.TrimSpace(string(load)))
@@ -325,6 +362,7 @@ func (b *bench) clusterScenario(clusters []string, rounds int) error {
 			}
 			fl = append(fl, total)
 		}
+		b.fluxCluster[spec] = median(fl)
 		rc, rw := ratio(median(fl), median(cold)), ratio(median(fl), median(warm))
 		if i == 0 || rc < minCold {
 			minCold = rc
