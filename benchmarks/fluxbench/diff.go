@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kpipe/kpipe/internal/procstat"
+	"github.com/kpipe/kpipe/internal/treecopy"
 )
 
 // diffEdit is the diff scenario's change: in REPO:CLUSTER_DIR:FILE
@@ -41,7 +42,8 @@ func (b *bench) diffScenario(e diffEdit, runs int) error {
 	repo, dir, file, old, new := parts[0], parts[1], parts[2], e.old, e.new
 	src := filepath.Join(filepath.Dir(filepath.Clean(b.corpus)), repo)
 	tree := filepath.Join(b.work, "diff-"+repo)
-	if err := copyTree(src, tree); err != nil {
+	files, err := treecopy.Copy(src, tree)
+	if err != nil {
 		return err
 	}
 	git := func(args ...string) error {
@@ -65,10 +67,6 @@ func (b *bench) diffScenario(e diffEdit, runs int) error {
 	edited := bytes.Replace(orig, []byte(old), []byte(new), 1)
 	if bytes.Equal(orig, edited) {
 		return fmt.Errorf("-diff: %s has no %q", file, old)
-	}
-	files, err := countFiles(tree)
-	if err != nil {
-		return err
 	}
 
 	// What changed: build-all at both revisions, outputs compared.
@@ -173,54 +171,6 @@ func (b *bench) diffScenario(e diffEdit, runs int) error {
 	b.bar(median(warm) < 150*time.Millisecond, "diff --flux on a one-file change under 150 ms with the base revision in the cache (diff's bound): %.0f ms", ms(median(warm)))
 	b.bar(ratio(ref, median(warm)) >= 30, "and at least 30x faster than flux rendering the cluster at both revisions: %.0fx", ratio(ref, median(warm)))
 	return nil
-}
-
-// copyTree copies the files of src (not .git) to dst.
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() && d.Name() == ".git" {
-			return filepath.SkipDir
-		}
-		target := filepath.Join(dst, rel)
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(target, 0o755)
-		case d.Type()&fs.ModeSymlink != 0:
-			l, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			return os.Symlink(l, target)
-		case d.Type().IsRegular():
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			return os.WriteFile(target, data, 0o644)
-		}
-		return nil
-	})
-}
-
-func countFiles(dir string) (int, error) {
-	n := 0
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && d.Name() == ".git" {
-			return filepath.SkipDir
-		}
-		if !d.IsDir() {
-			n++
-		}
-		return nil
-	})
-	return n, err
 }
 
 // differingOutputs lists NAMESPACE/NAME of the build-all outputs
