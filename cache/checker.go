@@ -45,6 +45,7 @@ type InputChecker struct {
 type realPath struct {
 	real string
 	err  error
+	fi   os.FileInfo // the lstat of real, when it is not a symlink
 }
 
 // NewInputChecker returns a checker that finds digests through files.
@@ -121,9 +122,15 @@ func (c *InputChecker) unchanged(in Input) bool {
 		return same
 	}
 	same = false
-	if real, err := c.resolve(in.Path); err == nil && real == in.Real {
+	if r := c.resolveInfo(in.Path); r.err == nil && r.real == in.Real {
 		c.files.learn(in.Real, in.stat, in.Digest)
-		d, ok := c.files.Digest(in.Real)
+		var d Key
+		var ok bool
+		if r.fi != nil {
+			d, ok = c.files.digestStat(in.Real, r.fi) // (resolving took its stat)
+		} else {
+			d, ok = c.files.Digest(in.Real)
+		}
 		same = ok && d == in.Digest
 	}
 	c.mu.Lock()
@@ -149,15 +156,22 @@ func (c *InputChecker) evalSymlinks(path string) (string, error) {
 // resolve is filepath.EvalSymlinks for absolute, clean paths, remembering
 // the directories it resolved on the way.
 func (c *InputChecker) resolve(path string) (string, error) {
+	r := c.resolveInfo(path)
+	return r.real, r.err
+}
+
+// resolveInfo is resolve, with the lstat of where path leads when that is
+// not a symlink (nil for the root and after a symlink).
+func (c *InputChecker) resolveInfo(path string) realPath {
 	c.mu.Lock()
 	r, ok := c.real[path]
 	c.mu.Unlock()
 	if ok {
-		return r.real, r.err
+		return r
 	}
 	parent := filepath.Dir(path)
 	if parent == path {
-		return path, nil
+		return realPath{real: path}
 	}
 	r.real, r.err = c.resolve(parent)
 	if r.err == nil {
@@ -167,11 +181,13 @@ func (c *InputChecker) resolve(path string) (string, error) {
 			r.real = full
 			if fi.Mode()&os.ModeSymlink != 0 {
 				r.real, r.err = c.evalSymlinks(full)
+			} else {
+				r.fi = fi
 			}
 		}
 	}
 	c.mu.Lock()
 	c.real[path] = r
 	c.mu.Unlock()
-	return r.real, r.err
+	return r
 }

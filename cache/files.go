@@ -249,7 +249,16 @@ func (e fileEntry) matches(fi os.FileInfo, window time.Duration) bool {
 // absolute, clean path), and false when it cannot be read.
 func (ix *FileIndex) Digest(path string) (Key, bool) {
 	fi, err := ix.stat(path)
-	if err != nil || !(fi.Mode().IsRegular() || fi.IsDir()) {
+	if err != nil {
+		return Key{}, false
+	}
+	return ix.digestStat(path, fi)
+}
+
+// digestStat is Digest of path, whose stat (or lstat: not a symlink) is
+// fi.
+func (ix *FileIndex) digestStat(path string, fi os.FileInfo) (Key, bool) {
+	if !(fi.Mode().IsRegular() || fi.IsDir()) {
 		return Key{}, false
 	}
 	ix.mu.Lock()
@@ -284,6 +293,7 @@ func (ix *FileIndex) Digest(path string) (Key, bool) {
 		return d, ok
 	}
 	var data []byte
+	var err error
 	if ix.src != nil {
 		data, _, err = ix.src.ReadFile(path, true)
 	} else {

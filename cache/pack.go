@@ -445,7 +445,9 @@ func openEntry(path string) (f fsread.OwnFile, off, length int64, err error) {
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	head := make([]byte, min(fi.Size(), packFirstReadSz))
+	hp := headBuffers.Get().(*[]byte)
+	defer headBuffers.Put(hp)
+	head := (*hp)[:min(fi.Size(), packFirstReadSz)]
 	n, err := f.ReadAt(head, 0)
 	if err != nil && !errors.Is(err, io.EOF) {
 		f.Close()
@@ -461,6 +463,12 @@ func openEntry(path string) (f fsread.OwnFile, off, length int64, err error) {
 	}
 	return f, off, length, nil
 }
+
+// headBuffers are openEntry's first reads, used again: a read is mostly
+// a small member of a pack, whose 16 KiB first read is otherwise fresh
+// memory every time (a warm flux build-all of 79 Kustomizations spent
+// about a tenth of its CPU in the page faults of those reads).
+var headBuffers = sync.Pool{New: func() any { b := make([]byte, packFirstReadSz); return &b }}
 
 // errNotInPack is the error of a lookup of a name a pack does not hold.
 var errNotInPack = errors.New("not in its pack")

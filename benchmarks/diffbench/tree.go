@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kpipe/kpipe/internal/genrepo"
+	"github.com/kpipe/kpipe/internal/treecopy"
 )
 
 // treeBench is the -tree scenario: a real repository in git, one file
@@ -54,7 +54,7 @@ func realTree(b treeBench) error {
 	padded := filepath.Join(work, "padded")
 	files := 0
 	for _, repo := range []string{plain, padded} {
-		n, err := copyTree(b.tree, repo)
+		n, err := treecopy.Copy(b.tree, repo)
 		if err != nil {
 			return err
 		}
@@ -250,43 +250,6 @@ func median(ds []time.Duration) time.Duration {
 	s := slices.Clone(ds)
 	slices.Sort(s)
 	return s[len(s)/2]
-}
-
-// copyTree copies the regular files, directories and symlinks of src to
-// dst (no .git) and returns the number of files.
-func copyTree(src, dst string) (int, error) {
-	n := 0
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() && d.Name() == ".git" {
-			return filepath.SkipDir
-		}
-		target := filepath.Join(dst, rel)
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(target, 0o755)
-		case d.Type()&fs.ModeSymlink != 0:
-			l, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			n++
-			return os.Symlink(l, target)
-		case d.Type().IsRegular():
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			fi, _ := d.Info()
-			n++
-			return os.WriteFile(target, data, fi.Mode().Perm())
-		}
-		return nil
-	})
-	return n, err
 }
 
 // kustomizations lists what kpipe diff --all-kustomizations compares:

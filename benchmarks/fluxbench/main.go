@@ -16,9 +16,15 @@
 //     of kpipe's walls at least 10x below flux's.
 //   - whole cluster: for each -clusters entry (REPO:CLUSTER_DIR), `kpipe
 //     flux build-all --dry-run CLUSTER_DIR` with an empty cache (cold)
-//     and again (warm), against flux one process per Flux Kustomization
+//     and again -warm-runs times (warm), against flux one process per Flux Kustomization
 //     that build-all rendered (the corpus case of each), alternating
 //     rounds (-rounds); medians. Bars: 50x cold, 500x warm.
+//   - diff --flux (-diff REPO:CLUSTER_DIR:FILE, -diff-old, -diff-new): a one-file
+//     change of a git copy of a repository, `kpipe diff --flux` with the
+//     base revision's build-all in the cache, again, and with an empty
+//     cache, the Kustomizations it names checked against build-all's
+//     outputs at both revisions (diff.go). Bars: diff's (under 150 ms,
+//     at least 30x below flux rendering the cluster at both revisions).
 //
 // The flux CLI is $KPIPE_FLUX_BIN or /work/ref/bin/flux; without one the
 // program says how to build it and exits 0 having measured nothing.
@@ -53,9 +59,19 @@ type fluxCase struct {
 
 func main() {
 	corpus := flag.String("corpus", os.Getenv("KPIPE_FLUX_CORPUS"), "the reference corpus directory (its repositories checked out beside it)")
-	repos := flag.String("repos", "onedr0p__home-ops,bjw-s-labs__home-ops,buroa__k8s-gitops", "repositories whose cases run one process per object")
-	clusters := flag.String("clusters", "onedr0p__home-ops:kubernetes/flux/cluster,bjw-s-labs__home-ops:kubernetes/flux/cluster,buroa__k8s-gitops:kubernetes/flux/cluster", "REPO:CLUSTER_DIR whole clusters")
+	repos := flag.String("repos", "allenporter__flux-local,allenporter__k8s-gitops,billimek__k8s-gitops,bjw-s-labs__home-ops,bjw-s__home-ops,buroa__k8s-gitops,"+
+		"fluxcd__flux2-hub-spoke-example,fluxcd__flux2-kustomize-helm-example,fluxcd__flux2-multi-tenancy,joryirving__home-ops,onedr0p__home-ops,xunholy__k8s-gitops",
+		"repositories whose cases run one process per object (default: every real repository of the corpus)")
+	clusters := flag.String("clusters", "onedr0p__home-ops:kubernetes/flux/cluster,bjw-s-labs__home-ops:kubernetes/flux/cluster,buroa__k8s-gitops:kubernetes/flux/cluster,"+
+		"billimek__k8s-gitops:setup/flux/cluster,fluxcd__flux2-hub-spoke-example:hub",
+		"REPO:CLUSTER_DIR whole clusters (default: the corpus's clusters that build-all renders whole without --local-sources)")
 	rounds := flag.Int("rounds", 3, "alternating rounds of the whole-cluster scenario")
+	warmRuns := flag.Int("warm-runs", 5, "warm build-all runs a round")
+	diffSpec := flag.String("diff", "onedr0p__home-ops:kubernetes/flux/cluster:kubernetes/apps/default/atuin/app/helmrelease.yaml",
+		"REPO:CLUSTER_DIR:FILE: diff --flux on a git copy of REPO where FILE's first -diff-old becomes -diff-new (empty: no diff scenario)")
+	diffOld := flag.String("diff-old", "tag: 18.19.0@", "the text of -diff's FILE replaced")
+	diffNew := flag.String("diff-new", "tag: 18.19.1@", "what replaces it")
+	diffRuns := flag.Int("diff-runs", 7, "runs of each diff --flux measurement")
 	kpipeBin := flag.String("kpipe", "", "the kpipe binary (default: plain `go build ./cmd/kpipe` into the work directory)")
 	work := flag.String("work", "", "work directory (default: a new temporary directory)")
 	results := flag.String("results", "", "append the results as Markdown to this file")
@@ -73,7 +89,7 @@ func main() {
 		return
 	}
 	b := &bench{flux: fluxBin, corpus: *corpus, work: *work}
-	if err := b.run(*kpipeBin, strings.Split(*repos, ","), strings.Split(*clusters, ","), *rounds); err != nil {
+	if err := b.run(*kpipeBin, list(*repos), list(*clusters), *rounds, *warmRuns, diffEdit{*diffSpec, *diffOld, *diffNew}, *diffRuns); err != nil {
 		fmt.Fprintln(os.Stderr, "fluxbench:", err)
 		os.Exit(1)
 	}
@@ -89,12 +105,24 @@ func main() {
 	}
 }
 
+// list splits a comma-separated flag (empty: none).
+func list(s string) []string {
+	var out []string
+	for _, x := range strings.Split(s, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
 type bench struct {
 	flux, kpipe, corpus, work string
 	out                       strings.Builder
 	bars                      []string
 	cases                     map[string][]fluxCase // repo -> its file cases
 	perObject                 map[string]time.Duration
+	fluxCluster               map[string]time.Duration // REPO:CLUSTER_DIR -> flux one object at a time (median)
 }
 
 // env is the environment of every run: no kubeconfig, no namespace
@@ -114,7 +142,7 @@ func (b *bench) env(cache string) []string {
 	return env
 }
 
-func (b *bench) run(kpipeBin string, repos, clusters []string, rounds int) error {
+func (b *bench) run(kpipeBin string, repos, clusters []string, rounds, warmRuns int, diff diffEdit, diffRuns int) error {
 	if b.work == "" {
 		d, err := os.MkdirTemp("", "fluxbench-")
 		if err != nil {
@@ -138,11 +166,21 @@ func (b *bench) run(kpipeBin string, repos, clusters []string, rounds int) error
 	fmt.Fprintf(&b.out, "## kpipe flux against the flux CLI (issue 52), %s\n\n", time.Now().Format("2006-01-02"))
 	fmt.Fprintf(&b.out, "`go run ./benchmarks/fluxbench`: %d cores (%s), load before: %s; flux %s; kpipe plain `go build`.\n\n",
 		runtime.NumCPU(), procstat.CPUModel(), strings.TrimSpace(string(load)), b.flux)
-	if err := b.perObjectScenario(repos); err != nil {
-		return err
+	if len(repos) > 0 {
+		if err := b.perObjectScenario(repos); err != nil {
+			return err
+		}
 	}
-	if err := b.clusterScenario(clusters, rounds); err != nil {
-		return err
+	b.fluxCluster = map[string]time.Duration{}
+	if len(clusters) > 0 {
+		if err := b.clusterScenario(clusters, rounds, warmRuns); err != nil {
+			return err
+		}
+	}
+	if diff.spec != "" {
+		if err := b.diffScenario(diff, diffRuns); err != nil {
+			return err
+		}
 	}
 	load, _ = os.ReadFile("/proc/loadavg")
 	fmt.Fprintf(&b.out, "Load after: %s.\n\n**Bars**:\n\n", strings.TrimSpace(string(load)))
@@ -226,9 +264,10 @@ func (b *bench) bar(ok bool, format string, args ...any) {
 // perObjectScenario runs every case of repos, flux and kpipe in turn.
 func (b *bench) perObjectScenario(repos []string) error {
 	fmt.Fprintf(&b.out, "**One process per Flux Kustomization** (`flux build kustomization NAME --path ... --kustomization-file ... --dry-run`, and the same after `kpipe flux`), the two taking turns case by case; kpipe's cache empty at the start, then every case again (warm):\n\n")
-	fmt.Fprintf(&b.out, "| repository | cases | same bytes | flux: sum / median / peak RSS median | kpipe, empty cache: sum / median / peak RSS median | kpipe again | ratio (sums): cold, warm |\n|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b.out, "| repository | cases | same bytes | flux: sum / median / peak RSS median | kpipe, empty cache: sum / median / peak RSS median | kpipe again | ratio (sums): cold, warm | CPU ratio (sums): cold, warm |\n|---|---|---|---|---|---|---|---|\n")
 	b.perObject = map[string]time.Duration{}
 	var allFlux, allCold, allWarm time.Duration
+	var cpuFlux, cpuCold, cpuWarm time.Duration // user + system
 	for _, repo := range repos {
 		cases := b.cases[repo]
 		if len(cases) == 0 {
@@ -236,12 +275,14 @@ func (b *bench) perObjectScenario(repos []string) error {
 		}
 		cache := filepath.Join(b.work, "cache-"+repo)
 		var fw, kc, kw []time.Duration
+		var fc, kcc, kwc []time.Duration // CPU
 		var fr, kr []int64
 		same := 0
 		for _, c := range cases {
 			fo, fs := b.runFlux(c)
 			ko, ks := b.runKpipe(c, cache)
 			fw, kc = append(fw, fs.Wall), append(kc, ks.Wall)
+			fc, kcc = append(fc, fs.CPU), append(kcc, ks.CPU)
 			fr, kr = append(fr, fs.MaxRSS), append(kr, ks.MaxRSS)
 			if bytes.Equal(fo, ko) {
 				same++
@@ -250,14 +291,18 @@ func (b *bench) perObjectScenario(repos []string) error {
 		}
 		for _, c := range cases {
 			_, ks := b.runKpipe(c, cache)
-			kw = append(kw, ks.Wall)
+			kw, kwc = append(kw, ks.Wall), append(kwc, ks.CPU)
 		}
 		allFlux, allCold, allWarm = allFlux+sum(fw), allCold+sum(kc), allWarm+sum(kw)
-		fmt.Fprintf(&b.out, "| %s | %d | %d | %.2f s / %.0f ms / %d MB | %.2f s / %.1f ms / %d MB | %.2f s / %.1f ms | %.1fx, %.1fx |\n",
+		cpuFlux, cpuCold, cpuWarm = cpuFlux+sum(fc), cpuCold+sum(kcc), cpuWarm+sum(kwc)
+		fmt.Fprintf(&b.out, "| %s | %d | %d | %.2f s / %.0f ms / %d MB | %.2f s / %.1f ms / %d MB | %.2f s / %.1f ms | %.1fx, %.1fx | %.1fx, %.1fx |\n",
 			repo, len(cases), same, sum(fw).Seconds(), ms(median(fw)), medianInt(fr)>>20, sum(kc).Seconds(), ms(median(kc)), medianInt(kr)>>20,
-			sum(kw).Seconds(), ms(median(kw)), ratio(sum(fw), sum(kc)), ratio(sum(fw), sum(kw)))
+			sum(kw).Seconds(), ms(median(kw)), ratio(sum(fw), sum(kc)), ratio(sum(fw), sum(kw)), ratio(sum(fc), sum(kcc)), ratio(sum(fc), sum(kwc)))
 	}
-	fmt.Fprintf(&b.out, "\n(Same bytes: kpipe's stdout equal to flux's, run now; a refused case prints nothing on stdout in both.)\n\n")
+	fmt.Fprintf(&b.out, "| all | | | %.1f s (CPU %.1f s) | %.2f s (CPU %.2f s) | %.2f s (CPU %.2f s) | %.1fx, %.1fx | %.1fx, %.1fx |\n",
+		allFlux.Seconds(), cpuFlux.Seconds(), allCold.Seconds(), cpuCold.Seconds(), allWarm.Seconds(), cpuWarm.Seconds(),
+		ratio(allFlux, allCold), ratio(allFlux, allWarm), ratio(cpuFlux, cpuCold), ratio(cpuFlux, cpuWarm))
+	fmt.Fprintf(&b.out, "\n(Same bytes: kpipe's stdout equal to flux's, run now; a refused case prints nothing on stdout in both. CPU: user + system of each process, the steadier measure on a shared machine.)\n\n")
 	b.bar(ratio(allFlux, allCold) >= 10, "one process per object, kpipe at least 10x faster than flux (empty cache at the start): %.1fx (%.1f s against %.1f s; warm %.1fx)",
 		ratio(allFlux, allCold), allCold.Seconds(), allFlux.Seconds(), ratio(allFlux, allWarm))
 	return nil
@@ -274,10 +319,11 @@ func ratio(a, b time.Duration) float64 {
 
 // clusterScenario runs build-all over whole clusters against flux one
 // object at a time.
-func (b *bench) clusterScenario(clusters []string, rounds int) error {
-	fmt.Fprintf(&b.out, "**A whole cluster**: `kpipe flux build-all --dry-run CLUSTER_DIR --out-dir OUT` with an empty cache (cold) and again (warm), against flux one process per Flux Kustomization that build-all rendered (the corpus case of each); %d alternating rounds, medians:\n\n", rounds)
-	fmt.Fprintf(&b.out, "| repository, cluster | Kustomizations (with a flux case) | flux, one at a time | kpipe cold | kpipe warm | ratio cold | ratio warm |\n|---|---|---|---|---|---|---|\n")
+func (b *bench) clusterScenario(clusters []string, rounds, warmRuns int) error {
+	fmt.Fprintf(&b.out, "**A whole cluster**: `kpipe flux build-all --dry-run CLUSTER_DIR --out-dir OUT` with an empty cache (cold) and again %d times (warm), against flux one process per Flux Kustomization that build-all rendered (the corpus case of each); %d alternating rounds, medians (CPU: user + system):\n\n", warmRuns, rounds)
+	fmt.Fprintf(&b.out, "| repository, cluster | Kustomizations (with a flux case) | flux, one at a time | kpipe cold | kpipe warm | ratio cold | ratio warm | CPU ratio cold, warm |\n|---|---|---|---|---|---|---|---|\n")
 	minCold, minWarm := 0.0, 0.0
+	var leastCold, leastWarm string
 	for i, spec := range clusters {
 		repo, dir, ok := strings.Cut(spec, ":")
 		if !ok {
@@ -309,34 +355,38 @@ func (b *bench) clusterScenario(clusters []string, rounds int) error {
 				cases = append(cases, c)
 			}
 		}
-		var fl, cold, warm []time.Duration
+		var fl, cold, warm, flCPU, coldCPU, warmCPU []time.Duration
 		for r := 0; r < rounds; r++ {
 			cache := filepath.Join(b.work, fmt.Sprintf("cluster-%d-%d", i, r))
 			out := filepath.Join(b.work, fmt.Sprintf("out-%d-%d", i, r))
 			args := []string{"flux", "build-all", "--dry-run", dir, "--out-dir", out}
 			_, st, _ := procstat.Run(cwd, b.env(cache), b.kpipe, args...)
-			cold = append(cold, st.Wall)
-			_, st, _ = procstat.Run(cwd, b.env(cache), b.kpipe, args...)
-			warm = append(warm, st.Wall)
-			var total time.Duration
+			cold, coldCPU = append(cold, st.Wall), append(coldCPU, st.CPU)
+			for w := 0; w < warmRuns; w++ {
+				_, st, _ = procstat.Run(cwd, b.env(cache), b.kpipe, args...)
+				warm, warmCPU = append(warm, st.Wall), append(warmCPU, st.CPU)
+			}
+			var total, totalCPU time.Duration
 			for _, c := range cases {
 				_, fs := b.runFlux(c)
-				total += fs.Wall
+				total, totalCPU = total+fs.Wall, totalCPU+fs.CPU
 			}
-			fl = append(fl, total)
+			fl, flCPU = append(fl, total), append(flCPU, totalCPU)
 		}
+		b.fluxCluster[spec] = median(fl)
 		rc, rw := ratio(median(fl), median(cold)), ratio(median(fl), median(warm))
 		if i == 0 || rc < minCold {
-			minCold = rc
+			minCold, leastCold = rc, fmt.Sprintf("%s, %d Kustomizations", repo, len(rep.Kustomizations))
 		}
 		if i == 0 || rw < minWarm {
-			minWarm = rw
+			minWarm, leastWarm = rw, fmt.Sprintf("%s, %d Kustomizations", repo, len(rep.Kustomizations))
 		}
-		fmt.Fprintf(&b.out, "| %s, %s | %d (%d) | %.2f s | %.0f ms | %.1f ms | %.0fx | %.0fx |\n",
-			repo, dir, len(rep.Kustomizations), len(cases), median(fl).Seconds(), ms(median(cold)), ms(median(warm)), rc, rw)
+		fmt.Fprintf(&b.out, "| %s, %s | %d (%d) | %.2f s (CPU %.2f s) | %.0f ms (CPU %.0f ms) | %.1f ms (CPU %.1f ms) | %.0fx | %.0fx | %.0fx, %.0fx |\n",
+			repo, dir, len(rep.Kustomizations), len(cases), median(fl).Seconds(), median(flCPU).Seconds(), ms(median(cold)), ms(median(coldCPU)),
+			ms(median(warm)), ms(median(warmCPU)), rc, rw, ratio(median(flCPU), median(coldCPU)), ratio(median(flCPU), median(warmCPU)))
 	}
 	fmt.Fprintln(&b.out)
-	b.bar(minCold >= 50, "a whole cluster with build-all at least 50x faster cold than flux one object at a time: %.0fx (the least of the clusters)", minCold)
-	b.bar(minWarm >= 500, "and at least 500x warm: %.0fx (the least of the clusters)", minWarm)
+	b.bar(minCold >= 50, "a whole cluster with build-all at least 50x faster cold than flux one object at a time: %.0fx (the least of the clusters: %s)", minCold, leastCold)
+	b.bar(minWarm >= 500, "and at least 500x warm: %.0fx (the least of the clusters: %s)", minWarm, leastWarm)
 	return nil
 }

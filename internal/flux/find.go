@@ -216,6 +216,13 @@ func FromObject(obj map[string]any) (*Kustomization, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to convert to kustomization: %w", err)
 	}
+	return FromJSON(b)
+}
+
+// FromJSON is FromObject of the object whose json.Marshal is b (what a
+// record of a rendering keeps of the Flux Kustomizations it holds),
+// without decoding it into a map and encoding it again.
+func FromJSON(b []byte) (*Kustomization, error) {
 	k := &Kustomization{}
 	if err := json.Unmarshal(b, k); err != nil {
 		return nil, fmt.Errorf("failed to convert to kustomization: %w", fluxTypeError(err))

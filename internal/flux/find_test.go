@@ -1,6 +1,8 @@
 package flux
 
 import (
+	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -149,4 +151,36 @@ func (diskFS) ReadFile(p string, _ bool) ([]byte, fs.FileInfo, error) {
 func (diskFS) ReadDir(p string) (fs.FileInfo, []fs.DirEntry, error) {
 	e, err := os.ReadDir(p)
 	return nil, e, err
+}
+
+// TestFromJSON: a Flux Kustomization read from the JSON a record keeps
+// (json.Marshal of the rendered object) is the one FromObject reads from
+// the object, errors included.
+func TestFromJSON(t *testing.T) {
+	for _, obj := range []map[string]any{
+		{"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+			"metadata": map[string]any{"name": "apps", "namespace": "flux-system", "labels": map[string]any{"a": "<b>&"}},
+			"spec": map[string]any{"path": "./apps", "interval": "10m", "prune": true, "timeout": "5m",
+				"sourceRef":  map[string]any{"kind": "GitRepository", "name": "flux-system"},
+				"postBuild":  map[string]any{"substitute": map[string]any{"N": "3", "S": "x\u2028y"}},
+				"patches":    []any{map[string]any{"patch": "- op: add\n  path: /x\n  value: 1", "target": map[string]any{"kind": "Deployment"}}},
+				"dependsOn":  []any{map[string]any{"name": "infra"}},
+				"components": []any{"../c"}, "targetNamespace": "web"}},
+		{"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization", "metadata": map[string]any{"name": "n"},
+			"spec": map[string]any{"prune": "yes"}}, // a type error
+		{"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization", "metadata": map[string]any{"name": "n"},
+			"spec": map[string]any{"interval": "soon"}}, // a bad duration
+		{"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization", "metadata": map[string]any{"name": "n"},
+			"spec": map[string]any{"retryInterval": float64(60), "path": float64(1.5)}},
+	} {
+		want, werr := FromObject(obj)
+		b, err := json.Marshal(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, gerr := FromJSON(b)
+		if fmt.Sprint(werr) != fmt.Sprint(gerr) || !reflect.DeepEqual(want, got) {
+			t.Errorf("FromJSON(%s) = %+v, %v\nFromObject: %+v, %v", b, got, gerr, want, werr)
+		}
+	}
 }

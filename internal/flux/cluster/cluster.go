@@ -572,11 +572,7 @@ func (r *run) newNode(k *flux.Kustomization, dir, parent string, chain []string)
 // when it is parent itself (flux skips it too) or closes a cycle (an
 // error naming the objects).
 func (r *run) child(parent *Node, raw json.RawMessage) (*Node, error) {
-	var obj map[string]any
-	if err := json.Unmarshal(raw, &obj); err != nil {
-		return nil, err
-	}
-	k, err := flux.FromObject(obj)
+	k, err := flux.FromJSON(raw) // (raw is json.Marshal's: see build)
 	if err != nil {
 		return nil, fmt.Errorf("%s renders a Flux Kustomization kpipe cannot read: %w", parent.ID, err)
 	}

@@ -126,17 +126,18 @@ func (r *run) report(ctx context.Context, order []*Node, nodes map[string]*Node,
 			}
 		} else {
 			rr.Status = "ok"
-			sum := cache.Digest(res.YAML)
-			rr.Digest = hex.EncodeToString(sum[:])
 			if out != nil {
 				rr.Output = out.Path(name)
-				changed, _, err := out.Put(ownerPrefix+n.ID, rr.Output, res.YAML)
+				changed, digest, err := out.Put(ownerPrefix+n.ID, rr.Output, res.YAML) // (the output's digest: not taken twice)
 				if err != nil {
 					rr.Status, rr.Error, rr.Output = "error", err.Error(), ""
 				}
+				rr.Digest = digest
 				rr.Changed = changed
 				rr.OutOfDate = r.o.Check && changed
 			} else {
+				sum := cache.Digest(res.YAML)
+				rr.Digest = hex.EncodeToString(sum[:])
 				rr.Changed = !res.cached
 			}
 		}
