@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -74,32 +73,10 @@ func argocdAffected(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	switch c.String("format") {
-	case "json":
-		if apps == nil {
-			apps = []fleet.Affected{}
+	return printAffected(c, "applications", apps, func(a fleet.Affected) (string, string) {
+		if a.Error == "" {
+			return a.Name, ""
 		}
-		data, _ := json.MarshalIndent(struct {
-			Since        string           `json:"since"`
-			Applications []fleet.Affected `json:"applications"`
-		}{c.String("since"), apps}, "", "  ")
-		if _, err := fmt.Fprintf(c.App.Writer, "%s\n", data); err != nil {
-			return err
-		}
-	case "lines":
-		for _, a := range apps {
-			fmt.Fprintln(c.App.Writer, a.Name)
-			if a.Error != "" {
-				fmt.Fprintf(c.App.ErrWriter, "kpipe affected: Application %s (%s) does not render: %s\n", a.Name, filepath.FromSlash(a.File), a.Error)
-			}
-		}
-	default:
-		return usage(c, "--format %q: want lines or json", c.String("format"))
-	}
-	for _, a := range apps {
-		if a.Error != "" {
-			return &exitError{code: 1}
-		}
-	}
-	return nil
+		return a.Name, fmt.Sprintf("Application %s (%s) does not render: %s", a.Name, filepath.FromSlash(a.File), a.Error)
+	})
 }

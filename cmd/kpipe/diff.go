@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -342,36 +341,12 @@ func affectedRun(c *cli.Context) error {
 				Error: firstNonEmpty(rd.NewError, rd.OldError)})
 		}
 	}
-	switch c.String("format") {
-	case "json":
-		if roots == nil {
-			roots = []affectedRoot{}
+	return printAffected(c, "roots", roots, func(r affectedRoot) (string, string) {
+		if r.Error == "" {
+			return r.Path, ""
 		}
-		data, _ := json.MarshalIndent(struct {
-			Since string         `json:"since"`
-			Roots []affectedRoot `json:"roots"`
-		}{c.String("since"), roots}, "", "  ")
-		if _, err = fmt.Fprintf(c.App.Writer, "%s\n", data); err != nil {
-			return err
-		}
-	case "lines":
-		for _, r := range roots {
-			fmt.Fprintln(c.App.Writer, r.Path)
-			if r.Error != "" {
-				fmt.Fprintf(c.App.ErrWriter, "kpipe affected: %s does not build: %s\n", r.Path, r.Error)
-			}
-		}
-	default:
-		return usage(c, "--format %q: want lines or json", c.String("format"))
-	}
-	// Listing roots is success (0); a listed root that does not build is
-	// a build failure (1), as for build and build-all.
-	for _, r := range roots {
-		if r.Error != "" {
-			return &exitError{code: 1}
-		}
-	}
-	return nil
+		return r.Path, fmt.Sprintf("%s does not build: %s", r.Path, r.Error)
+	})
 }
 
 func firstNonEmpty(s ...string) string {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -163,5 +164,14 @@ func TestDiffNamesRootsFailingOnBothSides(t *testing.T) {
 	code, out, errOut = kpipe(t, "affected", "--since", "HEAD", "--cache-dir", cacheDir)
 	if code != 1 || out != "bad\ngood\n" || !strings.Contains(errOut, "bad does not build: ") || !strings.Contains(errOut, "missing.yaml") {
 		t.Errorf("affected: exit %d, want 1, both roots listed and bad's error on stderr:\n%s%s", code, out, errOut)
+	}
+	code, out, _ = kpipe(t, "affected", "--since", "HEAD", "--cache-dir", cacheDir, "--format", "json")
+	var listed struct {
+		Since string
+		Roots []struct{ Path, Status, Error string }
+	}
+	if err := json.Unmarshal([]byte(out), &listed); err != nil || code != 1 || listed.Since != "HEAD" || len(listed.Roots) != 2 ||
+		listed.Roots[0].Path != "bad" || !strings.Contains(listed.Roots[0].Error, "missing.yaml") || listed.Roots[1].Path != "good" || listed.Roots[1].Error != "" {
+		t.Errorf("affected --format json: exit %d, %v:\n%s", code, err, out)
 	}
 }

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kpipe/kpipe/internal/genrepo"
 )
 
 const fluxKsFile = `apiVersion: kustomize.toolkit.fluxcd.io/v1
@@ -151,5 +155,54 @@ func TestFluxBuildAllHelmReleases(t *testing.T) {
 	code, _, errOut = kpipe(t, "flux", "build-all", "clusters/prod", "--source-root", ".", "--out-dir", "out", "--enable-helm", "--helm-command", helm, "--check")
 	if code != 1 || !strings.Contains(errOut, "out of date: out/web/local.helmrelease.yaml (the output of HelmRelease web/local)") {
 		t.Fatalf("--check after an edit of a HelmRelease's output: exit %d:\n%s", code, errOut)
+	}
+}
+
+// kpipe diff --flux and affected --flux compare a cluster's Flux
+// Kustomizations between a commit and the working tree: the one whose
+// rendering an edit changes is named, with the path that reaches it, in
+// lines and JSON; --flux with --argocd is refused.
+func TestFluxDiffAndAffected(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("needs git (apt-get install git)")
+	}
+	dir := t.TempDir()
+	child := strings.NewReplacer("name: app", "name: child", "path: ./src", "path: ./child").Replace(fluxKsFile)
+	writeFiles(t, dir, map[string]string{
+		"clusters/prod/app.yaml": fluxKsFile,
+		"src/deploy.yaml":        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  tag: ${TAG}\n",
+		"src/child.yaml":         child,
+		"child/cm.yaml":          "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  k: v1\n",
+	})
+	if err := genrepo.InitGit(dir); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	writeFiles(t, dir, map[string]string{"child/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  k: v2\n"})
+	cacheDir := t.TempDir()
+
+	code, out, errOut := kpipe(t, "diff", "--flux", "clusters/prod", "--base", "HEAD", "--cache-dir", cacheDir, "--color", "never")
+	if code != 1 || !strings.Contains(out, "web/child") || strings.Contains(out, "flux-system/app") || !strings.Contains(out, "+  k: v2") {
+		t.Errorf("diff --flux: exit %d, want 1 and web/child alone changed:\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = kpipe(t, "affected", "--flux", "--since", "HEAD", "clusters/prod", "--cache-dir", cacheDir)
+	if code != 0 || out != "web/child\n" {
+		t.Errorf("affected --flux: exit %d, want 0 and web/child:\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = kpipe(t, "affected", "--flux", "--since", "HEAD", "clusters/prod", "--cache-dir", cacheDir, "--format", "json")
+	var listed struct {
+		Since          string
+		Kustomizations []struct {
+			Kustomization, Status string
+			Because               []string
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &listed); err != nil || code != 0 || listed.Since != "HEAD" || len(listed.Kustomizations) != 1 ||
+		listed.Kustomizations[0].Kustomization != "web/child" || !strings.Contains(strings.Join(listed.Kustomizations[0].Because, " "), "child/cm.yaml") {
+		t.Errorf("affected --flux --format json: exit %d, %v:\n%s%s", code, err, out, errOut)
+	}
+	code, _, errOut = kpipe(t, "affected", "--flux", "--argocd", "--since", "HEAD", "clusters/prod")
+	if code == 0 || !strings.Contains(errOut, "--argocd and --flux compare different units") {
+		t.Errorf("--flux with --argocd: exit %d: %s", code, errOut)
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"runtime"
@@ -94,32 +93,10 @@ func fluxAffected(c *cli.Context) error {
 	for _, rd := range out.Roots {
 		list = append(list, entry{Kustomization: rd.Path, Status: rd.Status, Because: out.Because[rd.Path], Error: firstNonEmpty(rd.NewError, rd.OldError)})
 	}
-	switch c.String("format") {
-	case "json":
-		if list == nil {
-			list = []entry{}
+	return printAffected(c, "kustomizations", list, func(e entry) (string, string) {
+		if e.Error == "" {
+			return e.Kustomization, ""
 		}
-		data, _ := json.MarshalIndent(struct {
-			Since          string  `json:"since"`
-			Kustomizations []entry `json:"kustomizations"`
-		}{c.String("since"), list}, "", "  ")
-		if _, err := fmt.Fprintf(c.App.Writer, "%s\n", data); err != nil {
-			return err
-		}
-	case "lines":
-		for _, e := range list {
-			fmt.Fprintln(c.App.Writer, e.Kustomization)
-			if e.Error != "" {
-				fmt.Fprintf(c.App.ErrWriter, "kpipe affected: Kustomization %s does not build: %s\n", e.Kustomization, e.Error)
-			}
-		}
-	default:
-		return usage(c, "--format %q: want lines or json", c.String("format"))
-	}
-	for _, e := range list {
-		if e.Error != "" {
-			return &exitError{code: 1}
-		}
-	}
-	return nil
+		return e.Kustomization, fmt.Sprintf("Kustomization %s does not build: %s", e.Kustomization, e.Error)
+	})
 }

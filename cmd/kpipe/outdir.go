@@ -75,3 +75,38 @@ func (n outDirNotes) print(w io.Writer, rep *batch.Report, check bool) (checkFai
 	}
 	return false
 }
+
+// printAffected prints what kpipe affected found under --format: a unit
+// a line (lines; the failure of one that does not build on stderr) or one
+// JSON object, {"since": REV, key: list}. line names a unit and says why
+// it fails ("" when it builds). Listing is success (0); a listed unit
+// that does not build is a build failure (1), as for build and build-all.
+func printAffected[T any](c *cli.Context, key string, list []T, line func(T) (name, failure string)) error {
+	switch c.String("format") {
+	case "json":
+		if list == nil {
+			list = []T{}
+		}
+		since, _ := json.Marshal(c.String("since"))
+		items, _ := json.MarshalIndent(list, "  ", "  ")
+		if _, err := fmt.Fprintf(c.App.Writer, "{\n  \"since\": %s,\n  %q: %s\n}\n", since, key, items); err != nil {
+			return err
+		}
+	case "lines":
+		for _, u := range list {
+			name, failure := line(u)
+			fmt.Fprintln(c.App.Writer, name)
+			if failure != "" {
+				fmt.Fprintf(c.App.ErrWriter, "kpipe affected: %s\n", failure)
+			}
+		}
+	default:
+		return usage(c, "--format %q: want lines or json", c.String("format"))
+	}
+	for _, u := range list {
+		if _, failure := line(u); failure != "" {
+			return &exitError{code: 1}
+		}
+	}
+	return nil
+}
