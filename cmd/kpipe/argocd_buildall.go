@@ -11,7 +11,6 @@ import (
 
 	"github.com/kpipe/kpipe/internal/argocd/fleet"
 	"github.com/kpipe/kpipe/internal/argocd/render"
-	"github.com/kpipe/kpipe/internal/batch"
 )
 
 func argocdBuildAllCommand() *cli.Command {
@@ -59,17 +58,9 @@ func runArgocdBuildAll(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if c.Bool("prune") && c.String("out-dir") == "" {
-		return usage(c, "--prune needs --out-dir")
-	}
-	if c.Bool("check") && (c.String("out-dir") == "" || c.Bool("prune")) {
-		return usage(c, "--check needs --out-dir, and writes nothing (no --prune)")
-	}
-	var shard batch.Shard
-	if c.IsSet("shard") {
-		if shard, err = batch.ParseShard(c.String("shard")); err != nil {
-			return err
-		}
+	shard, err := outDirFlags(c)
+	if err != nil {
+		return err
 	}
 	defer softMemoryLimit().Done()
 	dirs := c.Args().Slice()

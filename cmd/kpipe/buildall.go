@@ -98,17 +98,9 @@ func runBuildAll(c *cli.Context) error {
 	}
 	defer softMemoryLimit().Done()
 	hugeHeapToLimit()
-	if c.Bool("prune") && c.String("out-dir") == "" {
-		return usage(c, "--prune needs --out-dir")
-	}
-	if c.Bool("check") && (c.String("out-dir") == "" || c.Bool("prune")) {
-		return usage(c, "--check needs --out-dir, and writes nothing (no --prune)")
-	}
-	var shard batch.Shard
-	if c.IsSet("shard") {
-		if shard, err = batch.ParseShard(c.String("shard")); err != nil {
-			return err
-		}
+	shard, err := outDirFlags(c)
+	if err != nil {
+		return err
 	}
 	store, err := openCache(c)
 	if err != nil {

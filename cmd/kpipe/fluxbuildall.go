@@ -10,7 +10,6 @@ import (
 	"github.com/hashicorp/go-multierror"
 	"github.com/urfave/cli/v2"
 
-	"github.com/kpipe/kpipe/internal/batch"
 	"github.com/kpipe/kpipe/internal/engine"
 	"github.com/kpipe/kpipe/internal/flux/cluster"
 	"github.com/kpipe/kpipe/internal/flux/helmrender"
@@ -81,18 +80,9 @@ func runFluxBuildAll(c *cli.Context) error {
 	if c.NArg() == 0 {
 		return usage(c, "give the cluster directory: the directory the flux-system Kustomization applies (e.g. clusters/production)")
 	}
-	if c.Bool("prune") && c.String("out-dir") == "" {
-		return usage(c, "--prune needs --out-dir")
-	}
-	if c.Bool("check") && (c.String("out-dir") == "" || c.Bool("prune")) {
-		return usage(c, "--check needs --out-dir, and writes nothing (no --prune)")
-	}
-	var shard batch.Shard
-	if c.IsSet("shard") {
-		var err error
-		if shard, err = batch.ParseShard(c.String("shard")); err != nil {
-			return err
-		}
+	shard, err := outDirFlags(c)
+	if err != nil {
+		return err
 	}
 	defer softMemoryLimit().Done()
 	cwd := workingDir()
@@ -114,7 +104,7 @@ func runFluxBuildAll(c *cli.Context) error {
 	if sourceRoot == "" {
 		sourceRoot = gitTop(dirs[0], cwd)
 	}
-	sourceRoot, err := filepath.Abs(sourceRoot)
+	sourceRoot, err = filepath.Abs(sourceRoot)
 	if err == nil {
 		sourceRoot, err = filepath.EvalSymlinks(sourceRoot)
 	}

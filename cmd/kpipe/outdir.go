@@ -110,3 +110,18 @@ func printAffected[T any](c *cli.Context, key string, list []T, line func(T) (na
 	}
 	return nil
 }
+
+// outDirFlags checks --prune and --check as build-all and its kin take
+// them, and reads --shard.
+func outDirFlags(c *cli.Context) (batch.Shard, error) {
+	if c.Bool("prune") && c.String("out-dir") == "" {
+		return batch.Shard{}, usage(c, "--prune needs --out-dir")
+	}
+	if c.Bool("check") && (c.String("out-dir") == "" || c.Bool("prune")) {
+		return batch.Shard{}, usage(c, "--check needs --out-dir, and writes nothing (no --prune)")
+	}
+	if !c.IsSet("shard") {
+		return batch.Shard{}, nil
+	}
+	return batch.ParseShard(c.String("shard"))
+}
