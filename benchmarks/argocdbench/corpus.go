@@ -90,7 +90,7 @@ func bench300(corpus string, runs int) ([]string, error) {
 			if err != nil {
 				return nil, err
 			}
-			src := fleet.Source{Tree: tree, Repos: app.NewRepos(ks[0].url), Renderer: render.New(render.Options{}), Settings: generate.Settings{}}
+			src := fleet.Source{Tree: tree, Repos: app.NewRepos(ks[0].url), Renderer: render.New(render.Options{HelmSources: true}), Settings: generate.Settings{}}
 			units := make([]*fleet.Unit, len(ks))
 			for i, k := range ks {
 				units[i] = &fleet.Unit{Name: k.id, App: k.a}

@@ -64,6 +64,7 @@ func argocdSettingFlags() []cli.Flag {
 func argocdFlags() []cli.Flag {
 	return append(append(append(argocdSettingFlags(), profileFlags()...),
 		&cli.StringFlag{Name: "helm-command", Value: "helm", Usage: "the helm executable (helm template, and kustomize's helmCharts)"},
+		&cli.BoolFlag{Name: "enable-helm", Usage: "render Helm sources (runs helm template; kustomize's helmCharts need --enable-helm in --kustomize-build-options, as in Argo CD)"},
 		&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: 0, Usage: "render at most this many kustomizations at once (default: the number of CPUs)"},
 		&cli.StringFlag{Name: "repo-root", Usage: "the repository's root (default: the git repository holding the current directory)"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "do not list the Applications skipped"},
@@ -109,7 +110,7 @@ func argocdEngine(c *cli.Context) (render.Options, func(), error) {
 	opts.Cache.Store = store
 	remoteJobs(c, &opts, store)
 	fetcher, doneFetching := newFetcher(c, store)
-	return render.Options{Engine: opts, Remote: fetcher}, func() {
+	return render.Options{Engine: opts, Remote: fetcher, HelmSources: c.Bool("enable-helm")}, func() {
 		doneFetching()
 		closeCache(store, &opts)
 	}, nil

@@ -305,7 +305,7 @@ func TestArgocdManifestsAgainstArgoCD(t *testing.T) {
 		}
 		b, _ = os.ReadFile(filepath.Join(caseDir, "result.json"))
 		json.Unmarshal(b, &r)
-		args := []string{"argocd", "manifests", "--no-cache", "--repo-root", repo, "-o", "json", "--helm-command", helm, "--revision", r.Settings.Revision, filepath.Join(caseDir, "app.yaml")}
+		args := []string{"argocd", "manifests", "--no-cache", "--repo-root", repo, "-o", "json", "--helm-command", helm, "--enable-helm", "--revision", r.Settings.Revision, filepath.Join(caseDir, "app.yaml")}
 		for i := 0; i+1 < len(c.Args); i += 2 {
 			switch name := strings.TrimPrefix(c.Args[i], "-"); name {
 			case "build-options":

@@ -172,7 +172,7 @@ func TestApplicationsAgainstArgoCD(t *testing.T) {
 	if testing.Short() {
 		t.Skip("renders hundreds of Applications")
 	}
-	r := render.New(render.Options{Engine: engine.Options{Helm: engine.HelmOptions{Command: argocdtest.Helm(t)}}})
+	r := render.New(render.Options{Engine: engine.Options{Helm: engine.HelmOptions{Command: argocdtest.Helm(t)}}, HelmSources: true})
 	cases := argocdtest.Cases(t)
 	results := make([]*generate.Result, len(cases))
 	parseErrs := make([]error, len(cases))

@@ -157,7 +157,7 @@ func TestRandomizedAgainstArgoCD(t *testing.T) {
 		}
 		return app.Checkout{FS: tree, Root: "<path to cached source>"}, true
 	}
-	rd := render.New(render.Options{Engine: engine.Options{Helm: engine.HelmOptions{Command: helm}}})
+	rd := render.New(render.Options{Engine: engine.Options{Helm: engine.HelmOptions{Command: helm}}, HelmSources: true})
 	dir := t.TempDir()
 	for i := 0; i < n; i++ {
 		doc, args := randomApplication(r, i)

@@ -44,6 +44,10 @@ func (hr *helmRunner) settings() (stages.HelmSettings, error) {
 	return hr.h, hr.err
 }
 
+// ErrHelmNotEnabled is a Helm source's failure when Options.HelmSources
+// is off.
+var ErrHelmNotEnabled = errors.New("rendering a Helm source runs helm template: kpipe runs helm only with --enable-helm")
+
 // helmFile is one file of the chart's copy.
 type helmFile struct {
 	rel  string // below the copy's top (slash)
@@ -58,6 +62,9 @@ type helmFile struct {
 // the repo-server runs it. Its output is cached by the chart's files,
 // the value files, the values, the arguments and helm's binary.
 func (r *Renderer) Helm(ctx context.Context, h *generate.HelmTemplate) ([]byte, error) {
+	if !r.opts.HelmSources {
+		return nil, ErrHelmNotEnabled
+	}
 	settings, err := r.helm.settings()
 	if err != nil {
 		return nil, err

@@ -50,6 +50,12 @@ type Options struct {
 	// Environ is the environment plugins and helm start from (nil: the
 	// process's).
 	Environ []string
+	// HelmSources lets Helm sources run `helm template` (kpipe's
+	// --enable-helm). Argo CD always renders them; kpipe runs nothing a
+	// flag has not allowed, so without it a Helm source fails, naming
+	// the flag. (Kustomize's helmCharts are allowed apart, by the
+	// build options' --enable-helm, as in Argo CD.)
+	HelmSources bool
 }
 
 // Renderer renders Applications' Kustomize and Helm sources

@@ -164,13 +164,19 @@ func TestHelmCached(t *testing.T) {
 		if i == 2 {
 			os.WriteFile(filepath.Join(tree.Dir, "chart/prod.yaml"), []byte("who: production\n"), 0o644)
 		}
-		r := render.New(render.Options{Engine: eo})
+		r := render.New(render.Options{Engine: eo, HelmSources: true})
 		res := generate.Application(context.Background(), a, co, generate.Settings{}, r)
 		if res.Err != nil {
 			t.Fatal(res.Err)
 		}
 		outs = append(outs, string(objects(res)))
 		stats = append(stats, r.Stats())
+	}
+	// Without HelmSources (kpipe's --enable-helm) helm never runs: the
+	// Application fails naming the flag.
+	off := render.New(render.Options{Engine: eo})
+	if res := generate.Application(context.Background(), a, co, generate.Settings{}, off); res.Err == nil || !strings.Contains(res.Err.Error(), "--enable-helm") || off.Stats().HelmRuns != 0 {
+		t.Errorf("a Helm source without HelmSources: err %v, helm runs %d", res.Err, off.Stats().HelmRuns)
 	}
 	if !strings.Contains(outs[0], `"who":"prod"`) || !strings.Contains(outs[0], "Pod") || outs[1] != outs[0] || !strings.Contains(outs[2], `"who":"production"`) {
 		t.Errorf("outputs:\n%s\n%s\n%s", outs[0], outs[1], outs[2])
