@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/kpipe/kpipe/internal/resyaml"
 	"go.yaml.in/yaml/v3"
@@ -34,27 +32,6 @@ const (
 
 // separator is a line starting a new YAML document, as kyaml splits them.
 // (Compiled on first use: only kpipe fn runs read function output.)
-var separator = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\n---.*\n`) })
-
-// splitDocuments splits a stream at its `---` lines; a separator line
-// with anything but a comment after the dashes is an error.
-func splitDocuments(s string) ([]string, error) {
-	docs := []string{}
-	if len(s) == 0 {
-		return docs, nil
-	}
-	prev := 0
-	for _, loc := range separator().FindAllStringIndex(s, -1) {
-		sep := s[loc[0]:loc[1]]
-		if rest := strings.TrimSpace(sep[4:]); len(rest) > 0 && rest[0] != '#' {
-			return nil, fmt.Errorf("invalid document separator: %s", strings.TrimSpace(sep))
-		}
-		docs = append(docs, s[prev:loc[0]])
-		prev = loc[1]
-	}
-	return append(docs, s[prev:]), nil
-}
-
 // reader reads objects from a YAML stream as kyaml's ByteReader does.
 type reader struct {
 	// set are annotations to set on every object read (with the index
@@ -70,7 +47,7 @@ type reader struct {
 // read decodes data into objects: the document nodes themselves, or a
 // ResourceList's items.
 func (r *reader) read(data []byte) ([]*yaml.Node, error) {
-	values, err := splitDocuments(strings.ReplaceAll(string(data), "\r\n", "\n"))
+	values, err := resyaml.SplitDocuments(strings.ReplaceAll(string(data), "\r\n", "\n"))
 	if err != nil {
 		return nil, err
 	}

@@ -8,7 +8,8 @@
 // rename).
 //
 // It reads and writes the loaders' kustomization types, kpipe's one
-// schema: it imports loaders and the internal package fsread.
+// schema: it imports loaders and the internal packages fsread and resyaml
+// (kyaml's document splitting).
 package kustfile
 
 import (

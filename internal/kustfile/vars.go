@@ -9,16 +9,15 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	yaml2 "go.yaml.in/yaml/v2"
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/kpipe/kpipe/internal/fsread"
+	"github.com/kpipe/kpipe/internal/resyaml"
 	"github.com/kpipe/kpipe/loaders"
 )
 
@@ -435,28 +434,14 @@ func parseGroupVersion(av string) (string, string) {
 	return "", av
 }
 
-// documentSeparator is kyaml's: a line starting with ---.
-// (Compiled on first use.)
-var documentSeparator = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\n---.*\n`) })
-
 // readObjects splits a file into its objects as kyaml's ByteReader does
 // (no reader annotations): documents split at separator lines, empty and
 // null documents skipped, the items of a file that is one List or
 // ResourceList taken in its place.
 func readObjects(data []byte) ([]*yaml.Node, error) {
-	s := strings.ReplaceAll(string(data), "\r\n", "\n")
-	var docs []string
-	if len(s) > 0 {
-		prev := 0
-		for _, loc := range documentSeparator().FindAllStringIndex(s, -1) {
-			after := strings.TrimSpace(s[loc[0]+4 : loc[1]])
-			if after != "" && after[0] != '#' {
-				return nil, fmt.Errorf("invalid document separator: %s", strings.TrimSpace(s[loc[0]:loc[1]]))
-			}
-			docs = append(docs, s[prev:loc[0]])
-			prev = loc[1]
-		}
-		docs = append(docs, s[prev:])
+	docs, err := resyaml.SplitDocuments(strings.ReplaceAll(string(data), "\r\n", "\n"))
+	if err != nil {
+		return nil, err
 	}
 	var out []*yaml.Node
 	for i, d := range docs {

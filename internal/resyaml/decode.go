@@ -45,25 +45,58 @@ type document struct {
 	firstLine int
 }
 
-// splitDocuments splits a stream on lines that start with "---", as kustomize
-// does; anything but a comment after the separator is an error.
-func splitDocuments(s string) ([]document, error) {
-	if s == "" {
-		return nil, nil
+// SplitDocuments splits a YAML stream at its separator lines as kyaml's
+// ByteReader does (kustomize's resources, KRM functions' streams, Flux's
+// generator): a line starting with "---" ends a document, and anything but
+// a comment after the dashes is an error ("invalid document separator:
+// ..."). The documents are the text between separator lines (the
+// newline before a separator is the separator's); "" has none.
+func SplitDocuments(s string) ([]string, error) {
+	spans, _, err := split(s)
+	docs := make([]string, len(spans))
+	for i, sp := range spans {
+		docs[i] = s[sp[0]:sp[1]]
 	}
-	var docs []document
-	prev, line := 0, 1
+	return docs, err
+}
+
+// split returns the spans of s's documents (SplitDocuments) or, at a bad
+// separator, its offset and the error.
+func split(s string) (spans [][2]int, bad int, err error) {
+	if s == "" {
+		return nil, 0, nil
+	}
+	prev := 0
 	for _, loc := range docSeparator().FindAllStringIndex(s, -1) {
 		sep := strings.TrimSpace(s[loc[0]:loc[1]])
 		if rest := strings.TrimSpace(sep[3:]); rest != "" && rest[0] != '#' {
-			return nil, &SyntaxError{Line: line + strings.Count(s[prev:loc[0]], "\n") + 1,
-				Msg: fmt.Sprintf("invalid document separator: %s", sep)}
+			return nil, loc[0], fmt.Errorf("invalid document separator: %s", sep)
 		}
-		docs = append(docs, document{text: s[prev:loc[0]] + "\n", firstLine: line})
-		line += strings.Count(s[prev:loc[1]], "\n")
+		spans = append(spans, [2]int{prev, loc[0]})
 		prev = loc[1]
 	}
-	return append(docs, document{text: s[prev:], firstLine: line}), nil
+	return append(spans, [2]int{prev, len(s)}), 0, nil
+}
+
+// splitDocuments is SplitDocuments with each document's first line, a
+// bad separator a SyntaxError at its line; every document but the last
+// keeps the newline that ends it.
+func splitDocuments(s string) ([]document, error) {
+	spans, bad, err := split(s)
+	if err != nil {
+		return nil, &SyntaxError{Line: strings.Count(s[:bad], "\n") + 2, Msg: err.Error()}
+	}
+	docs := make([]document, len(spans))
+	line, at := 1, 0 // the line at offset at (counted once over s)
+	for i, sp := range spans {
+		line += strings.Count(s[at:sp[0]], "\n")
+		at = sp[0]
+		docs[i] = document{text: s[sp[0]:sp[1]], firstLine: line}
+		if i < len(spans)-1 {
+			docs[i].text += "\n"
+		}
+	}
+	return docs, nil
 }
 
 // DecodeValues parses every document of a YAML stream into a value tree,

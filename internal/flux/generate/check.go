@@ -4,18 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"strings"
-	"sync"
 
+	"github.com/kpipe/kpipe/internal/resyaml"
 	"go.yaml.in/yaml/v3"
 )
 
 // errMissingMetadata is kyaml's ErrMissingMetadata.
 var errMissingMetadata = errors.New("missing Resource metadata")
-
-// yamlSeparator is kyaml's document separator: a line starting with "---".
-var yamlSeparator = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\n---.*\n`) })
 
 // resourceMeta has the shape of kyaml's ResourceMeta, whose %v its errors
 // print.
@@ -47,7 +43,7 @@ type nameMeta struct {
 // metadata" (a values file, a .sops.yaml), "missing kind in object ...",
 // "missing metadata.name in object ...".
 func CheckResources(data []byte) error {
-	docs, err := splitDocuments(strings.ReplaceAll(string(data), "\r\n", "\n"))
+	docs, err := resyaml.SplitDocuments(strings.ReplaceAll(string(data), "\r\n", "\n"))
 	if err != nil {
 		return err
 	}
@@ -119,25 +115,6 @@ func CheckResources(data []byte) error {
 		}
 	}
 	return nil
-}
-
-// splitDocuments splits a stream at its separator lines, as kyaml's
-// ByteReader does.
-func splitDocuments(s string) ([]string, error) {
-	var docs []string
-	if len(s) == 0 {
-		return docs, nil
-	}
-	prev := 0
-	for _, loc := range yamlSeparator().FindAllStringIndex(s, -1) {
-		sep := s[loc[0]:loc[1]]
-		if rest := strings.TrimSpace(sep[4:]); len(rest) > 0 && rest[0] != '#' {
-			return nil, fmt.Errorf("invalid document separator: %s", strings.TrimSpace(sep))
-		}
-		docs = append(docs, s[prev:loc[0]])
-		prev = loc[1]
-	}
-	return append(docs, s[prev:]), nil
 }
 
 // getMeta reads a node's type and metadata as kyaml's GetMeta does.

@@ -20,6 +20,6 @@
 // (shape.go), which decides what is dropped and what is coerced.
 //
 // It imports internal/flux (the Flux object), loaders (the kustomization
-// schema), sigs.k8s.io/yaml (the decoding and encoding Flux uses) and
+// schema), internal/resyaml (kyaml's document splitting), sigs.k8s.io/yaml (the decoding and encoding Flux uses) and
 // go.yaml.in/yaml/v3.
 package generate
