@@ -12,6 +12,7 @@ import (
 
 	"dario.cat/mergo"
 	"github.com/kpipe/kpipe/internal/argocd/manifest"
+	sigsyaml "sigs.k8s.io/yaml"
 )
 
 // Repo answers the git generator's questions about one repository, as
@@ -206,7 +207,7 @@ func (e *expander) list(l *ListGenerator) ([]map[string]any, error) {
 	}
 	if l.ElementsYaml != "" {
 		var more []map[string]any
-		if err := sigsUnmarshal([]byte(l.ElementsYaml), &more); err != nil {
+		if err := sigsyaml.Unmarshal([]byte(l.ElementsYaml), &more); err != nil {
 			return nil, fmt.Errorf("error unmarshling decoded ElementsYaml %w", err)
 		}
 		res = append(res, more...)
@@ -364,9 +365,9 @@ func (e *expander) gitFiles(g *GitGenerator) ([]map[string]any, error) {
 func (e *expander) fileParams(file string, data []byte, g *GitGenerator) ([]map[string]any, error) {
 	var objs []map[string]any
 	single := map[string]any{}
-	if err := sigsUnmarshal(data, &single); err == nil {
+	if err := sigsyaml.Unmarshal(data, &single); err == nil {
 		objs = append(objs, single)
-	} else if err := sigsUnmarshal(data, &objs); err != nil {
+	} else if err := sigsyaml.Unmarshal(data, &objs); err != nil {
 		return nil, fmt.Errorf("unable to parse file: %w", err)
 	}
 	var res []map[string]any

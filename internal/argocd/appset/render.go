@@ -2,7 +2,6 @@ package appset
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"sort"
@@ -11,9 +10,7 @@ import (
 	"text/template"
 
 	"github.com/Masterminds/sprig/v3"
-	yaml "go.yaml.in/yaml/v2"
-
-	"github.com/kpipe/kpipe/internal/argocd/manifest"
+	sigsyaml "sigs.k8s.io/yaml"
 )
 
 // funcs is Argo CD's goTemplate function set: sprig's generic functions
@@ -44,33 +41,8 @@ func SanitizeName(name string) string {
 	return strings.Trim(name, "-.")
 }
 
-// sigsYAML is sigs.k8s.io/yaml.Marshal: JSON, read as YAML, written.
-func sigsYAML(v any) ([]byte, error) {
-	j, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	var tree any
-	if err := yaml.Unmarshal(j, &tree); err != nil {
-		return nil, err
-	}
-	return yaml.Marshal(tree)
-}
-
-// sigsUnmarshal is sigs.k8s.io/yaml.Unmarshal into v.
-func sigsUnmarshal(data []byte, v any) error {
-	j, err := manifest.YAMLToJSON(data)
-	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal(j, v); err != nil {
-		return fmt.Errorf("error unmarshaling JSON: while decoding JSON: %w", err)
-	}
-	return nil
-}
-
 func toYAML(v any) (string, error) {
-	b, err := sigsYAML(v)
+	b, err := sigsyaml.Marshal(v)
 	if err != nil {
 		return "", err
 	}
@@ -79,7 +51,7 @@ func toYAML(v any) (string, error) {
 
 func fromYAML(s string) (map[string]any, error) {
 	m := map[string]any{}
-	if err := sigsUnmarshal([]byte(s), &m); err != nil {
+	if err := sigsyaml.Unmarshal([]byte(s), &m); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -87,7 +59,7 @@ func fromYAML(s string) (map[string]any, error) {
 
 func fromYAMLArray(s string) ([]any, error) {
 	a := []any{}
-	if err := sigsUnmarshal([]byte(s), &a); err != nil {
+	if err := sigsyaml.Unmarshal([]byte(s), &a); err != nil {
 		return nil, err
 	}
 	return a, nil

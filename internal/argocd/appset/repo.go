@@ -3,9 +3,10 @@ package appset
 import (
 	"fmt"
 
-	"github.com/bmatcuk/doublestar/v4"
 	"io/fs"
 	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
 )
 
 // LocalRepo answers the git generator from a checkout: Tracked are the

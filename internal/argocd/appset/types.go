@@ -13,7 +13,7 @@
 //
 // It imports kpipe's internal/argocd/app and manifest,
 // github.com/Masterminds/sprig/v3 and dario.cat/mergo (Argo CD's merge of
-// goTemplate parameter sets), go.yaml.in/yaml/v2.
+// goTemplate parameter sets) and sigs.k8s.io/yaml (Argo CD's YAML).
 package appset
 
 import (

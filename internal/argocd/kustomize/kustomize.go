@@ -14,7 +14,7 @@
 // place of the file.
 //
 // It imports kpipe's internal/argocd/app, internal/kustfile and
-// go.yaml.in/yaml/v2.
+// sigs.k8s.io/yaml (Argo CD's YAML).
 package kustomize
 
 import (
@@ -27,7 +27,7 @@ import (
 	"sort"
 	"strings"
 
-	yaml "go.yaml.in/yaml/v2"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/kpipe/kpipe/internal/argocd/app"
 	"github.com/kpipe/kpipe/internal/argocd/manifest"
@@ -381,26 +381,12 @@ func (e *editor) patches(ps []app.KustomizePatch) error {
 	} else {
 		m["patches"] = ps
 	}
-	out, err := marshalSigsYAML(m)
+	out, err := sigsyaml.Marshal(m)
 	if err != nil {
 		return fmt.Errorf("failed to marshal kustomization.yaml after adding patches: %w", err)
 	}
 	e.data = out
 	return nil
-}
-
-// marshalSigsYAML is sigs.k8s.io/yaml.Marshal: JSON, read back as YAML
-// (yaml.v2), written as YAML.
-func marshalSigsYAML(v any) ([]byte, error) {
-	j, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	var tree any
-	if err := yaml.Unmarshal(j, &tree); err != nil {
-		return nil, err
-	}
-	return yaml.Marshal(tree)
 }
 
 // BuildArgs is the `kustomize build` argument list (without the program
