@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	yamlv2 "go.yaml.in/yaml/v2"
 	"sigs.k8s.io/yaml"
 )
 
@@ -269,6 +270,9 @@ func FuzzEncode(f *testing.F) {
 	}
 	f.Add([]byte("a: 1.10\nb: 0755\nc: 12345678901234567890\nd: 1e3\ne: 2024-01-02\nf: \"x\\ty\"\ng: [~, .5, -0, 0x1F]\n"))
 	f.Fuzz(func(t *testing.T, doc []byte) {
+		if jsonKeysCollide(doc) {
+			return // the reference itself picks one at random (see jsonKeysCollide)
+		}
 		want, ok := referenceEncode(doc)
 		if !ok {
 			return
@@ -285,6 +289,57 @@ func FuzzEncode(f *testing.F) {
 			t.Fatalf("%q:\n got %q\nwant %q", doc, got, want)
 		}
 	})
+}
+
+// jsonKeysCollide reports whether a mapping of doc has two keys that
+// sigs.k8s.io/yaml's YAML-to-JSON conversion names alike (8 and 08, read
+// by YAML 1.1 as an int and a float): the library walks a Go map there, so
+// which value the JSON keeps changes from run to run, in Flux as in the
+// reference, and no output can be compared. Each key is converted alone
+// by the library itself.
+func jsonKeysCollide(doc []byte) bool {
+	var v any
+	if yamlv2.Unmarshal(doc, &v) != nil {
+		return false
+	}
+	var walk func(v any) bool
+	walk = func(v any) bool {
+		switch v := v.(type) {
+		case map[any]any:
+			seen := map[string]bool{}
+			for k, x := range v {
+				one, err := yamlv2.Marshal(map[any]any{k: nil})
+				if err != nil {
+					return false
+				}
+				j, err := yaml.YAMLToJSON(one)
+				if err != nil {
+					return false
+				}
+				var m map[string]any
+				if json.Unmarshal(j, &m) != nil {
+					return false
+				}
+				for name := range m {
+					if seen[name] {
+						return true
+					}
+					seen[name] = true
+				}
+				if walk(x) {
+					return true
+				}
+			}
+		case []any:
+			for _, x := range v {
+				if walk(x) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return walk(v)
 }
 
 // BenchmarkApply post-builds the corpus cases' kustomize outputs together
