@@ -23,10 +23,10 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 ARG VERSION=v0.0.0-docker
-RUN CGO_ENABLED=0 go build -trimpath -tags urfave_cli_no_docs -ldflags "-s -w -X main.Version=${VERSION}" -o /out/ ./cmd/kpipe ./cmd/kpipe-cache-server
+RUN CGO_ENABLED=0 go build -trimpath -tags urfave_cli_no_docs -ldflags "-s -w -X github.com/kpipe/kpipe/internal/cli.Version=${VERSION}" -o /out/ ./cmd/kpipe ./cmd/kpipe-full ./cmd/kpipe-cache-server
 
 FROM gcr.io/distroless/static-debian12:nonroot
-COPY --from=build /out/kpipe /out/kpipe-cache-server /usr/local/bin/
+COPY --from=build /out/kpipe /out/kpipe-full /out/kpipe-cache-server /usr/local/bin/
 # kpipe's cache lives in $XDG_CACHE_HOME/kpipe: keep it on a volume so
 # that runs share it.
 ENV XDG_CACHE_HOME=/cache

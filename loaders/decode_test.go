@@ -76,7 +76,7 @@ func TestDecodeTreeMatchesJSON(t *testing.T) {
 		checkDecode(t, fmt.Sprintf("case %d %q", i, c), []byte(c))
 	}
 	var files, direct int
-	for _, top := range []string{"../testdata", "../cmd/kpipe/testdata"} {
+	for _, top := range []string{"../testdata", "../internal/cli/testdata"} {
 		filepath.WalkDir(top, func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() {
 				return nil

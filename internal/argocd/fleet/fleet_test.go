@@ -1,4 +1,4 @@
-package fleet
+package fleet_test
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/kpipe/kpipe/internal/argocd/app"
+	"github.com/kpipe/kpipe/internal/argocd/fleet"
+	"github.com/kpipe/kpipe/internal/argocd/fleet/appsets"
 	"github.com/kpipe/kpipe/internal/argocd/generate"
 	"github.com/kpipe/kpipe/internal/argocd/render"
 )
@@ -77,8 +79,9 @@ spec:
       destination: {namespace: '{{env}}'}
 `,
 	})
-	o := Options{Source: Source{Tree: tr, Repos: app.NewRepos(url), Renderer: render.New(render.Options{}), Settings: generate.Settings{}}}
-	res, err := Run(context.Background(), o)
+	o := fleet.Options{Source: fleet.Source{Tree: tr, Repos: app.NewRepos(url), Renderer: render.New(render.Options{}), Settings: generate.Settings{}},
+		Discover: fleet.DiscoverOptions{ApplicationSets: appsets.Expand}}
+	res, err := fleet.Run(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}

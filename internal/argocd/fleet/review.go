@@ -32,6 +32,8 @@ type ReviewOptions struct {
 	// NewGitFileGlobbing and IncludeHiddenDirectories are the
 	// ApplicationSet controller's and repo-server's options.
 	NewGitFileGlobbing, IncludeHiddenDirectories bool
+	// ApplicationSets expands ApplicationSets (DiscoverOptions).
+	ApplicationSets Expander
 	// Render are the renderer's options (the engine's, with the cache).
 	Render render.Options
 	// Diff tunes the comparison.
@@ -102,7 +104,7 @@ func Review(ctx context.Context, o ReviewOptions) (*diff.Result, []Affected, err
 	hs.Revision, bs.Revision = headRev, sides.Base
 	head := Source{Tree: headTree, Label: top, Repos: repos, Renderer: r, Settings: hs}
 	base := Source{Tree: baseTree, Label: top, Repos: repos, Renderer: r, Settings: bs}
-	disc := DiscoverOptions{Dirs: dirs, NewGitFileGlobbing: o.NewGitFileGlobbing, IncludeHiddenDirectories: o.IncludeHiddenDirectories}
+	disc := DiscoverOptions{Dirs: dirs, NewGitFileGlobbing: o.NewGitFileGlobbing, IncludeHiddenDirectories: o.IncludeHiddenDirectories, ApplicationSets: o.ApplicationSets}
 
 	// The new side: every Application, up to date from its record or
 	// rendered, with what it read.

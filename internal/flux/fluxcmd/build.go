@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kpipe/kpipe/internal/engine"
-	"github.com/kpipe/kpipe/internal/fetch"
 	"github.com/kpipe/kpipe/internal/flux"
 	"github.com/kpipe/kpipe/internal/flux/cluster"
 	"github.com/kpipe/kpipe/internal/flux/postbuild"
@@ -22,23 +21,9 @@ import (
 	"github.com/kpipe/kpipe/loaders"
 )
 
-// Env is where a command runs.
-type Env struct {
-	Stdout, Stderr io.Writer
-	// Cwd is the working directory relative paths are taken from.
-	Cwd string
-	// Getenv reads the environment (nil: os.Getenv).
-	Getenv func(string) string
-	// FS is the tree (nil: loaders.Disk).
-	FS loaders.FS
-	// Cache opens kpipe's cache for the build (nil, or off: none); the
-	// function returned closes it. noCache is --no-cache.
-	Cache func(noCache bool) (engine.Cache, func())
-	// Fetcher fetches remote bases and files (nil: they fail).
-	Fetcher *fetch.Fetcher
-	// Jobs bounds the engine's concurrency (< 1: the number of CPUs).
-	Jobs int
-}
+// Env is where a command runs (render.CommandEnv: a type of a package
+// that does not link pflag, so that the kpipe binary can hold one).
+type Env = render.CommandEnv
 
 // Build runs `kpipe flux build ARGS...` (args after "build"): the
 // `kustomization` subcommand (alias `ks`), or help. It returns the exit

@@ -1,7 +1,0 @@
-//go:build !linux
-
-package main
-
-// hugeHeap does nothing where transparent huge pages are not Linux's
-// madvise (see heap_linux.go).
-func hugeHeap(size int) {}

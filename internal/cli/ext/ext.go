@@ -1,0 +1,50 @@
+// Package ext names the extensions of kpipe's command line (Set): what
+// cmd/kpipe-full links and cmd/kpipe leaves out. Package internal/cli runs
+// with a Set; internal/cli/full makes the complete one.
+//
+// It imports internal/argocd/fleet, internal/engine, internal/fetch,
+// internal/flux/cluster and internal/flux/render, for their types: none
+// of them links what a Set holds.
+package ext
+
+import (
+	"context"
+
+	"github.com/kpipe/kpipe/internal/argocd/fleet"
+	"github.com/kpipe/kpipe/internal/engine"
+	"github.com/kpipe/kpipe/internal/fetch"
+	"github.com/kpipe/kpipe/internal/flux/cluster"
+	"github.com/kpipe/kpipe/internal/flux/render"
+)
+
+// Set holds the parts of kpipe that the kpipe binary leaves out, for
+// what linking them costs every process before it reads a file: the
+// network (net and archive/tar link libc through cgo: a dynamically
+// linked executable), Go plugins (the plugin package: cgo, and a linker
+// that keeps every exported method), Flux's flag parser (pflag links
+// net), Flux's HelmReleases (semver, net/http) and Argo CD's
+// ApplicationSets (sprig). Measured: a warm `kpipe build` of a small root
+// 4.8 -> 3.4 ms, `kpipe version` 4.5 -> 3.2 ms (benchmarks/RESULTS.md).
+//
+// cmd/kpipe-full sets every field (full.Set); cmd/kpipe sets none. A run of a binary
+// without one that needs it stops, prints nothing of its own, and hands
+// its command line over to kpipe-full (beside kpipe, or on PATH), which
+// runs it from the start: the same output, one process start later.
+type Set struct {
+	// Full says every field is set: the binary hands nothing over.
+	Full bool
+	// FluxBuild runs `kpipe flux build ARGS...` (fluxcmd.Build).
+	FluxBuild func(ctx context.Context, args []string, env render.CommandEnv) int
+	// HelmReleases renders Flux HelmReleases with helm, on the engine
+	// options and fetcher given (helmrender.New(...).Render).
+	HelmReleases func(o HelmReleaseOptions) func(context.Context, cluster.HelmRelease) *cluster.Result
+	// ApplicationSets expands Argo CD ApplicationSets (appsets.Expand).
+	ApplicationSets fleet.Expander
+}
+
+// HelmReleaseOptions are what Set.HelmReleases renders with.
+type HelmReleaseOptions struct {
+	Engine       engine.Options
+	Remote       *fetch.Fetcher
+	AllowV2Beta2 bool
+}

@@ -1,0 +1,29 @@
+// Package full is the complete set of kpipe's command-line extensions
+// (ext.Set), for cmd/kpipe-full and the command line's tests.
+//
+// It imports internal/cli/ext and the packages the kpipe binary leaves out:
+// internal/argocd/fleet/appsets, internal/flux/fluxcmd,
+// internal/flux/helmrender.
+package full
+
+import (
+	"context"
+
+	"github.com/kpipe/kpipe/internal/argocd/fleet/appsets"
+	"github.com/kpipe/kpipe/internal/cli/ext"
+	"github.com/kpipe/kpipe/internal/flux/cluster"
+	"github.com/kpipe/kpipe/internal/flux/fluxcmd"
+	"github.com/kpipe/kpipe/internal/flux/helmrender"
+)
+
+// Set returns every extension.
+func Set() ext.Set {
+	return ext.Set{
+		Full:      true,
+		FluxBuild: fluxcmd.Build,
+		HelmReleases: func(o ext.HelmReleaseOptions) func(context.Context, cluster.HelmRelease) *cluster.Result {
+			return helmrender.New(helmrender.Options{Engine: o.Engine, Remote: o.Remote, AllowV2Beta2: o.AllowV2Beta2}).Render
+		},
+		ApplicationSets: appsets.Expand,
+	}
+}

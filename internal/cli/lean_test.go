@@ -1,0 +1,166 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// The kpipe binary links none of what ext.Set holds, nor what made the
+// plain `go build` executable dynamically linked (net, os/user, plugin:
+// cgo) or slow to start (sprig, semver, pflag): about 1.4 ms of every
+// process (benchmarks/RESULTS.md). This fails, naming the importer, when
+// a change brings one back by whatever path.
+func TestKpipeLinksNoExtension(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("needs the go command (https://go.dev/dl)")
+	}
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "-deps", "../../cmd/kpipe").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	banned := map[string]string{
+		"net":                               "links libc through cgo (a dynamically linked executable)",
+		"os/user":                           "links libc through cgo (a dynamically linked executable)",
+		"plugin":                            "links libc through cgo and keeps every exported method",
+		"runtime/cgo":                       "makes the executable dynamically linked",
+		"github.com/Masterminds/sprig/v3":   "initialises sprig's dependencies in every process",
+		"github.com/Masterminds/semver/v3":  "compiles its regexps at start",
+		"github.com/spf13/pflag":            "imports net",
+		"github.com/schollz/progressbar/v3": "imports net/http",
+	}
+	var pkgs int
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		pkgs++
+		for _, imp := range f[1:] {
+			if why, ok := banned[imp]; ok {
+				t.Errorf("cmd/kpipe links %s (imported by %s), which %s: it belongs to kpipe-full (internal/cli/full)", imp, f[0], why)
+			}
+		}
+	}
+	if pkgs < 50 || !strings.Contains(string(out), "\ngithub.com/kpipe/kpipe/internal/engine ") {
+		t.Fatalf("go list -deps listed %d packages, without the engine: not kpipe's list", pkgs)
+	}
+}
+
+// A run of the kpipe binary that needs what it leaves out is handed over
+// to kpipe-full beside it: the same stdout, stderr, exit status and files
+// as kpipe-full run directly. Without kpipe-full, kpipe says what the run
+// needed and how to install it, and prints nothing else; what needs no
+// extension runs without it.
+func TestLeanHandsOver(t *testing.T) {
+	bin := kpipeWithServer(t) // kpipe, kpipe-full and kpipe-cache-server, side by side
+	exe := ""
+	if runtime.GOOS == "windows" {
+		exe = ".exe"
+	}
+	fullBin := filepath.Join(filepath.Dir(bin), "kpipe-full"+exe)
+	alone := filepath.Join(t.TempDir(), "kpipe"+exe)
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(alone, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	duration := regexp.MustCompile(` in [0-9.]+m?s\b`)
+	type result struct {
+		code          int
+		stdout, stderr string
+		files         map[string]string
+	}
+	runIn := func(t *testing.T, b, dir, outDir string, path string, args ...string) result {
+		t.Helper()
+		cmd := exec.Command(b, args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir())
+		if path != "" {
+			cmd.Env = append(cmd.Env, "PATH="+path)
+		}
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		// (Durations differ from run to run.)
+		r := result{code: exitCode(err), stdout: stdout.String(), stderr: duration.ReplaceAllString(stderr.String(), " in Ns"), files: map[string]string{}}
+		if outDir != "" {
+			_ = filepath.WalkDir(outDir, func(p string, d os.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					b, _ := os.ReadFile(p)
+					rel, _ := filepath.Rel(outDir, p)
+					r.files[rel] = string(b)
+				}
+				return nil
+			})
+			os.RemoveAll(outDir)
+		}
+		return r
+	}
+
+	fluxDir := t.TempDir()
+	writeFiles(t, fluxDir, map[string]string{
+		"ks.yaml":         fluxKsFile,
+		"src/deploy.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  template:\n    spec:\n      containers:\n      - name: web\n        image: nginx:${TAG}\n",
+	})
+	argoDir := argoRepo(t)
+	cases := []struct {
+		name, dir, outDir string
+		args              []string
+	}{
+		{"flux build (pflag)", fluxDir, "", []string{"flux", "build", "kustomization", "app", "--path", "./src", "--kustomization-file", "./ks.yaml", "--dry-run"}},
+		{"argocd build-all with an ApplicationSet (sprig)", argoDir, filepath.Join(t.TempDir(), "out"),
+			[]string{"argocd", "build-all", "--no-cache", "--report", "-"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			args := c.args
+			if c.outDir != "" {
+				args = append(args, "--out-dir", c.outDir)
+			}
+			want := runIn(t, fullBin, c.dir, c.outDir, "", args...)
+			if want.code != 0 || want.stdout == "" && len(want.files) == 0 {
+				t.Fatalf("kpipe-full: exit %d, %d files\n%s", want.code, len(want.files), want.stderr)
+			}
+			got := runIn(t, bin, c.dir, c.outDir, "", args...)
+			if got.code != want.code || got.stdout != want.stdout || got.stderr != want.stderr || len(got.files) != len(want.files) {
+				t.Errorf("kpipe: exit %d, %d files, stdout\n%s\nstderr\n%s\nkpipe-full: exit %d, %d files, stdout\n%s\nstderr\n%s",
+					got.code, len(got.files), got.stdout, got.stderr, want.code, len(want.files), want.stdout, want.stderr)
+			}
+			for name, content := range want.files {
+				if got.files[name] != content {
+					t.Errorf("%s differs from kpipe-full's", name)
+				}
+			}
+
+			// Without kpipe-full.
+			r := runIn(t, alone, c.dir, c.outDir, t.TempDir(), args...)
+			if r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, "needs kpipe-full") ||
+				!strings.Contains(r.stderr, fullInstall) || strings.Count(r.stderr, "\n") != 1 {
+				t.Errorf("kpipe without kpipe-full: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+			}
+		})
+	}
+
+	// What needs no extension runs without kpipe-full, as kpipe-full runs it.
+	for _, args := range [][]string{
+		{"build", "../../testdata/examples/prod"},
+		{"version", "--short"},
+		{"flux", "build-all", "--dry-run", "."},
+	} {
+		dir, _ := os.Getwd()
+		if args[0] == "flux" {
+			dir = fluxDir
+		}
+		want := runIn(t, fullBin, dir, "", "", args...)
+		got := runIn(t, alone, dir, "", t.TempDir(), args...)
+		if got.code != want.code || got.stdout != want.stdout || got.stderr != want.stderr {
+			t.Errorf("kpipe %s alone: exit %d\n%s\n%s\nkpipe-full: exit %d\n%s\n%s", strings.Join(args, " "), got.code, got.stdout, got.stderr, want.code, want.stdout, want.stderr)
+		}
+	}
+}
