@@ -72,9 +72,9 @@ func TestLeanHandsOver(t *testing.T) {
 
 	duration := regexp.MustCompile(` in [0-9.]+m?s\b`)
 	type result struct {
-		code          int
+		code           int
 		stdout, stderr string
-		files         map[string]string
+		files          map[string]string
 	}
 	runIn := func(t *testing.T, b, dir, outDir string, path string, args ...string) result {
 		t.Helper()
