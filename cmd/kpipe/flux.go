@@ -11,6 +11,7 @@ import (
 	"github.com/kpipe/kpipe/cache"
 	"github.com/kpipe/kpipe/internal/engine"
 	"github.com/kpipe/kpipe/internal/fetch"
+	"github.com/kpipe/kpipe/internal/fetch/netfetch"
 	"github.com/kpipe/kpipe/internal/flux/fluxcmd"
 )
 
@@ -63,7 +64,7 @@ func runFluxBuild(c *cli.Context) error {
 	if temporary {
 		defer os.RemoveAll(dir)
 	}
-	env.Fetcher = fetch.New(fetch.Options{Dir: dir, BeforeFetch: func() { armStop(c.Context) }})
+	env.Fetcher = fetch.New(fetch.Options{Dir: dir, Net: netfetch.New(nil), BeforeFetch: func() { armStop(c.Context) }})
 	if code := fluxcmd.Build(c.Context, c.Args().Slice(), env); code != 0 {
 		return &exitError{code: code}
 	}
