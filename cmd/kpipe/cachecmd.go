@@ -13,6 +13,7 @@ import (
 
 	"github.com/kpipe/kpipe/cache"
 	"github.com/kpipe/kpipe/cache/remote"
+	"github.com/kpipe/kpipe/cache/remote/backend"
 	"github.com/kpipe/kpipe/internal/bytesize"
 	"github.com/kpipe/kpipe/internal/engine"
 	"github.com/kpipe/kpipe/internal/fetch"
@@ -62,7 +63,7 @@ func setRemote(c *cli.Context, store *cache.Store) error {
 	if c.Bool("remote-cache-sensitive") && !c.Bool("remote-cache-write") {
 		return usage(c, "--remote-cache-sensitive needs --remote-cache-write")
 	}
-	b, err := remote.Open(url, remote.Options{Timeout: c.Duration("remote-cache-timeout"), Token: os.Getenv(remote.TokenEnv)})
+	b, err := backend.Open(url, remote.Options{Timeout: c.Duration("remote-cache-timeout"), Token: os.Getenv(remote.TokenEnv)})
 	if err != nil {
 		return err
 	}
