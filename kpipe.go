@@ -119,6 +119,7 @@ import (
 	"github.com/kpipe/kpipe/internal/buildid"
 	"github.com/kpipe/kpipe/internal/engine"
 	"github.com/kpipe/kpipe/internal/fetch"
+	"github.com/kpipe/kpipe/internal/fetch/netfetch"
 	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/stages"
 )
@@ -252,7 +253,7 @@ func (r *Renderer) buildAll(ctx context.Context, fsys loaders.FS, dirs []string)
 	opts := r.engineOptions()
 	remoteDir, done := r.remoteDir()
 	defer done()
-	fetcher := fetch.New(fetch.Options{Dir: remoteDir, Offline: r.opts.Offline})
+	fetcher := fetch.New(fetch.Options{Dir: remoteDir, Offline: r.opts.Offline, Net: netfetch.New(nil)})
 	if c := r.opts.Cache; c != nil {
 		opts.Cache = c.engineCache()
 		// Commit this call's entries, so that the next call finds them.

@@ -143,7 +143,7 @@
 // # Remote
 //
 // Store.SetRemote puts a shared cache behind the directory (remote.go,
-// backends in package remote): a lookup that misses here asks the remote
+// backends in package remote/backend): a lookup that misses here asks the remote
 // for the action record under the same key (the entry file's bytes: its
 // line and an inline value) and, for a larger value, the content under
 // its SHA-256; both are verified as a local entry is, a defect being a

@@ -33,7 +33,7 @@ import (
 // or evicted remote with what it used, and never sends what the remote
 // has.
 type RemoteOptions struct {
-	// Backend is the remote store (package remote).
+	// Backend is the remote store (opened by package remote/backend).
 	Backend remote.Backend
 	// Write uploads what this run builds, and what it finds in the
 	// directory that the remote lacks.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kpipe/kpipe/cache/remote"
+	"github.com/kpipe/kpipe/cache/remote/backend"
 	"github.com/kpipe/kpipe/cache/remote/remotetest"
 )
 
@@ -42,7 +43,7 @@ func (w *warnings) list() []string {
 // runner opens a store in a new, empty directory with the remote behind it.
 func runner(t *testing.T, url string, o RemoteOptions, w *warnings) *Store {
 	t.Helper()
-	b, err := remote.Open(url, remote.Options{})
+	b, err := backend.Open(url, remote.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +156,7 @@ func TestRemotePoisonedObjectsRefused(t *testing.T) {
 		first.Put(key("large"), large)
 		first.Put(key("other"), []byte("image: evil:v6"))
 		first.Close()
-		b, _ := remote.Open(srv.URL, remote.Options{})
+		b, _ := backend.Open(srv.URL, remote.Options{})
 		ctx := context.Background()
 		hexKey := func(k Key) string { return hex.EncodeToString(k[:]) }
 
@@ -264,7 +265,7 @@ func TestRemoteHungServerIsOneWarning(t *testing.T) {
 		}
 		mu.Unlock()
 	}()
-	b, err := remote.Open("http://"+l.Addr().String()+"/cache", remote.Options{Timeout: 200 * time.Millisecond})
+	b, err := backend.Open("http://"+l.Addr().String()+"/cache", remote.Options{Timeout: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

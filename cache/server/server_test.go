@@ -32,6 +32,7 @@ import (
 	"github.com/kpipe/kpipe/cache"
 	"github.com/kpipe/kpipe/cache/badger"
 	"github.com/kpipe/kpipe/cache/remote"
+	"github.com/kpipe/kpipe/cache/remote/backend"
 	"github.com/kpipe/kpipe/cache/server/servertest"
 )
 
@@ -338,7 +339,7 @@ func TestTokens(t *testing.T) {
 		{strings.Replace(url, "://", "://ci:"+readTok+"@", 1), "", true, false},
 		{url, "", false, false},
 	} {
-		b, err := remote.Open(tc.url, remote.Options{Token: tc.token})
+		b, err := backend.Open(tc.url, remote.Options{Token: tc.token})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,13 +16,14 @@ import (
 
 	"github.com/kpipe/kpipe/cache"
 	"github.com/kpipe/kpipe/cache/remote"
+	"github.com/kpipe/kpipe/cache/remote/backend"
 )
 
 // withRemote opens the cache in dir with the server at url behind it,
 // writing (Write), as a runner with --remote-cache-write does.
 func withRemote(t *testing.T, dir, url string) *cache.Store {
 	t.Helper()
-	b, err := remote.Open(url, remote.Options{})
+	b, err := backend.Open(url, remote.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,7 +62,7 @@ func setRemote(c *cli.Context, store *cache.Store) error {
 	if c.Bool("remote-cache-sensitive") && !c.Bool("remote-cache-write") {
 		return usage(c, "--remote-cache-sensitive needs --remote-cache-write")
 	}
-	b, err := remote.Open(url, remote.Options{Timeout: c.Duration("remote-cache-timeout"), Token: os.Getenv(remote.TokenEnv)})
+	b, err := extensions(c).RemoteCache(url, remote.Options{Timeout: c.Duration("remote-cache-timeout"), Token: os.Getenv(remote.TokenEnv)})
 	if err != nil {
 		return err
 	}

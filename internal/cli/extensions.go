@@ -13,6 +13,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/kpipe/kpipe/cache/remote"
 	"github.com/kpipe/kpipe/internal/argocd/app"
 	"github.com/kpipe/kpipe/internal/argocd/fleet"
 	"github.com/kpipe/kpipe/internal/cli/ext"
@@ -74,6 +75,14 @@ func forRun(ctx context.Context, e *ext.Set) (*ext.Set, context.Context, *handov
 	h := &handover{full: e.Full}
 	ctx, h.cancel = context.WithCancelCause(ctx)
 	r := *e
+	if r.Net == nil {
+		r.Net = needNet{h}
+	}
+	if r.RemoteCache == nil {
+		r.RemoteCache = func(string, remote.Options) (remote.Backend, error) {
+			return nil, h.need("the remote cache")
+		}
+	}
 	if r.FluxBuild == nil {
 		r.FluxBuild = func(context.Context, []string, render.CommandEnv) int {
 			_ = h.need("kpipe flux build")
@@ -134,6 +143,16 @@ func terminal(w io.Writer) (*os.File, bool) {
 	f, ok := unquiet(w).(*os.File)
 	return f, ok
 }
+
+// needNet is the stand-in for ext.Set.Net: any download hands the run
+// over.
+type needNet struct{ h *handover }
+
+func (n needNet) Get(_ context.Context, url string) ([]byte, error) {
+	return nil, n.h.need("downloading " + url)
+}
+
+func (n needNet) Untar([]byte, string) error { return n.h.need("unpacking a chart") }
 
 // handOver runs the command line args in kpipe-full, writing to stdout
 // and stderr, and returns its exit status; without kpipe-full, it says

@@ -63,7 +63,7 @@ func runFluxBuild(c *cli.Context) error {
 	if temporary {
 		defer os.RemoveAll(dir)
 	}
-	env.Fetcher = fetch.New(fetch.Options{Dir: dir, BeforeFetch: func() { armStop(c.Context) }})
+	env.Fetcher = fetch.New(fetch.Options{Dir: dir, Net: extensions(c).Net, BeforeFetch: func() { armStop(c.Context) }})
 	if code := extensions(c).FluxBuild(c.Context, c.Args().Slice(), env); code != 0 {
 		return &exitError{code: code}
 	}

@@ -26,9 +26,9 @@ func newFetcher(c *cli.Context, store *cache.Store) (*fetch.Fetcher, func()) {
 		var b [8]byte
 		_, _ = rand.Read(b[:])
 		dir := filepath.Join(os.TempDir(), "kpipe-remote-"+hex.EncodeToString(b[:]))
-		f := fetch.New(fetch.Options{Dir: dir, Offline: c.Bool("offline"), BeforeFetch: arm})
+		f := fetch.New(fetch.Options{Dir: dir, Offline: c.Bool("offline"), Net: extensions(c).Net, BeforeFetch: arm})
 		return f, func() { _ = os.RemoveAll(dir) }
 	}
-	f := fetch.New(fetch.Options{Dir: filepath.Join(store.Dir(), "remote"), Offline: c.Bool("offline"), BeforeFetch: arm})
+	f := fetch.New(fetch.Options{Dir: filepath.Join(store.Dir(), "remote"), Offline: c.Bool("offline"), Net: extensions(c).Net, BeforeFetch: arm})
 	return f, f.Trim // at most daily: what no run used for five days
 }

@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/kpipe/kpipe/cache/remote"
+	"github.com/kpipe/kpipe/cache/remote/backend"
 	"github.com/kpipe/kpipe/cache/remote/remotetest"
 	"github.com/kpipe/kpipe/internal/batch"
 	"github.com/kpipe/kpipe/internal/genrepo"
@@ -132,7 +133,7 @@ func TestRemoteCachePoisonedObjects(t *testing.T) {
 			t.Fatalf("first runner: exit %d\n%s", code, stderr)
 		}
 		// Poison every object that renders app001 (records and content).
-		b, err := remote.Open(srv.URL, remote.Options{})
+		b, err := backend.Open(srv.URL, remote.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

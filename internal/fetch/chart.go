@@ -1,20 +1,15 @@
 package fetch
 
 import (
-	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"net/http"
 	"os"
 	"os/exec"
-	"path"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -128,6 +123,9 @@ func (f *Fetcher) chart(ctx context.Context, r ChartRequest, dir string) (string
 	if f.o.Offline {
 		return "", fmt.Errorf("%s is not in kpipe's cache (%s), and --offline forbids pulling it", what, f.o.Dir)
 	}
+	if f.o.Net == nil {
+		return "", fmt.Errorf("%s: %w", what, ErrNoNet)
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("%s: %w", what, err)
 	}
@@ -186,7 +184,7 @@ func (f *Fetcher) chart(ctx context.Context, r ChartRequest, dir string) (string
 	if r.Version != "" {
 		into = filepath.Join(into, r.Name+"-"+r.Version)
 	}
-	if err := untar(data, into); err != nil {
+	if err := f.o.Net.Untar(data, into); err != nil {
 		return "", fmt.Errorf("%s: unpacking %s: %w", what, filepath.Base(archives[0]), err)
 	}
 	if st, err := os.Stat(filepath.Join(into, r.Name)); err != nil || !st.IsDir() {
@@ -221,21 +219,13 @@ func (f *Fetcher) chart(ctx context.Context, r ChartRequest, dir string) (string
 // index.yaml.
 func (f *Fetcher) indexDigest(ctx context.Context, repo, name, version string) (string, error) {
 	url := strings.TrimSuffix(repo, "/") + "/index.yaml"
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return "", err
-	}
-	resp, err := f.o.Client.Do(req)
-	if err != nil {
-		return "", fmt.Errorf("reading the repository's index: %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("reading the repository's index %s: %w", url, &StatusError{URL: url, Code: resp.StatusCode})
-	}
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
+	data, err := f.o.Net.Get(ctx, url)
+	var se *StatusError
+	switch {
+	case errors.As(err, &se):
 		return "", fmt.Errorf("reading the repository's index %s: %w", url, err)
+	case err != nil:
+		return "", fmt.Errorf("reading the repository's index: %w", err)
 	}
 	var idx struct {
 		Entries map[string][]struct {
@@ -252,51 +242,6 @@ func (f *Fetcher) indexDigest(ctx context.Context, repo, name, version string) (
 		}
 	}
 	return "", fmt.Errorf("the repository's index %s gives no digest for %s %s", url, name, version)
-}
-
-// untar unpacks a gzipped tar archive into dir: regular files and
-// directories only, none outside dir.
-func untar(data []byte, dir string) error {
-	zr, err := gzip.NewReader(bytes.NewReader(data))
-	if err != nil {
-		return err
-	}
-	tr := tar.NewReader(zr)
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		name := path.Clean(strings.ReplaceAll(h.Name, "\\", "/"))
-		if path.IsAbs(name) || name == ".." || strings.HasPrefix(name, "../") {
-			return fmt.Errorf("entry %q lies outside the archive", h.Name)
-		}
-		target := filepath.Join(dir, filepath.FromSlash(name))
-		switch h.Typeflag {
-		case tar.TypeDir:
-			if err := os.MkdirAll(target, 0o755); err != nil {
-				return err
-			}
-		case tar.TypeReg:
-			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-				return err
-			}
-			out, err := os.OpenFile(target, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
-			if err != nil {
-				return err
-			}
-			_, err = io.Copy(out, tr)
-			if cerr := out.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				return err
-			}
-		}
-	}
 }
 
 // treeDigest is the SHA-256 of the relative paths and contents of the

@@ -8,7 +8,10 @@
 // again for a ref that is a full commit id, and can build offline from
 // what it kept.
 //
-// It imports giturl only; package engine uses it while loading the graph
-// and pulling charts. (The remote cache, where build results go, is
-// package cache/remote.)
+// It imports giturl and yaml only, and neither net nor archive/tar (which
+// link libc through cgo, a cost every run of the kpipe binary would pay
+// when it starts): HTTP GETs and unpacking charts go through Options.Net,
+// which package netfetch implements and the lean kpipe binary leaves out.
+// Package engine uses it while loading the graph and pulling charts. (The
+// remote cache, where build results go, is package cache/remote.)
 package fetch

@@ -8,8 +8,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,8 +28,11 @@ type Options struct {
 	Offline bool
 	// Git is the git executable; "" means "git" from PATH.
 	Git string
-	// Client makes the HTTP requests; nil means http.DefaultClient.
-	Client *http.Client
+	// Net makes the HTTP requests and unpacks charts' archives; nil means
+	// none: a download that needs it fails with ErrNoNet, while what needs
+	// no network still works (--offline reads of kept files, kept charts
+	// of exact versions, git repositories, which the git command fetches).
+	Net Net
 	// BeforeFetch, when set, is called before every fetch (Repo, File,
 	// Chart), which may start a process or make temporary files: kpipe's
 	// CLI starts listening for stop signals there, so that it stops them
@@ -64,9 +65,6 @@ type once[T any] struct {
 func New(o Options) *Fetcher {
 	if o.Git == "" {
 		o.Git = "git"
-	}
-	if o.Client == nil {
-		o.Client = http.DefaultClient
 	}
 	return &Fetcher{o: o, repos: map[string]*once[*Checkout]{}, files: map[string]*once[[]byte]{}}
 }
@@ -443,16 +441,36 @@ func (e *gitError) reason() string {
 	return r
 }
 
+// Net is what a download needs beyond package fetch: HTTP GETs and
+// unpacking a chart's archive. The kpipe binary leaves both out (net and
+// archive/tar link libc through cgo, which every run of kpipe pays for
+// when it starts); kpipe-full and embedders pass netfetch.New(client).
+type Net interface {
+	// Get returns the body of a 2xx GET of url; another status is a
+	// *StatusError.
+	Get(ctx context.Context, url string) ([]byte, error)
+	// Untar unpacks a gzipped tar archive into dir: regular files and
+	// directories only, none outside dir.
+	Untar(data []byte, dir string) error
+}
+
+// ErrNoNet is what a download fails with (wrapped, naming what it is
+// for) when the Fetcher has no Net.
+var ErrNoNet = errors.New("this kpipe binary has no network support")
+
 // StatusError is an HTTP response other than 2xx to a GET of a file.
 type StatusError struct {
 	URL  string
 	Code int
+	// Text is the status code's text ("Not Found"; net/http's
+	// StatusText, which the Net fills in).
+	Text string
 }
 
 // Error is kustomize's wording ("HTTP Error: status code 404 (Not
 // Found)"); kustomize's caller adds the URL.
 func (e *StatusError) Error() string {
-	return fmt.Sprintf("HTTP Error: status code %d (%s)", e.Code, http.StatusText(e.Code))
+	return fmt.Sprintf("HTTP Error: status code %d (%s)", e.Code, e.Text)
 }
 
 // File returns the body of a GET of url, as kustomize loads a `resources`
@@ -482,21 +500,12 @@ func (f *Fetcher) file(ctx context.Context, url string) ([]byte, error) {
 		f.markUsed(kept)
 		return data, nil
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if f.o.Net == nil {
+		return nil, fmt.Errorf("%s: %w", url, ErrNoNet)
+	}
+	data, err := f.o.Net.Get(ctx, url)
 	if err != nil {
 		return nil, err
-	}
-	resp, err := f.o.Client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, &StatusError{URL: url, Code: resp.StatusCode}
-	}
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, fmt.Errorf("%s: reading the response: %w", url, err)
 	}
 	_ = writeFileAtomic(kept, data)
 	return data, nil

@@ -2,7 +2,7 @@
 // cmd/kpipe-full links and cmd/kpipe leaves out. Package internal/cli runs
 // with a Set; internal/cli/full makes the complete one.
 //
-// It imports internal/argocd/fleet, internal/engine, internal/fetch,
+// It imports cache/remote, internal/argocd/fleet, internal/engine, internal/fetch,
 // internal/flux/cluster and internal/flux/render, for their types: none
 // of them links what a Set holds.
 package ext
@@ -10,6 +10,7 @@ package ext
 import (
 	"context"
 
+	"github.com/kpipe/kpipe/cache/remote"
 	"github.com/kpipe/kpipe/internal/argocd/fleet"
 	"github.com/kpipe/kpipe/internal/engine"
 	"github.com/kpipe/kpipe/internal/fetch"
@@ -33,6 +34,11 @@ import (
 type Set struct {
 	// Full says every field is set: the binary hands nothing over.
 	Full bool
+	// Net makes the downloads: URL resources, chart indexes and archives
+	// (netfetch.New).
+	Net fetch.Net
+	// RemoteCache opens a remote cache (backend.Open: HTTP, S3).
+	RemoteCache func(rawURL string, o remote.Options) (remote.Backend, error)
 	// FluxBuild runs `kpipe flux build ARGS...` (fluxcmd.Build).
 	FluxBuild func(ctx context.Context, args []string, env render.CommandEnv) int
 	// HelmReleases renders Flux HelmReleases with helm, on the engine

@@ -2,15 +2,17 @@
 // (ext.Set), for cmd/kpipe-full and the command line's tests.
 //
 // It imports internal/cli/ext and the packages the kpipe binary leaves out:
-// internal/argocd/fleet/appsets, internal/flux/fluxcmd,
+// cache/remote/backend, internal/fetch/netfetch, internal/argocd/fleet/appsets, internal/flux/fluxcmd,
 // internal/flux/helmrender.
 package full
 
 import (
 	"context"
 
+	"github.com/kpipe/kpipe/cache/remote/backend"
 	"github.com/kpipe/kpipe/internal/argocd/fleet/appsets"
 	"github.com/kpipe/kpipe/internal/cli/ext"
+	"github.com/kpipe/kpipe/internal/fetch/netfetch"
 	"github.com/kpipe/kpipe/internal/flux/cluster"
 	"github.com/kpipe/kpipe/internal/flux/fluxcmd"
 	"github.com/kpipe/kpipe/internal/flux/helmrender"
@@ -19,8 +21,10 @@ import (
 // Set returns every extension.
 func Set() ext.Set {
 	return ext.Set{
-		Full:      true,
-		FluxBuild: fluxcmd.Build,
+		Full:        true,
+		Net:         netfetch.New(nil),
+		RemoteCache: backend.Open,
+		FluxBuild:   fluxcmd.Build,
 		HelmReleases: func(o ext.HelmReleaseOptions) func(context.Context, cluster.HelmRelease) *cluster.Result {
 			return helmrender.New(helmrender.Options{Engine: o.Engine, Remote: o.Remote, AllowV2Beta2: o.AllowV2Beta2}).Render
 		},

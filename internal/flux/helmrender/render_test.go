@@ -18,6 +18,7 @@ import (
 	"github.com/kpipe/kpipe/internal/diff"
 	"github.com/kpipe/kpipe/internal/engine"
 	"github.com/kpipe/kpipe/internal/fetch"
+	"github.com/kpipe/kpipe/internal/fetch/netfetch"
 	"github.com/kpipe/kpipe/internal/flux/cluster"
 	"github.com/kpipe/kpipe/internal/flux/fluxdiff"
 	"github.com/kpipe/kpipe/internal/flux/postbuild"
@@ -104,7 +105,7 @@ func newEnv(t *testing.T, helm, dir string, offline bool) *env {
 	store := cache.Open(context.Background(), cache.Options{Dir: filepath.Join(dir, "cache")})
 	t.Cleanup(func() { store.Close() })
 	return &env{helm: helm, store: store, offline: offline,
-		remote: fetch.New(fetch.Options{Dir: filepath.Join(dir, "remote"), Offline: offline})}
+		remote: fetch.New(fetch.Options{Dir: filepath.Join(dir, "remote"), Offline: offline, Net: netfetch.New(nil)})}
 }
 
 func (e *env) engine() engine.Options {

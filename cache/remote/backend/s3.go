@@ -1,4 +1,4 @@
-package remote
+package backend
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	"github.com/kpipe/kpipe/cache/remote"
 )
 
 // s3Backend keeps objects in a bucket of an S3-compatible store, as
@@ -59,7 +60,7 @@ type s3Backend struct {
 	region     string
 }
 
-func newS3(u *url.URL, o Options) (*s3Backend, error) {
+func newS3(u *url.URL, o remote.Options) (*s3Backend, error) {
 	bucket := u.Host
 	if bucket == "" {
 		return nil, fmt.Errorf("remote cache URL %q: no bucket (s3://BUCKET/PREFIX)", redacted(u))
@@ -201,7 +202,7 @@ func iniSection(data []byte, name string) (map[string]string, error) {
 
 func (b *s3Backend) String() string { return b.shown }
 
-func (b *s3Backend) object(kind Kind, name string) string {
+func (b *s3Backend) object(kind remote.Kind, name string) string {
 	return b.prefix + string(kind) + "/" + name
 }
 
@@ -331,7 +332,7 @@ var xmlText = strings.NewReplacer("&lt;", "<", "&gt;", ">", "&quot;", `"`, "&#34
 
 // s3Error words a failed answer for a message, and tells a missing
 // object (ErrNotFound) from a missing bucket (errNoBucket).
-func (b *s3Backend) s3Error(op string, kind Kind, name string, r *s3Response, err error) error {
+func (b *s3Backend) s3Error(op string, kind remote.Kind, name string, r *s3Response, err error) error {
 	if err != nil {
 		return fmt.Errorf("%s %s/%s: %s", op, kind, name[:12], oneLine(err.Error()))
 	}
@@ -341,7 +342,7 @@ func (b *s3Backend) s3Error(op string, kind Kind, name string, r *s3Response, er
 		return errNoBucket
 	case code == "NoSuchKey" || r.status == http.StatusNotFound:
 		// (A HEAD answer has no body: a 404 is a missing object.)
-		return ErrNotFound
+		return remote.ErrNotFound
 	}
 	msg := fmt.Sprintf("%d %s", r.status, http.StatusText(r.status))
 	if code != "" {
@@ -351,7 +352,7 @@ func (b *s3Backend) s3Error(op string, kind Kind, name string, r *s3Response, er
 }
 
 // Get implements Backend.
-func (b *s3Backend) Get(ctx context.Context, kind Kind, name string) ([]byte, error) {
+func (b *s3Backend) Get(ctx context.Context, kind remote.Kind, name string) ([]byte, error) {
 	if err := checkName(kind, name); err != nil {
 		return nil, err
 	}
@@ -366,13 +367,13 @@ func (b *s3Backend) Get(ctx context.Context, kind Kind, name string) ([]byte, er
 }
 
 // Has implements Backend.
-func (b *s3Backend) Has(ctx context.Context, kind Kind, name string) (bool, error) {
+func (b *s3Backend) Has(ctx context.Context, kind remote.Kind, name string) (bool, error) {
 	if err := checkName(kind, name); err != nil {
 		return false, err
 	}
 	r, err := b.do(ctx, http.MethodHead, b.object(kind, name), "", nil, 0)
 	if err != nil || r.status != http.StatusOK {
-		if err = b.s3Error("HEAD", kind, name, r, err); err == ErrNotFound || err == errNoBucket {
+		if err = b.s3Error("HEAD", kind, name, r, err); err == remote.ErrNotFound || err == errNoBucket {
 			return false, nil
 		}
 		return false, err
@@ -381,7 +382,7 @@ func (b *s3Backend) Has(ctx context.Context, kind Kind, name string) (bool, erro
 }
 
 // Put implements Backend.
-func (b *s3Backend) Put(ctx context.Context, kind Kind, name string, data []byte) error {
+func (b *s3Backend) Put(ctx context.Context, kind remote.Kind, name string, data []byte) error {
 	if err := checkName(kind, name); err != nil {
 		return err
 	}
@@ -391,7 +392,7 @@ func (b *s3Backend) Put(ctx context.Context, kind Kind, name string, data []byte
 	r, err := b.do(ctx, http.MethodPut, b.object(kind, name), "", data, 1<<16)
 	if err != nil || r.status != http.StatusOK {
 		err = b.s3Error("PUT", kind, name, r, err)
-		if err == ErrNotFound || err == errNoBucket {
+		if err == remote.ErrNotFound || err == errNoBucket {
 			err = fmt.Errorf("PUT %s/%s: the bucket %s does not exist", kind, name[:12], b.bucket)
 		}
 		return err

@@ -1,4 +1,4 @@
-package remote
+package backend
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kpipe/kpipe/cache/remote"
 	"github.com/kpipe/kpipe/cache/remote/remotetest"
 )
 
@@ -27,7 +28,7 @@ func TestS3Addressing(t *testing.T) {
 		{"s3://my-cache/ci?endpoint=https://minio.example.com", false},
 	} {
 		u, _ := url.Parse(tc.url)
-		b, err := newS3(u, Options{})
+		b, err := newS3(u, remote.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,7 +45,7 @@ func TestS3Addressing(t *testing.T) {
 func TestS3FindsTheBucketRegion(t *testing.T) {
 	srv := remotetest.StartMinIOIn(t, "eu-west-3")
 	u, _ := url.Parse(srv.URL)
-	b, err := newS3(u, Options{Timeout: DefaultTimeout})
+	b, err := newS3(u, remote.Options{Timeout: remote.DefaultTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,18 +53,18 @@ func TestS3FindsTheBucketRegion(t *testing.T) {
 	n := strings.Repeat("ab", 32)
 	// Signed for us-east-1, MinIO refuses: the region matters.
 	b.regionOnce.Do(func() { b.region = "us-east-1" })
-	if err := b.Put(ctx, AC, n, []byte("x")); err == nil {
+	if err := b.Put(ctx, remote.AC, n, []byte("x")); err == nil {
 		t.Fatal("a request signed for us-east-1 was accepted by a server in eu-west-3")
 	}
-	b, _ = newS3(u, Options{Timeout: DefaultTimeout})
+	b, _ = newS3(u, remote.Options{Timeout: remote.DefaultTimeout})
 	b.aws = true // ask the location, as for AWS
-	if err := b.Put(ctx, AC, n, []byte("x")); err != nil {
+	if err := b.Put(ctx, remote.AC, n, []byte("x")); err != nil {
 		t.Fatalf("Put after finding the region: %v", err)
 	}
 	if b.region != "eu-west-3" {
 		t.Errorf("region %q, want eu-west-3", b.region)
 	}
-	if got, err := b.Get(ctx, AC, n); err != nil || string(got) != "x" {
+	if got, err := b.Get(ctx, remote.AC, n); err != nil || string(got) != "x" {
 		t.Errorf("Get: %q, %v", got, err)
 	}
 }

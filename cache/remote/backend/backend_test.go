@@ -1,4 +1,4 @@
-package remote_test
+package backend_test
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kpipe/kpipe/cache/remote"
+	"github.com/kpipe/kpipe/cache/remote/backend"
 	"github.com/kpipe/kpipe/cache/remote/remotetest"
 )
 
@@ -118,7 +119,7 @@ func runBackendTests(t *testing.T, b remote.Backend) {
 // downTests check that a stopped server is an error (not a miss), that
 // comes quickly enough for a build to go on.
 func downTests(t *testing.T, srv *remotetest.Server) {
-	b, err := remote.Open(srv.URL, remote.Options{Timeout: 5 * time.Second})
+	b, err := backend.Open(srv.URL, remote.Options{Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +137,7 @@ func downTests(t *testing.T, srv *remotetest.Server) {
 
 func TestHTTPBackend(t *testing.T) {
 	srv := remotetest.StartNginx(t, remotetest.NginxOptions{})
-	b, err := remote.Open(srv.URL, remote.Options{})
+	b, err := backend.Open(srv.URL, remote.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +147,7 @@ func TestHTTPBackend(t *testing.T) {
 
 func TestS3Backend(t *testing.T) {
 	srv := remotetest.StartMinIO(t)
-	b, err := remote.Open(srv.URL, remote.Options{})
+	b, err := backend.Open(srv.URL, remote.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +162,7 @@ func TestS3Backend(t *testing.T) {
 // still work.
 func TestHTTPForbiddenPut(t *testing.T) {
 	srv := remotetest.StartNginx(t, remotetest.NginxOptions{ReadOnly: true})
-	b, err := remote.Open(srv.URL, remote.Options{})
+	b, err := backend.Open(srv.URL, remote.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +179,7 @@ func TestHTTPForbiddenPut(t *testing.T) {
 func TestS3WrongCredentials(t *testing.T) {
 	srv := remotetest.StartMinIO(t)
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "wrong")
-	b, err := remote.Open(srv.URL, remote.Options{})
+	b, err := backend.Open(srv.URL, remote.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +212,7 @@ func TestS3SharedCredentialsFile(t *testing.T) {
 		works   bool
 	}{{"ci", true}, {"", false}} {
 		t.Setenv("AWS_PROFILE", tc.profile)
-		b, err := remote.Open(srv.URL, remote.Options{})
+		b, err := backend.Open(srv.URL, remote.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -230,7 +231,7 @@ func TestS3SharedCredentialsFile(t *testing.T) {
 func TestS3MissingBucket(t *testing.T) {
 	srv := remotetest.StartMinIO(t)
 	u := strings.Replace(srv.URL, "s3://"+remotetest.Bucket+"/", "s3://no-such-bucket/", 1)
-	b, err := remote.Open(u, remote.Options{})
+	b, err := backend.Open(u, remote.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +253,7 @@ func TestOpenURLs(t *testing.T) {
 		{"s3://AKIA:secret@bucket/x", "credentials do not go in an s3 URL"},
 		{"s3://bucket/x?endpoint=ftp://h", "S3 endpoint"},
 	} {
-		_, err := remote.Open(tc.url, remote.Options{})
+		_, err := backend.Open(tc.url, remote.Options{})
 		if err == nil || !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("Open(%q): %v, want %q", tc.url, err, tc.err)
 		}
@@ -260,7 +261,7 @@ func TestOpenURLs(t *testing.T) {
 			t.Errorf("Open(%q): the error shows the password: %v", tc.url, err)
 		}
 	}
-	b, err := remote.Open("https://user:pw@cache.example.com/bazel/", remote.Options{})
+	b, err := backend.Open("https://user:pw@cache.example.com/bazel/", remote.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package remote
+package backend
 
 import (
 	"bufio"
@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"strings"
 	"sync/atomic"
+
+	"github.com/kpipe/kpipe/cache/remote"
 )
 
 // httpBackend speaks the Bazel HTTP cache protocol: GET, HEAD and PUT on
@@ -26,7 +28,7 @@ type httpBackend struct {
 	noMissing atomic.Bool
 }
 
-func newHTTP(u *url.URL, o Options) (*httpBackend, error) {
+func newHTTP(u *url.URL, o remote.Options) (*httpBackend, error) {
 	if u.Host == "" {
 		return nil, fmt.Errorf("remote cache URL %q: no host", redacted(u))
 	}
@@ -60,7 +62,7 @@ func newHTTP(u *url.URL, o Options) (*httpBackend, error) {
 
 func (b *httpBackend) String() string { return b.shown }
 
-func (b *httpBackend) request(ctx context.Context, method string, kind Kind, name string, body []byte) (*http.Response, error) {
+func (b *httpBackend) request(ctx context.Context, method string, kind remote.Kind, name string, body []byte) (*http.Response, error) {
 	if err := checkName(kind, name); err != nil {
 		return nil, err
 	}
@@ -101,12 +103,12 @@ func (b *httpBackend) do(ctx context.Context, method, path, contentType string, 
 // answers anything but a 2xx starting with MissingHeader (401 and 403
 // aside, which are errors) does not know the request: ErrUnsupported,
 // now and for the rest of the run.
-func (b *httpBackend) Missing(ctx context.Context, objs []Object) ([]Object, error) {
+func (b *httpBackend) Missing(ctx context.Context, objs []remote.Object) ([]remote.Object, error) {
 	if b.noMissing.Load() {
-		return nil, ErrUnsupported
+		return nil, remote.ErrUnsupported
 	}
-	if len(objs) > MaxMissing {
-		return nil, fmt.Errorf("remote cache: %d objects in one existence request (at most %d)", len(objs), MaxMissing)
+	if len(objs) > remote.MaxMissing {
+		return nil, fmt.Errorf("remote cache: %d objects in one existence request (at most %d)", len(objs), remote.MaxMissing)
 	}
 	var body bytes.Buffer
 	for _, o := range objs {
@@ -115,38 +117,38 @@ func (b *httpBackend) Missing(ctx context.Context, objs []Object) ([]Object, err
 		}
 		body.WriteString(string(o.Kind) + "/" + o.Name + "\n")
 	}
-	resp, err := b.do(ctx, http.MethodPost, MissingPath, "text/plain", body.Bytes())
+	resp, err := b.do(ctx, http.MethodPost, remote.MissingPath, "text/plain", body.Bytes())
 	if err != nil {
-		return nil, fmt.Errorf("POST %s: %v", MissingPath, oneLine(stripURL(err)))
+		return nil, fmt.Errorf("POST %s: %v", remote.MissingPath, oneLine(stripURL(err)))
 	}
 	defer closeBody(resp)
 	switch {
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
-		return nil, fmt.Errorf("POST %s: the server answered %s", MissingPath, resp.Status)
+		return nil, fmt.Errorf("POST %s: the server answered %s", remote.MissingPath, resp.Status)
 	case resp.StatusCode/100 != 2:
 		b.noMissing.Store(true)
-		return nil, ErrUnsupported
+		return nil, remote.ErrUnsupported
 	}
-	sc := bufio.NewScanner(io.LimitReader(resp.Body, int64(MaxMissing+1)*80))
-	if !sc.Scan() || sc.Text() != MissingHeader {
+	sc := bufio.NewScanner(io.LimitReader(resp.Body, int64(remote.MaxMissing+1)*80))
+	if !sc.Scan() || sc.Text() != remote.MissingHeader {
 		b.noMissing.Store(true)
-		return nil, ErrUnsupported
+		return nil, remote.ErrUnsupported
 	}
-	asked := make(map[Object]bool, len(objs))
+	asked := make(map[remote.Object]bool, len(objs))
 	for _, o := range objs {
 		asked[o] = true
 	}
-	var missing []Object
+	var missing []remote.Object
 	for sc.Scan() {
 		kind, name, _ := strings.Cut(sc.Text(), "/")
-		o := Object{Kind: Kind(kind), Name: name}
+		o := remote.Object{Kind: remote.Kind(kind), Name: name}
 		if !asked[o] {
-			return nil, fmt.Errorf("POST %s: the server named an object not asked for", MissingPath)
+			return nil, fmt.Errorf("POST %s: the server named an object not asked for", remote.MissingPath)
 		}
 		missing = append(missing, o)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("POST %s: %v", MissingPath, oneLine(err.Error()))
+		return nil, fmt.Errorf("POST %s: %v", remote.MissingPath, oneLine(err.Error()))
 	}
 	return missing, nil
 }
@@ -167,12 +169,12 @@ func stripURL(err error) string {
 	return err.Error()
 }
 
-func statusError(method string, kind Kind, name string, resp *http.Response) error {
+func statusError(method string, kind remote.Kind, name string, resp *http.Response) error {
 	return fmt.Errorf("%s %s/%s: the server answered %s", method, kind, name[:12], resp.Status)
 }
 
 // Get implements Backend.
-func (b *httpBackend) Get(ctx context.Context, kind Kind, name string) ([]byte, error) {
+func (b *httpBackend) Get(ctx context.Context, kind remote.Kind, name string) ([]byte, error) {
 	resp, err := b.request(ctx, http.MethodGet, kind, name, nil)
 	if err != nil {
 		return nil, err
@@ -180,7 +182,7 @@ func (b *httpBackend) Get(ctx context.Context, kind Kind, name string) ([]byte, 
 	defer closeBody(resp)
 	switch {
 	case resp.StatusCode == http.StatusNotFound:
-		return nil, ErrNotFound
+		return nil, remote.ErrNotFound
 	case resp.StatusCode/100 != 2:
 		return nil, statusError("GET", kind, name, resp)
 	}
@@ -198,7 +200,7 @@ func (b *httpBackend) Get(ctx context.Context, kind Kind, name string) ([]byte, 
 }
 
 // Has implements Backend.
-func (b *httpBackend) Has(ctx context.Context, kind Kind, name string) (bool, error) {
+func (b *httpBackend) Has(ctx context.Context, kind remote.Kind, name string) (bool, error) {
 	resp, err := b.request(ctx, http.MethodHead, kind, name, nil)
 	if err != nil {
 		return false, err
@@ -214,7 +216,7 @@ func (b *httpBackend) Has(ctx context.Context, kind Kind, name string) (bool, er
 }
 
 // Put implements Backend.
-func (b *httpBackend) Put(ctx context.Context, kind Kind, name string, data []byte) error {
+func (b *httpBackend) Put(ctx context.Context, kind remote.Kind, name string, data []byte) error {
 	if data == nil {
 		data = []byte{}
 	}
