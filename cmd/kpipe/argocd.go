@@ -17,6 +17,7 @@ import (
 	"github.com/kpipe/kpipe/internal/argocd/manifest"
 	"github.com/kpipe/kpipe/internal/argocd/render"
 	"github.com/kpipe/kpipe/internal/engine"
+	"github.com/kpipe/kpipe/plugins/goplugin"
 )
 
 // argocdCommand is `kpipe argocd`: Argo CD Applications rendered as
@@ -101,6 +102,8 @@ func argocdEngine(c *cli.Context) (render.Options, func(), error) {
 		Jobs: c.Int("jobs"),
 		Helm: engine.HelmOptions{Command: c.String("helm-command")},
 		Warn: func(msg string) { fmt.Fprintln(c.App.ErrWriter, msg) },
+		// (an Application's kustomize buildOptions may enable plugins)
+		GoPlugins: goplugin.Open,
 	}
 	store, err := openCache(c)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/kpipe/kpipe/internal/resyaml"
 	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/plugins"
+	"github.com/kpipe/kpipe/plugins/goplugin"
 )
 
 func buildCommand() *cli.Command {
@@ -262,6 +263,7 @@ func buildOptions(c *cli.Context) (loaders.Restriction, engine.Options, error) {
 		EnableHelm:         c.Bool("enable-helm"),
 		PluginTimeout:      c.Duration("plugin-timeout"),
 		FnEnv:              c.StringSlice("env"),
+		GoPlugins:          goplugin.Open,
 		NoCachePlugins:     c.Bool("no-cache-plugins"),
 		VerifyCache:        c.Bool("verify-cache"),
 		Helm: engine.HelmOptions{Command: c.String("helm-command"), APIVersions: c.StringSlice("helm-api-versions"),
