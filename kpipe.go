@@ -121,6 +121,7 @@ import (
 	"github.com/kpipe/kpipe/internal/fetch"
 	"github.com/kpipe/kpipe/internal/fetch/netfetch"
 	"github.com/kpipe/kpipe/loaders"
+	"github.com/kpipe/kpipe/plugins/goplugin"
 	"github.com/kpipe/kpipe/stages"
 )
 
@@ -297,6 +298,7 @@ func (r *Renderer) engineOptions() engine.Options {
 		EnableHelm:         o.EnableHelm,
 		PluginTimeout:      o.PluginTimeout,
 		FnEnv:              o.FnEnv,
+		GoPlugins:          goplugin.Open,
 		Helm: engine.HelmOptions{Command: o.Helm.Command, APIVersions: o.Helm.APIVersions,
 			KubeVersion: o.Helm.KubeVersion, Debug: o.Helm.Debug},
 		Warn:   o.Warn,

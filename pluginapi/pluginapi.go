@@ -55,9 +55,9 @@
 // build flags (-race, -trimpath, tags, GOFLAGS, cgo on) and the same
 // version of every package both import (this package, and any module the
 // plugin shares with kpipe, at the versions in kpipe's go.sum). A kpipe
-// built without cgo, or with `-tags nogoplugin` (which leaves the plugin
-// package out and makes the executable about a third smaller), cannot
-// load plugins at all. So a Go plugin must be
+// built without cgo, or a program that leaves the plugin package out
+// (passes no opener of package plugins/goplugin, which makes the
+// executable about a third smaller), cannot load plugins at all. So a Go plugin must be
 // rebuilt for every kpipe release; the error kpipe reports then quotes the
 // runtime's reason. Exec plugins and KRM functions have none of these
 // constraints and are the better choice for plugins shared between teams.

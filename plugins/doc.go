@@ -48,8 +48,11 @@
 //     exported NewPlugin, calls Config, then Generate or Transform. It runs
 //     inside kpipe: a panic is an error, but a plugin past the timeout can
 //     only be abandoned, not killed. The stage's Fingerprint covers the
-//     .so's digest and the environment. `-tags nogoplugin` builds a kpipe
-//     without the plugin package (20 MB instead of 30 MB).
+//     .so's digest and the environment. The standard plugin package is
+//     linked only by package plugins/goplugin, whose Open the program passes
+//     as Options.GoPlugins; without it a Go plugin fails with
+//     ErrNoGoPlugins (the plugin package needs cgo and makes an executable
+//     about half again as large).
 //   - a KEP-993 plugin: an executable named after the config's API group
 //     (`team.example.com` for `apiVersion: team.example.com/v1`), looked
 //     for first in $XDG_CONFIG_HOME/kustomize/plugins ($HOME/.config when
@@ -123,8 +126,8 @@
 // stage, plugin stages included, from the stage cache.
 //
 // It imports stages, pluginapi, resource and the internal packages
-// resyaml, output, fsread and procgroup; the engine imports it, never the
-// reverse.
+// resyaml, output, fsread and procgroup, never the standard plugin package
+// (TestEngineDoesNotLinkPlugin); the engine imports it, never the reverse.
 //
 // Stability: kpipe's stable API is the packages kpipe and pluginapi. This
 // package is an importable building block with no compatibility promise

@@ -21,7 +21,7 @@ const modeGo = "go-plugin"
 // plugin runs inside kpipe and sees its environment, which the fingerprint
 // therefore covers as it does for exec plugins.
 func (p *plugin) configureGo(c Config, o Options, so string) error {
-	p.mode, p.path = modeGo, so
+	p.mode, p.path, p.openGo = modeGo, so, o.GoPlugins
 	p.env = environ(o.Environ, c.Dir)
 	d, err := fileDigest(so)
 	if err != nil {
@@ -34,9 +34,12 @@ func (p *plugin) configureGo(c Config, o Options, so string) error {
 	return nil
 }
 
+// ErrNoGoPlugins is the error (wrapped) of a Go plugin that a program
+// without an opener (Options.GoPlugins nil) was asked to load.
+var ErrNoGoPlugins = errors.New("this kpipe binary cannot load Go plugins")
+
 // GoPluginBuild is how to build a kpipe that loads Go plugins: with cgo
-// (the release archives and images are built without it, and cannot),
-// without -tags nogoplugin.
+// (the release archives and images are built without it, and cannot).
 const GoPluginBuild = "CGO_ENABLED=1 go install ./cmd/kpipe"
 
 // openHint is what to add to the error of a Go plugin that would not load
@@ -53,7 +56,10 @@ func openHint(msg string) string {
 
 // goConstructor opens the plugin and returns its constructor.
 func (p *plugin) goConstructor() (func() any, error) {
-	lookup, err := openGoPlugin(p.path)
+	if p.openGo == nil {
+		return nil, fmt.Errorf("%s: cannot load the Go plugin: %w", p.Describe(), ErrNoGoPlugins)
+	}
+	lookup, err := p.openGo(p.path)
 	if err != nil {
 		return nil, p.fail("cannot load the Go plugin: %v%s", err, openHint(err.Error()))
 	}

@@ -2,9 +2,11 @@ package plugins
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -15,9 +17,6 @@ import (
 // binary was built with, or skips the test when that cannot work.
 func buildGoPlugin(t *testing.T, path string) {
 	t.Helper()
-	if !goPluginSupport {
-		t.Skip("built with -tags nogoplugin")
-	}
 	if testing.CoverMode() != "" {
 		t.Skip("Go plugins must be built with the host's flags; skipped under -cover")
 	}
@@ -119,5 +118,39 @@ func TestGoPluginWithoutCgoNamesTheBuild(t *testing.T) {
 	}
 	if openHint("plugin.Open(x): realpath failed") != "" {
 		t.Error("a hint for an error it does not know")
+	}
+}
+
+// A program that passes no opener (Options.GoPlugins nil) cannot load a Go
+// plugin: the error says so, names the .so and wraps ErrNoGoPlugins; exec
+// plugins still run.
+func TestGoPluginWithoutOpener(t *testing.T) {
+	dir := t.TempDir()
+	home := filepath.Join(dir, ".config", "kustomize", "plugin", "example.com", "v1")
+	so := filepath.Join(home, "gen", "Gen.so")
+	writeExec(t, so, "not really a plugin")
+	writeExec(t, filepath.Join(home, "exe", "Exe"), "#!/bin/sh\nprintf 'apiVersion: v1\\nkind: ConfigMap\\nmetadata:\\n  name: made\\n'\n")
+	opts := Options{EnableAlpha: true, Environ: []string{"HOME=" + dir}}
+	config := func(kind string) Config {
+		return Config{Object: decodeOne(t, "apiVersion: example.com/v1\nkind: "+kind+"\nmetadata:\n  name: g\n"), Role: Generator, Dir: dir, Source: "config.yaml"}
+	}
+	_, err := Load(config("Gen"), opts)
+	if !errors.Is(err, ErrNoGoPlugins) || !strings.Contains(err.Error(), "Go plugin "+so) ||
+		!strings.Contains(err.Error(), "cannot load the Go plugin: this kpipe binary cannot load Go plugins") {
+		t.Errorf("Go plugin without an opener: error = %v", err)
+	}
+	if runtime.GOOS == "windows" {
+		return
+	}
+	exe, err := Load(config("Exe"), opts)
+	if err != nil {
+		t.Fatalf("exec plugin without a Go plugin opener: %v", err)
+	}
+	rs := resource.NewList()
+	if err := exe.Run(context.Background(), rs); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := render(t, rs), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: made\n"; got != want {
+		t.Errorf("exec plugin generated\n%s\nwant\n%s", got, want)
 	}
 }

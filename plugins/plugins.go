@@ -61,6 +61,11 @@ type Options struct {
 	// standard error (kustomize passes it through); a failure quotes it in
 	// its error instead.
 	Warn func(msg string)
+	// GoPlugins opens a Go plugin (`<Kind>.so`) and returns its symbol
+	// lookup: goplugin.Open (package plugins/goplugin), which links the
+	// standard plugin package. Nil: a Go plugin fails to load with
+	// ErrNoGoPlugins, and this package does not link the plugin package.
+	GoPlugins func(path string) (func(string) (any, error), error)
 }
 
 // Config is one plugin config of a kustomization.

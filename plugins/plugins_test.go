@@ -11,6 +11,7 @@ import (
 
 	"github.com/kpipe/kpipe/internal/output"
 	"github.com/kpipe/kpipe/internal/resyaml"
+	"github.com/kpipe/kpipe/plugins/goplugin"
 	"github.com/kpipe/kpipe/resource"
 	"github.com/kpipe/kpipe/stages"
 )
@@ -38,7 +39,7 @@ func load(t *testing.T, dir, config string, role Role, env ...string) (stages.St
 	t.Helper()
 	return Load(Config{Object: decodeOne(t, config), Role: role, Dir: dir, Source: "config.yaml",
 		Read: func(p string) ([]byte, error) { return os.ReadFile(filepath.Join(dir, p)) }},
-		Options{EnableAlpha: true, EnableExec: true, Environ: append([]string{"HOME=" + dir}, env...)})
+		Options{EnableAlpha: true, EnableExec: true, Environ: append([]string{"HOME=" + dir}, env...), GoPlugins: goplugin.Open})
 }
 
 func render(t *testing.T, rs *resource.List) string {

@@ -68,6 +68,9 @@ type plugin struct {
 	origin   string      // generators: the origin annotation given to objects without one
 	configID resource.ID // of the config (KEP-993 plugins)
 	maxOut   int         // cap on standard output (0: maxStdout); tests lower it
+
+	// openGo opens a Go plugin (Options.GoPlugins; nil: ErrNoGoPlugins).
+	openGo func(path string) (func(string) (any, error), error)
 }
 
 // Kind names the stage kind in statistics.

@@ -101,6 +101,8 @@ func argocdEngine(c *cli.Context) (render.Options, func(), error) {
 		Jobs: c.Int("jobs"),
 		Helm: engine.HelmOptions{Command: c.String("helm-command")},
 		Warn: func(msg string) { fmt.Fprintln(c.App.ErrWriter, msg) },
+		// (an Application's kustomize buildOptions may enable plugins)
+		GoPlugins: extensions(c).GoPlugins,
 	}
 	store, err := openCache(c)
 	if err != nil {

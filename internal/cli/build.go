@@ -262,6 +262,7 @@ func buildOptions(c *cli.Context) (loaders.Restriction, engine.Options, error) {
 		EnableHelm:         c.Bool("enable-helm"),
 		PluginTimeout:      c.Duration("plugin-timeout"),
 		FnEnv:              c.StringSlice("env"),
+		GoPlugins:          extensions(c).GoPlugins,
 		NoCachePlugins:     c.Bool("no-cache-plugins"),
 		VerifyCache:        c.Bool("verify-cache"),
 		Helm: engine.HelmOptions{Command: c.String("helm-command"), APIVersions: c.StringSlice("helm-api-versions"),

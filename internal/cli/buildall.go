@@ -7,14 +7,13 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/hashicorp/go-multierror"
-	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
 	"github.com/kpipe/kpipe/internal/batch"
+	"github.com/kpipe/kpipe/internal/progress"
 )
 
 func buildAllCommand() *cli.Command {
@@ -78,7 +77,7 @@ repository root) on every runner. Give each shard its own --out-dir and
 			&cli.BoolFlag{Name: "all-kustomizations", Usage: "build every kustomization, not only the top-level roots"},
 			&cli.StringFlag{Name: "roots-from", Usage: "build the roots listed in this file, one per line"},
 			&cli.BoolFlag{Name: "stats", Usage: "print per-stage counts and times"},
-			&cli.BoolFlag{Name: "progress", Value: true, Usage: "show a progress bar when stderr is a terminal"},
+			&cli.BoolFlag{Name: "progress", Value: true, Usage: "show the count of roots built so far when stderr is a terminal"},
 			&cli.BoolFlag{Name: "prune", Usage: "delete outputs under --out-dir of roots that no longer exist (only files kpipe wrote)"},
 			&cli.BoolFlag{Name: "check", Usage: "compare each root's output with the file under --out-dir instead of writing it; exit 1 naming each difference"},
 			&cli.StringFlag{Name: "shard", Usage: "build only part I of N of the roots (I/N, 1 <= I <= N), by a hash of each root's path; join the shards' reports with kpipe report merge"},
@@ -115,7 +114,7 @@ func runBuildAll(c *cli.Context) error {
 	fetcher, doneFetching := newFetcher(c, store)
 	defer doneFetching()
 
-	var bar *progressbar.ProgressBar
+	var bar *progress.Line
 	bo := batch.Options{
 		Trees:             c.Args().Slice(),
 		RootsFrom:         c.String("roots-from"),
@@ -134,15 +133,13 @@ func runBuildAll(c *cli.Context) error {
 	}
 	if f, ok := terminal(c.App.ErrWriter); ok && c.Bool("progress") && term.IsTerminal(int(f.Fd())) {
 		bo.Progress = func(total int) func() {
-			bar = progressbar.NewOptions(total,
-				progressbar.OptionSetWriter(f), progressbar.OptionSetDescription("building"),
-				progressbar.OptionShowCount(), progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(100*time.Millisecond))
-			return func() { _ = bar.Add(1) }
+			bar = progress.New(f, "building", total)
+			return bar.Step
 		}
 	}
 	rep, err := batch.Run(ctx, bo)
 	if bar != nil {
-		_ = bar.Finish()
+		bar.Finish()
 	}
 	if rep == nil {
 		return err

@@ -83,6 +83,11 @@ func forRun(ctx context.Context, e *ext.Set) (*ext.Set, context.Context, *handov
 			return nil, h.need("the remote cache")
 		}
 	}
+	if r.GoPlugins == nil {
+		r.GoPlugins = func(path string) (func(string) (any, error), error) {
+			return nil, h.need("loading the Go plugin " + path)
+		}
+	}
 	if r.FluxBuild == nil {
 		r.FluxBuild = func(context.Context, []string, render.CommandEnv) int {
 			_ = h.need("kpipe flux build")

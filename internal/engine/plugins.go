@@ -79,6 +79,7 @@ func (b *Builder) pluginOptions() plugins.Options {
 		Env:         b.opts.FnEnv,
 		Environ:     b.opts.PluginEnviron,
 		Warn:        b.opts.Warn,
+		GoPlugins:   b.opts.GoPlugins,
 	}
 }
 

@@ -37,6 +37,11 @@ type Options struct {
 	// PluginEnviron is the environment plugins start from (nil: the
 	// process's).
 	PluginEnviron []string
+	// GoPlugins opens Go plugins (plugins.Options.GoPlugins): goplugin.Open
+	// of package plugins/goplugin, or nil, which leaves the plugin package
+	// out of the program and makes a Go plugin an error
+	// (plugins.ErrNoGoPlugins).
+	GoPlugins func(path string) (func(string) (any, error), error)
 	// NoCachePlugins keeps plugin stages out of the cache.
 	NoCachePlugins bool
 	// VerifyCache re-runs stages found in the cache (and plugin stages

@@ -39,6 +39,8 @@ type Set struct {
 	Net fetch.Net
 	// RemoteCache opens a remote cache (backend.Open: HTTP, S3).
 	RemoteCache func(rawURL string, o remote.Options) (remote.Backend, error)
+	// GoPlugins opens a Go plugin (goplugin.Open: the plugin package).
+	GoPlugins func(path string) (func(string) (any, error), error)
 	// FluxBuild runs `kpipe flux build ARGS...` (fluxcmd.Build).
 	FluxBuild func(ctx context.Context, args []string, env render.CommandEnv) int
 	// HelmReleases renders Flux HelmReleases with helm, on the engine
