@@ -38,16 +38,17 @@ func (p *plugin) configureGo(c Config, o Options, so string) error {
 // without an opener (Options.GoPlugins nil) was asked to load.
 var ErrNoGoPlugins = errors.New("this kpipe binary cannot load Go plugins")
 
-// GoPluginBuild is how to build a kpipe that loads Go plugins: with cgo
-// (the release archives and images are built without it, and cannot).
-const GoPluginBuild = "CGO_ENABLED=1 go install ./cmd/kpipe"
+// GoPluginBuild is how to build the kpipe that loads Go plugins
+// (kpipe-full, which kpipe hands such a run over to) with cgo: the
+// release archives and images are built without it, and cannot.
+const GoPluginBuild = "CGO_ENABLED=1 go install ./cmd/kpipe-full"
 
 // openHint is what to add to the error of a Go plugin that would not load
 // (msg): what to do about it, where kpipe can tell.
 func openHint(msg string) string {
 	switch {
 	case strings.Contains(msg, "not implemented"): // package plugin without cgo
-		return " (this kpipe was built without cgo, which loading Go plugins needs; release archives, images and the README's install are: build one that can with `" + GoPluginBuild + "`, and the plugin with the same Go and flags)"
+		return " (this kpipe was built without cgo, which loading Go plugins needs; release archives and images are: build one that can with `" + GoPluginBuild + "`, and the plugin with the same Go and flags)"
 	case strings.Contains(msg, "different version"):
 		return " (a Go plugin must be built with the same Go version, build flags and package versions as kpipe: rebuild it; see package pluginapi)"
 	}

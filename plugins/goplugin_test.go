@@ -113,7 +113,7 @@ func TestGoPlugin(t *testing.T) {
 // can (package plugin's answer without cgo is "plugin: not implemented").
 func TestGoPluginWithoutCgoNamesTheBuild(t *testing.T) {
 	hint := openHint("plugin: not implemented")
-	if !strings.Contains(hint, "without cgo") || !strings.Contains(hint, "`CGO_ENABLED=1 go install ./cmd/kpipe`") {
+	if !strings.Contains(hint, "without cgo") || !strings.Contains(hint, "`CGO_ENABLED=1 go install ./cmd/kpipe-full`") {
 		t.Errorf("hint for a kpipe without cgo: %q", hint)
 	}
 	if openHint("plugin.Open(x): realpath failed") != "" {

@@ -2,6 +2,9 @@ package cli
 
 import (
 	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -55,6 +58,10 @@ func TestKpipeLinksNoExtension(t *testing.T) {
 // needed and how to install it, and prints nothing else; what needs no
 // extension runs without it.
 func TestLeanHandsOver(t *testing.T) {
+	cwd, err := os.Getwd() // (argoRepo changes it)
+	if err != nil {
+		t.Fatal(err)
+	}
 	bin := kpipeWithServer(t) // kpipe, kpipe-full and kpipe-cache-server, side by side
 	exe := ""
 	if runtime.GOOS == "windows" {
@@ -109,11 +116,22 @@ func TestLeanHandsOver(t *testing.T) {
 		"src/deploy.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  template:\n    spec:\n      containers:\n      - name: web\n        image: nginx:${TAG}\n",
 	})
 	argoDir := argoRepo(t)
+	// A URL resource, from a server on 127.0.0.1.
+	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-the-web\n")
+	}))
+	defer web.Close()
+	urlDir := t.TempDir()
+	writeFiles(t, urlDir, map[string]string{"kustomization.yaml": "namePrefix: p-\nresources:\n- " + web.URL + "/cm.yaml\n"})
+	// A remote cache: kpipe's own server (read only: both runs miss).
+	remoteURL := startServe(t, filepath.Join(t.TempDir(), "store")).URL
 	cases := []struct {
 		name, dir, outDir string
 		args              []string
 	}{
 		{"flux build (pflag)", fluxDir, "", []string{"flux", "build", "kustomization", "app", "--path", "./src", "--kustomization-file", "./ks.yaml", "--dry-run"}},
+		{"a URL resource (net/http)", urlDir, "", []string{"build", "."}},
+		{"the remote cache (net/http)", cwd, "", []string{"build", "../../testdata/examples/prod", "--remote-cache", remoteURL}},
 		{"argocd build-all with an ApplicationSet (sprig)", argoDir, filepath.Join(t.TempDir(), "out"),
 			[]string{"argocd", "build-all", "--no-cache", "--report", "-"}},
 	}
@@ -153,7 +171,7 @@ func TestLeanHandsOver(t *testing.T) {
 		{"version", "--short"},
 		{"flux", "build-all", "--dry-run", "."},
 	} {
-		dir, _ := os.Getwd()
+		dir := cwd
 		if args[0] == "flux" {
 			dir = fluxDir
 		}
