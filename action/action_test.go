@@ -52,9 +52,10 @@ func TestMain(m *testing.M) {
 	// As plain `go build` builds it: the packages go test compiled are
 	// reused (another configuration, CGO_ENABLED=0, compiled every package
 	// that reaches net again: half a minute of a fresh clone's go test).
-	cmd := exec.Command("go", "build", "-o", kpipeBin, "../cmd/kpipe")
+	// (kpipe-full beside it, as the release archives place it.)
+	cmd := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "../cmd/kpipe", "../cmd/kpipe-full")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "go build ../cmd/kpipe: %v\n%s", err, out)
+		fmt.Fprintf(os.Stderr, "go build ../cmd/kpipe ../cmd/kpipe-full: %v\n%s", err, out)
 		os.Exit(1)
 	}
 	code := m.Run()

@@ -51,9 +51,10 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	kpipeDir = dir
-	// kpipe, and beside it the cache server `kpipe cache serve` hands
-	// over to (cache-server.md runs it), as the release archives hold them.
-	for _, name := range []string{"kpipe", "kpipe-cache-server"} {
+	// kpipe, and beside it kpipe-full and the cache server, which kpipe
+	// hands runs and `kpipe cache serve` over to (ci.md's remote cache,
+	// cache-server.md), as the release archives hold them.
+	for _, name := range []string{"kpipe", "kpipe-full", "kpipe-cache-server"} {
 		bin := filepath.Join(dir, name)
 		if runtime.GOOS == "windows" {
 			bin += ".exe"

@@ -154,7 +154,7 @@ func (b *bench) run(kpipeBin string, repos, clusters []string, rounds, warmRuns 
 	b.kpipe = kpipeBin
 	if b.kpipe == "" {
 		b.kpipe = filepath.Join(b.work, "kpipe")
-		cmd := exec.Command("go", "build", "-o", b.kpipe, "./cmd/kpipe")
+		cmd := exec.Command("go", "build", "-o", filepath.Dir(b.kpipe)+string(filepath.Separator), "./cmd/kpipe", "./cmd/kpipe-full") // kpipe-full beside kpipe, which hands runs over to it
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("go build: %v\n%s", err, out)
 		}

@@ -94,7 +94,7 @@ func run(o options) error {
 	var err error
 	if o.kpipe == "" {
 		o.kpipe = filepath.Join(o.work, "kpipe")
-		if out, err := exec.Command("go", "build", "-o", o.kpipe, "./cmd/kpipe").CombinedOutput(); err != nil {
+		if out, err := exec.Command("go", "build", "-o", filepath.Dir(o.kpipe)+string(filepath.Separator), "./cmd/kpipe", "./cmd/kpipe-full").CombinedOutput(); err != nil { // kpipe-full beside kpipe, which hands runs over to it
 			return fmt.Errorf("building kpipe: %v\n%s", err, out)
 		}
 	} else if o.kpipe, err = filepath.Abs(o.kpipe); err != nil {

@@ -154,7 +154,7 @@ func (b *bench) binary(given string) (string, error) {
 		return filepath.Abs(given)
 	}
 	bin := filepath.Join(b.work, "kpipe")
-	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/kpipe").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", filepath.Dir(bin)+string(filepath.Separator), "./cmd/kpipe", "./cmd/kpipe-full").CombinedOutput(); err != nil { // kpipe-full beside kpipe, which hands runs over to it
 		return "", fmt.Errorf("go build ./cmd/kpipe (run from the module's root): %v\n%s", err, out)
 	}
 	return bin, nil

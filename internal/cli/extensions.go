@@ -37,9 +37,6 @@ func extensions(c *cli.Context) *ext.Set {
 // fullName is the binary with every extension (cmd/kpipe-full).
 const fullName = "kpipe-full"
 
-// fullInstall installs it.
-const fullInstall = "go install github.com/kpipe/kpipe/cmd/kpipe-full@latest"
-
 // errHandedOver is the cause of a run's cancellation when it needs what
 // its binary lacks.
 var errHandedOver = errors.New("handed over to " + fullName)
@@ -165,7 +162,7 @@ func (n needNet) Untar([]byte, string) error { return n.h.need("unpacking a char
 func (h *handover) handOver(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	path, err := findBeside(fullName)
 	if err != nil {
-		fmt.Fprintf(stderr, "Error: %s needs %s, the kpipe with the network, Go plugins, Flux's flags and HelmReleases and Argo CD's ApplicationSets; %v: install it with `%s` (the release archives and the container image carry it beside kpipe)\n", h.needed(), fullName, err, fullInstall)
+		fmt.Fprintf(stderr, "Error: %s needs %s, the kpipe with the network, Go plugins, Flux's flags and HelmReleases and Argo CD's ApplicationSets; %v: install it with `%s` (from a clone of kpipe: `%s`; the release archives and the container image carry it beside kpipe)\n", h.needed(), fullName, err, installLine, cloneInstall)
 		return 1
 	}
 	// The run was cancelled (h.need): kpipe-full runs under the

@@ -118,8 +118,8 @@ func TestCacheServeWithoutServer(t *testing.T) {
 	cmd.Env = env
 	out, err := cmd.CombinedOutput()
 	if code := exitCode(err); code != 1 ||
-		!strings.Contains(string(out), "go install github.com/kpipe/kpipe/cmd/kpipe-cache-server@latest") ||
-		!strings.Contains(string(out), "go install ./cmd/kpipe ./cmd/kpipe-cache-server") ||
+		!strings.Contains(string(out), installLine) ||
+		!strings.Contains(string(out), cloneInstall) ||
 		!strings.Contains(string(out), "release archives") || !strings.Contains(string(out), filepath.Dir(alone)) {
 		t.Errorf("without the server: exit %d\n%s", code, out)
 	}
@@ -127,7 +127,7 @@ func TestCacheServeWithoutServer(t *testing.T) {
 	cmd.Env = env
 	out, err = cmd.CombinedOutput()
 	if code := exitCode(err); code != 0 || !strings.Contains(string(out), "kpipe-cache-server --help") ||
-		!strings.Contains(string(out), "go install github.com/kpipe/kpipe/cmd/kpipe-cache-server@latest") {
+		!strings.Contains(string(out), installLine) {
 		t.Errorf("--help without the server: exit %d\n%s", code, out)
 	}
 	// With the server, --help is the server's, flags and all.
@@ -137,23 +137,23 @@ func TestCacheServeWithoutServer(t *testing.T) {
 	}
 }
 
-// TestInstallLinesAgree: every place that says how to install kpipe and
-// its cache server (the error above, README.md, docs/install.md,
-// docs/cache-server.md) gives the same lines, from the module proxy and
-// from a clone.
+// TestInstallLinesAgree: every place that says how to install kpipe's
+// binaries (the errors above and of a kpipe without kpipe-full,
+// README.md, docs/install.md, docs/cache-server.md) gives the same lines,
+// from the module proxy and from a clone.
 func TestInstallLinesAgree(t *testing.T) {
 	for _, page := range []string{"../../README.md", "../../docs/install.md", "../../docs/cache-server.md"} {
 		data, err := os.ReadFile(page)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, line := range []string{"github.com/kpipe/kpipe/cmd/kpipe-cache-server@latest", cloneInstall} {
+		for _, line := range []string{installLine, cloneInstall} {
 			if !strings.Contains(string(data), line) {
 				t.Errorf("%s does not say %q", page, line)
 			}
 		}
 	}
-	if !strings.HasSuffix(serverInstall, "github.com/kpipe/kpipe/cmd/kpipe-cache-server@latest") {
-		t.Errorf("the error's install line %q is not the pages'", serverInstall)
+	if installLine != "go install github.com/kpipe/kpipe/cmd/...@latest" || cloneInstall != "go install ./cmd/..." {
+		t.Errorf("the errors' install lines %q, %q are not the pages'", installLine, cloneInstall)
 	}
 }

@@ -159,7 +159,7 @@ func TestLeanHandsOver(t *testing.T) {
 			// Without kpipe-full.
 			r := runIn(t, alone, c.dir, c.outDir, t.TempDir(), args...)
 			if r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, "needs kpipe-full") ||
-				!strings.Contains(r.stderr, fullInstall) || strings.Count(r.stderr, "\n") != 1 {
+				!strings.Contains(r.stderr, installLine) || strings.Count(r.stderr, "\n") != 1 {
 				t.Errorf("kpipe without kpipe-full: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 			}
 		})

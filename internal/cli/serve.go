@@ -18,12 +18,13 @@ import (
 // not link Badger (cache/doc.go; TestKpipeDoesNotLinkBadger).
 const serverName = "kpipe-cache-server"
 
-// serverInstall and cloneInstall are how to install the server when it
-// is missing: the lines README.md, docs/install.md and
-// docs/cache-server.md give too (TestInstallLinesAgree).
+// installLine and cloneInstall are how to install kpipe's binaries
+// (kpipe, kpipe-full, kpipe-cache-server) when one is missing: the lines
+// README.md, docs/install.md and docs/cache-server.md give too
+// (TestInstallLinesAgree).
 const (
-	serverInstall = "go install github.com/kpipe/kpipe/cmd/kpipe-cache-server@latest"
-	cloneInstall  = "go install ./cmd/kpipe ./cmd/kpipe-cache-server"
+	installLine  = "go install github.com/kpipe/kpipe/cmd/...@latest"
+	cloneInstall = "go install ./cmd/..."
 )
 
 func cacheServeCommand() *cli.Command {
@@ -55,7 +56,7 @@ func cacheServeCommand() *cli.Command {
 func findServer() (string, error) {
 	p, err := findBeside(serverName)
 	if err != nil {
-		return "", fmt.Errorf("kpipe cache serve runs the cache server, %s, a binary of its own, and %v: install it with `%s` (from a clone of kpipe: `%s`; the release archives and the container image carry it beside kpipe)", serverName, err, serverInstall, cloneInstall)
+		return "", fmt.Errorf("kpipe cache serve runs the cache server, %s, a binary of its own, and %v: install it with `%s` (from a clone of kpipe: `%s`; the release archives and the container image carry it beside kpipe)", serverName, err, installLine, cloneInstall)
 	}
 	return p, nil
 }
