@@ -73,7 +73,7 @@ func forRun(ctx context.Context, e *ext.Set) (*ext.Set, context.Context, *handov
 	ctx, h.cancel = context.WithCancelCause(ctx)
 	r := *e
 	if r.Net == nil {
-		r.Net = needNet{h}
+		r.Net = procNet{} // downloads in kpipe-full processes; the run stays
 	}
 	if r.RemoteCache == nil {
 		r.RemoteCache = func(string, remote.Options) (remote.Backend, error) {
@@ -145,16 +145,6 @@ func terminal(w io.Writer) (*os.File, bool) {
 	f, ok := unquiet(w).(*os.File)
 	return f, ok
 }
-
-// needNet is the stand-in for ext.Set.Net: any download hands the run
-// over.
-type needNet struct{ h *handover }
-
-func (n needNet) Get(_ context.Context, url string) ([]byte, error) {
-	return nil, n.h.need("downloading " + url)
-}
-
-func (n needNet) Untar([]byte, string) error { return n.h.need("unpacking a chart") }
 
 // handOver runs the command line args in kpipe-full, writing to stdout
 // and stderr, and returns its exit status; without kpipe-full, it says

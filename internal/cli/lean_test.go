@@ -54,7 +54,8 @@ func TestKpipeLinksNoExtension(t *testing.T) {
 
 // A run of the kpipe binary that needs what it leaves out is handed over
 // to kpipe-full beside it: the same stdout, stderr, exit status and files
-// as kpipe-full run directly. Without kpipe-full, kpipe says what the run
+// as kpipe-full run directly; a download is one kpipe-full process, the
+// run staying in kpipe. Without kpipe-full, kpipe says what the run
 // needed and how to install it, and prints nothing else; what needs no
 // extension runs without it.
 func TestLeanHandsOver(t *testing.T) {
@@ -116,13 +117,16 @@ func TestLeanHandsOver(t *testing.T) {
 		"src/deploy.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  template:\n    spec:\n      containers:\n      - name: web\n        image: nginx:${TAG}\n",
 	})
 	argoDir := argoRepo(t)
-	// A URL resource, from a server on 127.0.0.1.
+	// URL resources, from a server on 127.0.0.1 (one, and a 404).
 	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/cm.yaml" {
+			http.NotFound(w, r)
+			return
+		}
 		io.WriteString(w, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-the-web\n")
 	}))
 	defer web.Close()
 	urlDir := t.TempDir()
-	writeFiles(t, urlDir, map[string]string{"kustomization.yaml": "namePrefix: p-\nresources:\n- " + web.URL + "/cm.yaml\n"})
 	// A remote cache: kpipe's own server (read only: both runs miss).
 	remoteURL := startServe(t, filepath.Join(t.TempDir(), "store")).URL
 	cases := []struct {
@@ -130,7 +134,6 @@ func TestLeanHandsOver(t *testing.T) {
 		args              []string
 	}{
 		{"flux build (pflag)", fluxDir, "", []string{"flux", "build", "kustomization", "app", "--path", "./src", "--kustomization-file", "./ks.yaml", "--dry-run"}},
-		{"a URL resource (net/http)", urlDir, "", []string{"build", "."}},
 		{"the remote cache (net/http)", cwd, "", []string{"build", "../../testdata/examples/prod", "--remote-cache", remoteURL}},
 		{"argocd build-all with an ApplicationSet (sprig)", argoDir, filepath.Join(t.TempDir(), "out"),
 			[]string{"argocd", "build-all", "--no-cache", "--report", "-"}},
@@ -163,6 +166,38 @@ func TestLeanHandsOver(t *testing.T) {
 				t.Errorf("kpipe without kpipe-full: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 			}
 		})
+	}
+
+	// A URL resource: kpipe builds it, downloading in a `kpipe-full net
+	// get` process (a kpipe-full that logs its arguments shows it); an
+	// HTTP error is kpipe-full's, word for word.
+	if runtime.GOOS != "windows" {
+		logged := t.TempDir()
+		if err := os.WriteFile(filepath.Join(logged, "kpipe"), data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		log := filepath.Join(logged, "argv.log")
+		script := "#!/bin/sh\necho \"$*\" >>" + log + "\nexec " + fullBin + " \"$@\"\n"
+		if err := os.WriteFile(filepath.Join(logged, "kpipe-full"), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, path := range []string{"/cm.yaml", "/missing.yaml"} {
+			writeFiles(t, urlDir, map[string]string{"kustomization.yaml": "namePrefix: p-\nresources:\n- " + web.URL + path + "\n"})
+			want := runIn(t, fullBin, urlDir, "", "", "build", ".")
+			got := runIn(t, filepath.Join(logged, "kpipe"), urlDir, "", "", "build", ".")
+			if got.code != want.code || got.stdout != want.stdout || got.stderr != want.stderr {
+				t.Errorf("kpipe build of %s: exit %d\n%s\n%s\nkpipe-full: exit %d\n%s\n%s", path, got.code, got.stdout, got.stderr, want.code, want.stdout, want.stderr)
+			}
+			argv, _ := os.ReadFile(log)
+			if string(argv) != "net get "+web.URL+path+"\n" {
+				t.Errorf("kpipe ran kpipe-full as %q, want one net get of %s", argv, path)
+			}
+			os.Remove(log)
+		}
+		r := runIn(t, alone, urlDir, "", t.TempDir(), "build", ".")
+		if r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, "is kpipe-full's") || !strings.Contains(r.stderr, installLine) {
+			t.Errorf("a URL resource without kpipe-full: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+		}
 	}
 
 	// What needs no extension runs without kpipe-full, as kpipe-full runs it.

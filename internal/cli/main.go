@@ -214,6 +214,7 @@ func newRoot(stdout, stderr io.Writer, args []string) *cli.App {
 		{"flux", fluxCommand},
 		{"version", versionCommand},
 		{"argocd", argocdCommand},
+		{"net", netCommand},
 	}
 	var commands []*cli.Command
 	for _, c := range all {

@@ -31,11 +31,14 @@ import (
 // without one that needs it stops, prints nothing of its own, and hands
 // its command line over to kpipe-full (beside kpipe, or on PATH), which
 // runs it from the start: the same output, one process start later.
+// Downloads are the exception: each runs in a kpipe-full process of its
+// own, and the run goes on (Net).
 type Set struct {
 	// Full says every field is set: the binary hands nothing over.
 	Full bool
 	// Net makes the downloads: URL resources, chart indexes and archives
-	// (netfetch.New).
+	// (netfetch.New). Without it, each download is a `kpipe-full net`
+	// process, and the run stays where it is.
 	Net fetch.Net
 	// RemoteCache opens a remote cache (backend.Open: HTTP, S3).
 	RemoteCache func(rawURL string, o remote.Options) (remote.Backend, error)
