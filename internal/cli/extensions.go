@@ -73,7 +73,7 @@ func forRun(ctx context.Context, e *ext.Set) (*ext.Set, context.Context, *handov
 	ctx, h.cancel = context.WithCancelCause(ctx)
 	r := *e
 	if r.Net == nil {
-		r.Net = procNet{} // downloads in kpipe-full processes; the run stays
+		r.Net = newProcNet() // downloads in a kpipe-full process; the run stays
 	}
 	if r.RemoteCache == nil {
 		r.RemoteCache = func(string, remote.Options) (remote.Backend, error) {

@@ -169,7 +169,7 @@ func TestLeanHandsOver(t *testing.T) {
 	}
 
 	// A URL resource: kpipe builds it, downloading in a `kpipe-full net
-	// get` process (a kpipe-full that logs its arguments shows it); an
+	// serve` process (a kpipe-full that logs its arguments shows it); an
 	// HTTP error is kpipe-full's, word for word.
 	if runtime.GOOS != "windows" {
 		logged := t.TempDir()
@@ -189,8 +189,8 @@ func TestLeanHandsOver(t *testing.T) {
 				t.Errorf("kpipe build of %s: exit %d\n%s\n%s\nkpipe-full: exit %d\n%s\n%s", path, got.code, got.stdout, got.stderr, want.code, want.stdout, want.stderr)
 			}
 			argv, _ := os.ReadFile(log)
-			if string(argv) != "net get "+web.URL+path+"\n" {
-				t.Errorf("kpipe ran kpipe-full as %q, want one net get of %s", argv, path)
+			if string(argv) != "net serve\n" {
+				t.Errorf("kpipe ran kpipe-full as %q, want one net serve (for %s)", argv, path)
 			}
 			os.Remove(log)
 		}
