@@ -3,7 +3,7 @@
 // with a Set; internal/cli/full makes the complete one.
 //
 // It imports cache/remote, internal/argocd/fleet, internal/engine, internal/fetch,
-// internal/flux/cluster and internal/flux/render, for their types: none
+// internal/flux/cluster and internal/flux/fluxcmd, for their types: none
 // of them links what a Set holds.
 package ext
 
@@ -15,7 +15,7 @@ import (
 	"github.com/kpipe/kpipe/internal/engine"
 	"github.com/kpipe/kpipe/internal/fetch"
 	"github.com/kpipe/kpipe/internal/flux/cluster"
-	"github.com/kpipe/kpipe/internal/flux/render"
+	"github.com/kpipe/kpipe/internal/flux/fluxcmd"
 )
 
 // Set holds the parts of kpipe that the kpipe binary leaves out, for
@@ -41,8 +41,10 @@ type Set struct {
 	RemoteCache func(rawURL string, o remote.Options) (remote.Backend, error)
 	// GoPlugins opens a Go plugin (goplugin.Open: the plugin package).
 	GoPlugins func(path string) (func(string) (any, error), error)
-	// FluxBuild runs `kpipe flux build ARGS...` (fluxcmd.Build).
-	FluxBuild func(ctx context.Context, args []string, env render.CommandEnv) int
+	// FluxFlags parses the flags of `flux build kustomization` that
+	// fluxcmd.ParseCommon declines, with flux's parser (fluxflags.Parse:
+	// pflag).
+	FluxFlags fluxcmd.Parser
 	// HelmReleases renders Flux HelmReleases with helm, on the engine
 	// options and fetcher given (helmrender.New(...).Render).
 	HelmReleases func(o HelmReleaseOptions) func(context.Context, cluster.HelmRelease) *cluster.Result
