@@ -23,7 +23,7 @@ import (
 // network (net and archive/tar link libc through cgo: a dynamically
 // linked executable), Go plugins (the plugin package: cgo, and a linker
 // that keeps every exported method), Flux's flag parser (pflag links
-// net), Flux's HelmReleases (semver, net/http) and Argo CD's
+// net; fluxcmd parses the common command lines without it), Flux's HelmReleases (semver, net/http) and Argo CD's
 // ApplicationSets (sprig). Measured: a warm `kpipe build` of a small root
 // 4.8 -> 3.4 ms, `kpipe version` 4.5 -> 3.2 ms (benchmarks/RESULTS.md).
 //
