@@ -71,6 +71,8 @@ const (
 	unknown flagKind = iota
 	stringFlag
 	boolFlag
+	ignorePathsFlag  // --ignore-paths (pflag's stringSlice)
+	localSourcesFlag // --local-sources (pflag's stringToString)
 )
 
 // field returns how ParseCommon takes the flag named name (long form),
@@ -83,6 +85,10 @@ func (f *Flags) field(name string) (flagKind, *string, *bool) {
 		return stringFlag, &f.KustomizationFile, nil
 	case "namespace":
 		return stringFlag, &f.Namespace, nil
+	case "ignore-paths":
+		return ignorePathsFlag, nil, nil
+	case "local-sources":
+		return localSourcesFlag, nil, nil
 	case "dry-run":
 		return boolFlag, nil, &f.DryRun
 	case "strict-substitute":
@@ -114,15 +120,20 @@ func (f *Flags) field(name string) (flagKind, *string, *bool) {
 // binary leaves it out), and gives pflag's result for them: positional
 // arguments anywhere (pflag intersperses them), `--NAME=VALUE` and `--NAME
 // VALUE` for the string flags (path, kustomization-file, namespace,
-// flux's kubeconfig strings), `-n VALUE`, `--NAME` and `-r` for the
-// boolean flags; the last of a repeated flag wins. A VALUE in a token of
-// its own must not start with "-". It declines (ok false, f unchanged)
-// everything else, which pflag has rules of its own for: "--", "-",
-// help, combined or attached shorthands (-rn, -nNS, -n=NS), `--BOOL=V`,
-// the slice, map, duration and number flags, and unknown flags.
+// flux's kubeconfig strings), `-n VALUE`, `--NAME`, `--NAME=true`,
+// `--NAME=false` and `-r` for the boolean flags; the last of a repeated
+// flag wins. `--ignore-paths` takes a VALUE without quotes or line breaks
+// (pflag reads it as CSV: split at commas; a repeated flag appends), and
+// `--local-sources` KEY=VALUE pairs without quotes or line breaks (a
+// repeated flag adds its pairs). A VALUE in a token of its own must not start with
+// "-". It declines (ok false, f unchanged) everything else, which pflag
+// has rules of its own for: "--", "-", help, combined or attached
+// shorthands (-rn, -nNS, -n=NS), other `--BOOL=V`, quoted values, the
+// duration and number flags, and unknown flags.
 func ParseCommon(args []string, f *Flags) (positional []string, ok bool) {
 	g := *f
 	g.Ignored, g.IgnoredBools = maps.Clone(f.Ignored), maps.Clone(f.IgnoredBools)
+	var ignorePathsSet, localSourcesSet bool // (pflag's "changed")
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		var name, value string
@@ -141,15 +152,51 @@ func ParseCommon(args []string, f *Flags) (positional []string, ok bool) {
 			return nil, false
 		}
 		kind, s, b := g.field(name)
+		if kind != unknown && kind != boolFlag && !hasValue {
+			if i+1 == len(args) || strings.HasPrefix(args[i+1], "-") {
+				return nil, false
+			}
+			i++
+			value = args[i]
+		}
 		switch kind {
-		case stringFlag:
-			if !hasValue {
-				if i+1 == len(args) || strings.HasPrefix(args[i+1], "-") {
+		case ignorePathsFlag:
+			if strings.ContainsAny(value, "\"\r\n") {
+				return nil, false
+			}
+			paths := []string{}
+			if value != "" {
+				paths = strings.Split(value, ",")
+			}
+			if ignorePathsSet {
+				paths = append(g.IgnorePaths, paths...)
+			}
+			g.IgnorePaths, ignorePathsSet = paths, true
+		case localSourcesFlag:
+			// pflag takes a value with one "=" as one pair; with more,
+			// it reads it as CSV, each field a pair cut at its first "=".
+			if strings.ContainsAny(value, "\"\r\n") {
+				return nil, false
+			}
+			pairs := []string{value}
+			switch strings.Count(value, "=") {
+			case 0:
+				return nil, false
+			case 1:
+			default:
+				pairs = strings.Split(value, ",")
+			}
+			if !localSourcesSet {
+				g.LocalSources, localSourcesSet = map[string]string{}, true
+			}
+			for _, pair := range pairs {
+				k, v, ok := strings.Cut(pair, "=")
+				if !ok {
 					return nil, false
 				}
-				i++
-				value = args[i]
+				g.LocalSources[k] = v
 			}
+		case stringFlag:
 			if s != nil {
 				*s = value
 			} else {
@@ -159,16 +206,16 @@ func ParseCommon(args []string, f *Flags) (positional []string, ok bool) {
 				g.Ignored[name] = value
 			}
 		case boolFlag:
-			if hasValue {
+			if hasValue && value != "true" && value != "false" {
 				return nil, false
 			}
 			if b != nil {
-				*b = true
+				*b = value != "false"
 			} else {
 				if g.IgnoredBools == nil {
 					g.IgnoredBools = map[string]bool{}
 				}
-				g.IgnoredBools[name] = true
+				g.IgnoredBools[name] = value != "false"
 			}
 		default:
 			return nil, false

@@ -49,6 +49,10 @@ func TestParseCommonTakes(t *testing.T) {
 		"--dry-run --namespace flux-system --path . --kustomization-file ./clusters/ks.yaml --strict-substitute --no-cache apps",
 		"apps --path ./a --path ./b --kustomization-file k.yaml --dry-run --in-memory-build --ns-follows-kube-context",
 		"apps --kubeconfig /dev/null --context kind --verbose --path=--odd --kustomization-file= --dry-run extra",
+		"flux-system --path ./k --kustomization-file ./ks.yaml --dry-run -n flux-system --recursive --local-sources GitRepository/flux-system/flux-system=./",
+		"apps --local-sources=A/b/c=./x --local-sources D/e/f=./y --local-sources A/b/c=./z --dry-run --in-memory-build=true --no-cache=false",
+		"apps --local-sources A/b/c=./x,D/e/f=./y --local-sources=G/h/i=./z,A/b/c=./w,j=k=l --local-sources m=n,o",
+		"apps --ignore-paths a,b --ignore-paths=c --ignore-paths= --ignore-paths=,/d/** --dry-run=false",
 		"",
 	} {
 		args := strings.Fields(line)
@@ -58,8 +62,9 @@ func TestParseCommonTakes(t *testing.T) {
 	}
 	for _, line := range []string{
 		"app --path ./src -- --dry-run", "app - --dry-run", "app -h", "app --help", "app -rn apps", "app -napps",
-		"app -n=apps", "app --dry-run=true", "app --path", "app --path --dry-run", "app -n -r",
-		"app --ignore-paths a,b", "app --local-sources GitRepository/a/b=./c", "app --timeout 1m",
+		"app -n=apps", "app --dry-run=1", "app --dry-run=True", "app --path", "app --path --dry-run", "app -n -r",
+		"app --ignore-paths \"a,b\"", "app --local-sources a=b,,c=d", "app --local-sources a,b=c=d",
+		"app --local-sources \"a=b\"", "app --local-sources ab", "app --timeout 1m",
 		"app --kube-api-qps 5", "app --kube-api-burst 5", "app --as-group g", "app --as-user-extra a=b",
 		"app --unknown", "app -x", "app ---path x", "app --=x",
 	} {
@@ -82,12 +87,14 @@ func TestParseCommonAgreesWithPflag(t *testing.T) {
 	names = append(names, fluxcmd.IgnoredArrayFlags()...)
 	names = append(names, fluxcmd.IgnoredBoolFlags()...)
 	values := []string{"", "x", "./src", "a,b", "a=b", "Kind/ns/n=./p,K/n/m=q", "-v", "--dry-run", "-", "--",
-		"true", "false", "1", "5s", "2.5", " ", "=", ",", "apps", "flux-system", "ks.yaml"}
+		"true", "false", "True", "1", "5s", "2.5", " ", "=", ",", "apps", "flux-system", "ks.yaml", `"a=b"`, `a"b`,
+		`"a,b",c`, "a=b=c", "a=b,c", "=x", "a=", "a\nb", "a,b\r", " a , b "}
 	shorts := []string{"-n", "-r", "-h", "-rn", "-nr", "-rr", "-nfoo", "-n=foo", "-r=true", "-x", "-", "--", "-=", "-n-r"}
 	// Half the lines draw from the flags ParseCommon takes, with values
 	// that do not start with "-": lines it accepts, with flags repeated.
-	plainNames := []string{"path", "kustomization-file", "namespace", "dry-run", "recursive", "kubeconfig", "verbose"}
-	plainValues := []string{"", "x", "./src", "a,b", "a=b", "apps", "true", " "}
+	plainNames := []string{"path", "kustomization-file", "namespace", "dry-run", "recursive", "kubeconfig", "verbose",
+		"ignore-paths", "local-sources"}
+	plainValues := []string{"", "x", "./src", "a,b", "a=b", "K/n/x=./y", "a=", "=b", "a=b,c=d", "a=b,c", "a=b,,c=d", "a=b=c,d=e", "a,b=c=d", "apps", "true", "false", " "}
 	plainShorts := []string{"-n", "-r"}
 	rng := rand.New(rand.NewPCG(48, 52))
 	pick := func(s []string) string { return s[rng.IntN(len(s))] }
