@@ -18,7 +18,7 @@ import (
 	"github.com/kpipe/kpipe/internal/argocd/fleet"
 	"github.com/kpipe/kpipe/internal/cli/ext"
 	"github.com/kpipe/kpipe/internal/flux/cluster"
-	"github.com/kpipe/kpipe/internal/flux/render"
+	"github.com/kpipe/kpipe/internal/flux/fluxcmd"
 )
 
 // extensionsKey is where run keeps the run's Extensions in the
@@ -85,10 +85,9 @@ func forRun(ctx context.Context, e *ext.Set) (*ext.Set, context.Context, *handov
 			return nil, h.need("loading the Go plugin " + path)
 		}
 	}
-	if r.FluxBuild == nil {
-		r.FluxBuild = func(context.Context, []string, render.CommandEnv) int {
-			_ = h.need("kpipe flux build")
-			return 1
+	if r.FluxFlags == nil {
+		r.FluxFlags = func([]string, *fluxcmd.Flags) ([]string, error) {
+			return nil, h.need("this flux build command line (flux's flag parser, pflag)")
 		}
 	}
 	if r.HelmReleases == nil {

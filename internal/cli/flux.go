@@ -11,13 +11,14 @@ import (
 	"github.com/kpipe/kpipe/cache"
 	"github.com/kpipe/kpipe/internal/engine"
 	"github.com/kpipe/kpipe/internal/fetch"
-	"github.com/kpipe/kpipe/internal/flux/render"
+	"github.com/kpipe/kpipe/internal/flux/fluxcmd"
 )
 
 // fluxCommand is `kpipe flux`: what Flux applies, rendered on kpipe's
 // engine (docs/flux.md). `kpipe flux build kustomization` takes flux's own
-// arguments, parsed as flux parses them (package fluxcmd, Extensions.FluxBuild), so that a
-// script swaps `flux` for `kpipe flux`.
+// arguments, parsed as flux parses them (package fluxcmd; what its own
+// parser declines, ext.Set.FluxFlags: pflag), so that a script swaps `flux`
+// for `kpipe flux`.
 func fluxCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "flux",
@@ -40,7 +41,7 @@ func runFluxBuild(c *cli.Context) error {
 		return err
 	}
 	var closeStore func()
-	env := render.CommandEnv{Stdout: c.App.Writer, Stderr: c.App.ErrWriter, Cwd: cwd,
+	env := fluxcmd.Env{Stdout: c.App.Writer, Stderr: c.App.ErrWriter, Cwd: cwd,
 		Cache: func(noCache bool) (engine.Cache, func()) {
 			if noCache {
 				return engine.Cache{}, func() {}
@@ -64,7 +65,8 @@ func runFluxBuild(c *cli.Context) error {
 		defer os.RemoveAll(dir)
 	}
 	env.Fetcher = fetch.New(fetch.Options{Dir: dir, Net: extensions(c).Net, BeforeFetch: func() { armStop(c.Context) }})
-	if code := extensions(c).FluxBuild(c.Context, c.Args().Slice(), env); code != 0 {
+	env.ParseFlags = extensions(c).FluxFlags
+	if code := fluxcmd.Build(c.Context, c.Args().Slice(), env); code != 0 {
 		return &exitError{code: code}
 	}
 	return nil

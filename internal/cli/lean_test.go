@@ -133,7 +133,8 @@ func TestLeanHandsOver(t *testing.T) {
 		name, dir, outDir string
 		args              []string
 	}{
-		{"flux build (pflag)", fluxDir, "", []string{"flux", "build", "kustomization", "app", "--path", "./src", "--kustomization-file", "./ks.yaml", "--dry-run"}},
+		// (A command line fluxcmd.ParseCommon declines: -rn is pflag's.)
+		{"flux build with flags for pflag", fluxDir, "", []string{"flux", "build", "kustomization", "app", "--path", "./src", "--kustomization-file", "./ks.yaml", "--dry-run", "-rn", "flux-system"}},
 		{"the remote cache (net/http)", cwd, "", []string{"build", "../../testdata/examples/prod", "--remote-cache", remoteURL}},
 		{"argocd build-all with an ApplicationSet (sprig)", argoDir, filepath.Join(t.TempDir(), "out"),
 			[]string{"argocd", "build-all", "--no-cache", "--report", "-"}},
@@ -205,12 +206,17 @@ func TestLeanHandsOver(t *testing.T) {
 		{"build", "../../testdata/examples/prod"},
 		{"version", "--short"},
 		{"flux", "build-all", "--dry-run", "."},
+		{"flux", "build", "kustomization", "app", "--path", "./src", "--kustomization-file", "./ks.yaml", "--dry-run"},
+		{"flux", "build", "ks", "app", "--path=./src", "-n", "flux-system", "--kustomization-file=./ks.yaml", "--dry-run", "--recursive"},
 	} {
 		dir := cwd
 		if args[0] == "flux" {
 			dir = fluxDir
 		}
 		want := runIn(t, fullBin, dir, "", "", args...)
+		if want.code != 0 || want.stdout == "" && want.stderr == "" {
+			t.Fatalf("kpipe-full %s: exit %d, no output\n%s", strings.Join(args, " "), want.code, want.stderr)
+		}
 		got := runIn(t, alone, dir, "", t.TempDir(), args...)
 		if got.code != want.code || got.stdout != want.stdout || got.stderr != want.stderr {
 			t.Errorf("kpipe %s alone: exit %d\n%s\n%s\nkpipe-full: exit %d\n%s\n%s", strings.Join(args, " "), got.code, got.stdout, got.stderr, want.code, want.stdout, want.stderr)

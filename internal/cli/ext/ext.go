@@ -3,7 +3,7 @@
 // with a Set; internal/cli/full makes the complete one.
 //
 // It imports cache/remote, internal/argocd/fleet, internal/engine, internal/fetch,
-// internal/flux/cluster and internal/flux/render, for their types: none
+// internal/flux/cluster and internal/flux/fluxcmd, for their types: none
 // of them links what a Set holds.
 package ext
 
@@ -15,7 +15,7 @@ import (
 	"github.com/kpipe/kpipe/internal/engine"
 	"github.com/kpipe/kpipe/internal/fetch"
 	"github.com/kpipe/kpipe/internal/flux/cluster"
-	"github.com/kpipe/kpipe/internal/flux/render"
+	"github.com/kpipe/kpipe/internal/flux/fluxcmd"
 )
 
 // Set holds the parts of kpipe that the kpipe binary leaves out, for
@@ -23,7 +23,7 @@ import (
 // network (net and archive/tar link libc through cgo: a dynamically
 // linked executable), Go plugins (the plugin package: cgo, and a linker
 // that keeps every exported method), Flux's flag parser (pflag links
-// net), Flux's HelmReleases (semver, net/http) and Argo CD's
+// net; fluxcmd parses the common command lines without it), Flux's HelmReleases (semver, net/http) and Argo CD's
 // ApplicationSets (sprig). Measured: a warm `kpipe build` of a small root
 // 4.8 -> 3.4 ms, `kpipe version` 4.5 -> 3.2 ms (benchmarks/RESULTS.md).
 //
@@ -44,8 +44,10 @@ type Set struct {
 	RemoteCache func(rawURL string, o remote.Options) (remote.Backend, error)
 	// GoPlugins opens a Go plugin (goplugin.Open: the plugin package).
 	GoPlugins func(path string) (func(string) (any, error), error)
-	// FluxBuild runs `kpipe flux build ARGS...` (fluxcmd.Build).
-	FluxBuild func(ctx context.Context, args []string, env render.CommandEnv) int
+	// FluxFlags parses the flags of `flux build kustomization` that
+	// fluxcmd.ParseCommon declines, with flux's parser (fluxflags.Parse:
+	// pflag).
+	FluxFlags fluxcmd.Parser
 	// HelmReleases renders Flux HelmReleases with helm, on the engine
 	// options and fetcher given (helmrender.New(...).Render).
 	HelmReleases func(o HelmReleaseOptions) func(context.Context, cluster.HelmRelease) *cluster.Result

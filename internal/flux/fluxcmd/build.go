@@ -9,11 +9,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"time"
-
-	"github.com/spf13/pflag"
 
 	"github.com/kpipe/kpipe/internal/engine"
+	"github.com/kpipe/kpipe/internal/fetch"
 	"github.com/kpipe/kpipe/internal/flux"
 	"github.com/kpipe/kpipe/internal/flux/cluster"
 	"github.com/kpipe/kpipe/internal/flux/postbuild"
@@ -21,9 +19,26 @@ import (
 	"github.com/kpipe/kpipe/loaders"
 )
 
-// Env is where a command runs (render.CommandEnv: a type of a package
-// that does not link pflag, so that the kpipe binary can hold one).
-type Env = render.CommandEnv
+// Env is where `kpipe flux build kustomization` runs.
+type Env struct {
+	Stdout, Stderr io.Writer
+	// Cwd is the working directory relative paths are taken from.
+	Cwd string
+	// Getenv reads the environment (nil: os.Getenv).
+	Getenv func(string) string
+	// FS is the tree (nil: loaders.Disk).
+	FS loaders.FS
+	// Cache opens kpipe's cache for the build (nil, or off: none); the
+	// function returned closes it. noCache is --no-cache.
+	Cache func(noCache bool) (engine.Cache, func())
+	// Fetcher fetches remote bases and files (nil: they fail).
+	Fetcher *fetch.Fetcher
+	// Jobs bounds the engine's concurrency (< 1: the number of CPUs).
+	Jobs int
+	// ParseFlags parses the command lines ParseCommon declines, as flux
+	// does (fluxflags.Parse; nil: they fail).
+	ParseFlags Parser
+}
 
 // Build runs `kpipe flux build ARGS...` (args after "build"): the
 // `kustomization` subcommand (alias `ks`), or help. It returns the exit
@@ -83,92 +98,25 @@ Global Flags:
   (flux's kubeconfig flags are accepted and ignored)
 `
 
-// flags are the parsed flags of `flux build kustomization`.
-type flags struct {
-	path, ksFile, namespace             string
-	ignorePaths                         []string
-	localSources                        map[string]string
-	dryRun, strict, recursive, inMemory bool
-	noCache, help, nsFollowsKubeContext bool
-	timeout                             time.Duration
-	namespaceSet                        bool
-	ignored                             map[string]*string
-	ignoredArrays                       map[string]*[]string
-	ignoredBools                        map[string]*bool
-	qps                                 float32
-	burst                               int
-}
-
-// newFlagSet returns flux build kustomization's flags (and flux's global
-// ones) bound to f.
-func newFlagSet(f *flags) *pflag.FlagSet {
-	fs := pflag.NewFlagSet("kustomization", pflag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
-	fs.StringVar(&f.path, "path", "", "Path to the manifests location.")
-	fs.StringVar(&f.ksFile, "kustomization-file", "", "Path to the Flux Kustomization YAML file.")
-	fs.StringSliceVar(&f.ignorePaths, "ignore-paths", nil, "set paths to ignore in .gitignore format")
-	fs.BoolVar(&f.dryRun, "dry-run", false, "Dry run mode.")
-	fs.BoolVar(&f.strict, "strict-substitute", false, "fail on a variable without a value")
-	fs.BoolVarP(&f.recursive, "recursive", "r", false, "Recursively build Kustomizations")
-	fs.StringToStringVar(&f.localSources, "local-sources", map[string]string{}, "Kind/namespace/name=path,...")
-	fs.BoolVar(&f.inMemory, "in-memory-build", false, "Use in-memory filesystem during build.")
-	fs.BoolVarP(&f.help, "help", "h", false, "help for kustomization")
-	fs.BoolVar(&f.noCache, "no-cache", false, "neither read nor write kpipe's cache")
-	// flux's global flags: -n matters; the others are accepted (kpipe
-	// makes no cluster request).
-	fs.StringVarP(&f.namespace, "namespace", "n", flux.DefaultNamespace, "the namespace scope")
-	fs.DurationVar(&f.timeout, "timeout", 5*time.Minute, "timeout for this operation")
-	fs.BoolVar(&f.nsFollowsKubeContext, "ns-follows-kube-context", false, "use the namespace from the kubeconfig context")
-	f.ignored = map[string]*string{}
-	for _, name := range []string{"as", "as-uid", "cache-dir", "certificate-authority", "client-certificate", "client-key",
-		"cluster", "context", "kubeconfig", "server", "tls-server-name", "token", "user"} {
-		f.ignored[name] = fs.String(name, "", "accepted, not used")
-	}
-	f.ignoredArrays = map[string]*[]string{}
-	for _, name := range []string{"as-group", "as-user-extra"} {
-		f.ignoredArrays[name] = fs.StringArray(name, nil, "accepted, not used")
-	}
-	f.ignoredBools = map[string]*bool{}
-	for _, name := range []string{"disable-compression", "insecure-skip-tls-verify", "verbose"} {
-		f.ignoredBools[name] = fs.Bool(name, false, "accepted, not used")
-	}
-	fs.Float32Var(&f.qps, "kube-api-qps", 50, "accepted, not used")
-	fs.IntVar(&f.burst, "kube-api-burst", 300, "accepted, not used")
-	return fs
-}
-
-// namespaceDefault is flux's -n default: $FLUX_SYSTEM_NAMESPACE when it
-// is a DNS label (flux warns and ignores it otherwise), else flux-system.
-func namespaceDefault(getenv func(string) string, stderr io.Writer) string {
-	ns := getenv("FLUX_SYSTEM_NAMESPACE")
-	if ns == "" {
-		return flux.DefaultNamespace
-	}
-	if !flux.IsDNSLabel(ns) {
-		fmt.Fprintln(stderr, "⚠️", fmt.Sprintf(" ignoring invalid FLUX_SYSTEM_NAMESPACE: %q", ns))
-		return flux.DefaultNamespace
-	}
-	return ns
-}
-
 func buildKustomization(ctx context.Context, args []string, env Env) int {
 	getenv := env.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	var f flags
-	fs := newFlagSet(&f)
-	f.namespace = namespaceDefault(getenv, env.Stderr)
-	fs.Lookup("namespace").DefValue = f.namespace
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
+	ns, warning := namespaceDefault(getenv)
+	f := NewFlags(ns)
+	positional, err := parse(args, &f, env.ParseFlags)
+	if warning != "" {
+		fmt.Fprintln(env.Stderr, warning)
+	}
+	if err != nil {
+		if errors.Is(err, ErrHelp) {
 			fmt.Fprint(env.Stdout, kustomizationHelp)
 			return 0
 		}
 		return fail(env, err)
 	}
-	if f.help {
+	if f.Help {
 		fmt.Fprint(env.Stdout, kustomizationHelp)
 		return 0
 	}
@@ -176,23 +124,23 @@ func buildKustomization(ctx context.Context, args []string, env Env) int {
 	if fsys == nil {
 		fsys = loaders.Disk
 	}
-	a := flux.Args{Path: f.path, KustomizationFile: f.ksFile, Namespace: f.namespace, DryRun: f.dryRun}
-	if fs.NArg() > 0 {
-		a.Name = fs.Arg(0) // (more arguments are ignored, as by flux)
+	a := flux.Args{Path: f.Path, KustomizationFile: f.KustomizationFile, Namespace: f.Namespace, DryRun: f.DryRun}
+	if len(positional) > 0 {
+		a.Name = positional[0] // (more arguments are ignored, as by flux)
 	}
 	path, err := a.Check(fsys, env.Cwd)
 	if err != nil {
 		return fail(env, err)
 	}
-	ksFile := f.ksFile
+	ksFile := f.KustomizationFile
 	if !filepath.IsAbs(ksFile) {
 		ksFile = filepath.Join(env.Cwd, ksFile)
 	}
 	data, _, err := fsys.ReadFile(ksFile, true)
 	if err != nil {
-		return fail(env, fmt.Errorf("invalid kustomization file %q", f.ksFile))
+		return fail(env, fmt.Errorf("invalid kustomization file %q", f.KustomizationFile))
 	}
-	k, err := flux.Find(data, f.ksFile, a.Name, f.namespace)
+	k, err := flux.Find(data, f.KustomizationFile, a.Name, f.Namespace)
 	if err != nil {
 		return fail(env, err)
 	}
@@ -202,11 +150,11 @@ func buildKustomization(ctx context.Context, args []string, env Env) int {
 		eo.Jobs = runtime.NumCPU()
 	}
 	if env.Cache != nil {
-		c, done := env.Cache(f.noCache)
+		c, done := env.Cache(f.NoCache)
 		defer done()
 		eo.Cache = c
 	}
-	o := render.Options{FS: env.FS, IgnorePaths: f.ignorePaths, Strict: f.strict, InMemoryBuild: f.inMemory,
+	o := render.Options{FS: env.FS, IgnorePaths: f.IgnorePaths, Strict: f.StrictSubstitute, InMemoryBuild: f.InMemoryBuild,
 		Engine: eo, Remote: env.Fetcher}
 	var objs []map[string]any
 	warn := func(r *render.Rendering) {
@@ -214,14 +162,14 @@ func buildKustomization(ctx context.Context, args []string, env Env) int {
 			fmt.Fprintln(env.Stderr, w)
 		}
 	}
-	if f.recursive {
-		objs, err = render.Recursive(ctx, k, path, o, render.RecursiveOptions{Cwd: env.Cwd, LocalSources: f.localSources,
+	if f.Recursive {
+		objs, err = render.Recursive(ctx, k, path, o, render.RecursiveOptions{Cwd: env.Cwd, LocalSources: f.LocalSources,
 			Each: func(_ *flux.Kustomization, r *render.Rendering) { warn(r) }})
 	} else {
 		// One Flux Kustomization: taken from its record when nothing it
 		// read changed (package cluster), else built.
 		res := cluster.One(ctx, k, path, cluster.Options{FS: env.FS, Cwd: env.Cwd, SourceRoot: env.Cwd, DryRun: true,
-			IgnorePaths: f.ignorePaths, Strict: f.strict, InMemoryBuild: f.inMemory, Engine: eo, Remote: env.Fetcher})
+			IgnorePaths: f.IgnorePaths, Strict: f.StrictSubstitute, InMemoryBuild: f.InMemoryBuild, Engine: eo, Remote: env.Fetcher})
 		for _, w := range res.Warnings {
 			fmt.Fprintln(env.Stderr, w)
 		}
@@ -244,6 +192,17 @@ func buildKustomization(ctx context.Context, args []string, env Env) int {
 		return fail(env, err)
 	}
 	return 0
+}
+
+// parse parses args into f: ParseCommon, or full for what it declines.
+func parse(args []string, f *Flags, full Parser) ([]string, error) {
+	if positional, ok := ParseCommon(args, f); ok {
+		return positional, nil
+	}
+	if full == nil {
+		return nil, errors.New("kpipe cannot parse these flags: it has no flag parser of flux's (Env.ParseFlags)")
+	}
+	return full(args, f)
 }
 
 // fail prints err as flux does and returns flux's exit status.

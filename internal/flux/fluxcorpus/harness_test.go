@@ -15,6 +15,7 @@ import (
 	"github.com/kpipe/kpipe/internal/engine"
 	"github.com/kpipe/kpipe/internal/flux"
 	"github.com/kpipe/kpipe/internal/flux/fluxcmd"
+	"github.com/kpipe/kpipe/internal/flux/fluxcmd/fluxflags"
 )
 
 // fluxCase is a case.json of the reference corpus: one run of the flux
@@ -100,7 +101,8 @@ func runWith(t testing.TB, c *fluxCase, cwd, root string, store *cache.Store) ou
 	wantOut, wantErr := c.want(t)
 	wantErr = strings.ReplaceAll(wantErr, c.Root, root)
 	var stdout, stderr bytes.Buffer
-	env := fluxcmd.Env{Stdout: &stdout, Stderr: &stderr, Cwd: cwd, Getenv: func(string) string { return "" }, Jobs: 2}
+	env := fluxcmd.Env{Stdout: &stdout, Stderr: &stderr, Cwd: cwd, Getenv: func(string) string { return "" }, Jobs: 2,
+		ParseFlags: fluxflags.Parse}
 	if store != nil {
 		env.Cache = func(bool) (engine.Cache, func()) {
 			return engine.Cache{Store: store, Files: store.FileIndex(), Version: "fluxcorpus"}, func() {}

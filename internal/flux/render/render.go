@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
 	"strings"
 
@@ -16,25 +15,6 @@ import (
 	"github.com/kpipe/kpipe/loaders"
 	"github.com/kpipe/kpipe/stages"
 )
-
-// CommandEnv is where `kpipe flux build kustomization` runs (package
-// fluxcmd's Env).
-type CommandEnv struct {
-	Stdout, Stderr io.Writer
-	// Cwd is the working directory relative paths are taken from.
-	Cwd string
-	// Getenv reads the environment (nil: os.Getenv).
-	Getenv func(string) string
-	// FS is the tree (nil: loaders.Disk).
-	FS loaders.FS
-	// Cache opens kpipe's cache for the build (nil, or off: none); the
-	// function returned closes it. noCache is --no-cache.
-	Cache func(noCache bool) (engine.Cache, func())
-	// Fetcher fetches remote bases and files (nil: they fail).
-	Fetcher *fetch.Fetcher
-	// Jobs bounds the engine's concurrency (< 1: the number of CPUs).
-	Jobs int
-}
 
 // Options are the settings of a Flux build.
 type Options struct {
