@@ -53,9 +53,15 @@ case "$ext" in
   tar.gz) tar -xzf "$work/$archive" -C "$work" ;;
   zip) unzip -q -o "$work/$archive" -d "$work" ;;
 esac
-bin=kpipe
-[ "$os" = windows ] && bin=kpipe.exe
-install -m 0755 "$work/$bin" "$dest/$bin"
+exe=
+[ "$os" = windows ] && exe=.exe
+install -m 0755 "$work/kpipe$exe" "$dest/kpipe$exe"
+# kpipe-full, which kpipe hands runs over to (the remote cache, Go
+# plugins, Flux HelmReleases, Argo CD ApplicationSets) and sends its
+# downloads to, beside it (releases before it came have none).
+if [ -f "$work/kpipe-full$exe" ]; then
+  install -m 0755 "$work/kpipe-full$exe" "$dest/kpipe-full$exe"
+fi
 if [ -n "${GITHUB_PATH:-}" ]; then
   echo "$dest" >>"$GITHUB_PATH"
 fi

@@ -109,7 +109,7 @@ func runDiff(c *cli.Context) error {
 		case "always":
 			color = true
 		case "auto":
-			if out, ok := w.(*os.File); ok && term.IsTerminal(int(out.Fd())) && os.Getenv("NO_COLOR") == "" {
+			if out, ok := terminal(w); ok && term.IsTerminal(int(out.Fd())) && os.Getenv("NO_COLOR") == "" {
 				color = true
 			}
 		case "never":

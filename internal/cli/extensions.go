@@ -107,12 +107,12 @@ func forRun(ctx context.Context, e *ext.Set) (*ext.Set, context.Context, *handov
 	return &r, ctx, h
 }
 
-// quiet returns w, or for a command that may need to hand over after it
-// has started (all but build and version, which write only once they
-// have succeeded), a writer to w that drops what comes once the run has
-// needed what its binary lacks: kpipe-full prints the run's results.
-func (h *handover) quiet(w io.Writer, args []string) io.Writer {
-	if h.full || len(args) > 1 && (args[1] == "build" || args[1] == "version") {
+// quiet returns w, or a writer to w that drops what comes once the run
+// has needed what its binary lacks: kpipe-full prints the run's results
+// and warnings. build and version keep their stdout as it is (they write
+// it only once they have succeeded, build from the cache's file).
+func (h *handover) quiet(w io.Writer, stdout bool, args []string) io.Writer {
+	if h.full || stdout && len(args) > 1 && (args[1] == "build" || args[1] == "version") {
 		return w
 	}
 	return &quietWriter{w: w, h: h}

@@ -223,3 +223,28 @@ func TestLeanHandsOver(t *testing.T) {
 		}
 	}
 }
+
+// A quietened writer still tells a terminal: `diff --color auto` and
+// `build-all --progress` look through it to the file, and once the run
+// has needed kpipe-full it writes nothing.
+func TestQuietWriterKeepsItsFile(t *testing.T) {
+	f, err := os.CreateTemp(t.TempDir(), "out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	h := &handover{cancel: func(error) {}}
+	w := h.quiet(f, false, []string{"kpipe", "diff"})
+	if got, ok := terminal(w); !ok || got != f {
+		t.Errorf("terminal(quiet(f)) = %v, %v", got, ok)
+	}
+	if w.(*quietWriter) == nil || h.quiet(f, true, []string{"kpipe", "build"}) != io.Writer(f) {
+		t.Error("build's stdout is wrapped")
+	}
+	io.WriteString(w, "before ")
+	_ = h.need("a test")
+	io.WriteString(w, "after")
+	if b, _ := os.ReadFile(f.Name()); string(b) != "before " {
+		t.Errorf("wrote %q", b)
+	}
+}

@@ -140,7 +140,7 @@ func armStop(ctx context.Context) {
 // signal that stopped kpipe).
 func run(ctx context.Context, e *ext.Set, args []string, stdout, stderr io.Writer) int {
 	e, ctx, h := forRun(ctx, e)
-	app := newRoot(h.quiet(stdout, args), h.quiet(stderr, args), args)
+	app := newRoot(h.quiet(stdout, true, args), h.quiet(stderr, false, args), args)
 	app.Metadata = map[string]any{extensionsKey: e}
 	err := app.RunContext(ctx, intersperse(app, args))
 	if h.needed() != "" {
