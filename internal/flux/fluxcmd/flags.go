@@ -99,6 +99,8 @@ func (f *Flags) field(name string) (flagKind, *string, *bool) {
 		return boolFlag, nil, &f.InMemoryBuild
 	case "no-cache":
 		return boolFlag, nil, &f.NoCache
+	case "help": // (defined, so pflag sets it: no ErrHelp)
+		return boolFlag, nil, &f.Help
 	case "ns-follows-kube-context":
 		return boolFlag, nil, &f.NsFollowsKubeContext
 	}
@@ -121,13 +123,13 @@ func (f *Flags) field(name string) (flagKind, *string, *bool) {
 // arguments anywhere (pflag intersperses them), `--NAME=VALUE` and `--NAME
 // VALUE` for the string flags (path, kustomization-file, namespace,
 // flux's kubeconfig strings), `-n VALUE`, `--NAME`, `--NAME=true`,
-// `--NAME=false` and `-r` for the boolean flags; the last of a repeated
+// `--NAME=false`, `-r` and `-h` for the boolean flags (help among them); the last of a repeated
 // flag wins. `--ignore-paths` takes a VALUE without quotes or line breaks
 // (pflag reads it as CSV: split at commas; a repeated flag appends), and
 // `--local-sources` KEY=VALUE pairs without quotes or line breaks (a
 // repeated flag adds its pairs). A VALUE in a token of its own must not start with
 // "-". It declines (ok false, f unchanged) everything else, which pflag
-// has rules of its own for: "--", "-", help, combined or attached
+// has rules of its own for: "--", "-", combined or attached
 // shorthands (-rn, -nNS, -n=NS), other `--BOOL=V`, quoted values, the
 // duration and number flags, and unknown flags.
 func ParseCommon(args []string, f *Flags) (positional []string, ok bool) {
@@ -146,6 +148,8 @@ func ParseCommon(args []string, f *Flags) (positional []string, ok bool) {
 			name = "namespace"
 		case a == "-r":
 			name = "recursive"
+		case a == "-h":
+			name = "help"
 		case strings.HasPrefix(a, "--") && len(a) > 2:
 			name, value, hasValue = strings.Cut(a[2:], "=")
 		default:

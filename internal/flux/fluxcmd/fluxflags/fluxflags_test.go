@@ -53,6 +53,7 @@ func TestParseCommonTakes(t *testing.T) {
 		"apps --local-sources=A/b/c=./x --local-sources D/e/f=./y --local-sources A/b/c=./z --dry-run --in-memory-build=true --no-cache=false",
 		"apps --local-sources A/b/c=./x,D/e/f=./y --local-sources=G/h/i=./z,A/b/c=./w,j=k=l --local-sources m=n,o",
 		"apps --ignore-paths a,b --ignore-paths=c --ignore-paths= --ignore-paths=,/d/** --dry-run=false",
+		"app -h", "app --help", "--help=false app --path .",
 		"",
 	} {
 		args := strings.Fields(line)
@@ -61,7 +62,7 @@ func TestParseCommonTakes(t *testing.T) {
 		}
 	}
 	for _, line := range []string{
-		"app --path ./src -- --dry-run", "app - --dry-run", "app -h", "app --help", "app -rn apps", "app -napps",
+		"app --path ./src -- --dry-run", "app - --dry-run", "app -hr", "app -rn apps", "app -napps",
 		"app -n=apps", "app --dry-run=1", "app --dry-run=True", "app --path", "app --path --dry-run", "app -n -r",
 		"app --ignore-paths \"a,b\"", "app --local-sources a=b,,c=d", "app --local-sources a,b=c=d",
 		"app --local-sources \"a=b\"", "app --local-sources ab", "app --timeout 1m",
