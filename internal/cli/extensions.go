@@ -69,7 +69,7 @@ func (h *handover) needed() string {
 // h.need where e has none), the run's context (cancelled by h.need) and
 // h.
 func forRun(ctx context.Context, e *ext.Set) (*ext.Set, context.Context, *handover) {
-	h := &handover{full: e.Full}
+	h := &handover{full: e.Complete()}
 	ctx, h.cancel = context.WithCancelCause(ctx)
 	r := *e
 	if r.Net == nil {

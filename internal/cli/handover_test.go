@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kpipe/kpipe/internal/depstest"
+
 	"github.com/kpipe/kpipe/cache/server/servertest"
 )
 
@@ -34,24 +36,13 @@ func exitCode(err error) int {
 // store, and Badger's package initialisation cost each of them about
 // 5 ms (cache/doc.go, benchmarks/RESULTS.md). The cache server, which
 // does, is a binary of its own. This fails when a change makes cmd/kpipe
-// import Badger again, by whatever path.
+// or cmd/kpipe-full import Badger again, by whatever path.
 func TestKpipeDoesNotLinkBadger(t *testing.T) {
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("needs the go command (https://go.dev/dl)")
-	}
+	why := "belongs to kpipe-cache-server and embedders (see cache/doc.go)"
 	for _, tags := range []string{"", "urfave_cli_no_docs"} {
-		out, err := exec.Command("go", "list", "-tags", tags, "-deps", "../../cmd/kpipe", "../../cmd/kpipe-full").Output()
-		if err != nil {
-			t.Fatalf("go list -deps: %v", err)
-		}
-		deps := strings.Fields(string(out))
-		if len(deps) < 50 || !strings.Contains(string(out), "\ngithub.com/kpipe/kpipe/cache\n") {
-			t.Fatalf("go list -deps . listed %d packages, without package cache: not kpipe's list", len(deps))
-		}
-		for _, d := range deps {
-			if strings.HasPrefix(d, "github.com/dgraph-io/") || d == "github.com/kpipe/kpipe/cache/badger" || d == "github.com/kpipe/kpipe/cache/server" {
-				t.Errorf("cmd/kpipe (tags %q) links %s: the Badger store belongs to kpipe-cache-server and embedders (see cache/doc.go)", tags, d)
-			}
+		for _, cmd := range []string{"../../cmd/kpipe", "../../cmd/kpipe-full"} {
+			depstest.Check(t, cmd, tags, map[string]string{"github.com/dgraph-io/": why,
+				"github.com/kpipe/kpipe/cache/badger": why, "github.com/kpipe/kpipe/cache/server": why})
 		}
 	}
 }

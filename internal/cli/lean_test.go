@@ -12,6 +12,10 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/kpipe/kpipe/internal/cli/ext"
+	"github.com/kpipe/kpipe/internal/cli/full"
+	"github.com/kpipe/kpipe/internal/depstest"
 )
 
 // The kpipe binary links none of what ext.Set holds, nor what made the
@@ -20,14 +24,7 @@ import (
 // process (benchmarks/RESULTS.md). This fails, naming the importer, when
 // a change brings one back by whatever path.
 func TestKpipeLinksNoExtension(t *testing.T) {
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("needs the go command (https://go.dev/dl)")
-	}
-	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "-deps", "../../cmd/kpipe").Output()
-	if err != nil {
-		t.Fatalf("go list -deps: %v", err)
-	}
-	banned := map[string]string{
+	depstest.Check(t, "../../cmd/kpipe", "", map[string]string{
 		"net":                               "links libc through cgo (a dynamically linked executable)",
 		"os/user":                           "links libc through cgo (a dynamically linked executable)",
 		"plugin":                            "links libc through cgo and keeps every exported method",
@@ -36,20 +33,7 @@ func TestKpipeLinksNoExtension(t *testing.T) {
 		"github.com/Masterminds/semver/v3":  "compiles its regexps at start",
 		"github.com/spf13/pflag":            "imports net",
 		"github.com/schollz/progressbar/v3": "imports net/http",
-	}
-	var pkgs int
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		f := strings.Fields(line)
-		pkgs++
-		for _, imp := range f[1:] {
-			if why, ok := banned[imp]; ok {
-				t.Errorf("cmd/kpipe links %s (imported by %s), which %s: it belongs to kpipe-full (internal/cli/full)", imp, f[0], why)
-			}
-		}
-	}
-	if pkgs < 50 || !strings.Contains(string(out), "\ngithub.com/kpipe/kpipe/internal/engine ") {
-		t.Fatalf("go list -deps listed %d packages, without the engine: not kpipe's list", pkgs)
-	}
+	})
 }
 
 // A run of the kpipe binary that needs what it leaves out is handed over
@@ -246,5 +230,16 @@ func TestQuietWriterKeepsItsFile(t *testing.T) {
 	io.WriteString(w, "after")
 	if b, _ := os.ReadFile(f.Name()); string(b) != "before " {
 		t.Errorf("wrote %q", b)
+	}
+}
+
+// kpipe-full's extensions are all there: an extension added to ext.Set
+// and not to full.Set would make kpipe-full hand over to itself.
+func TestFullSetIsComplete(t *testing.T) {
+	if s := full.Set(); !s.Complete() {
+		t.Errorf("full.Set() lacks an extension: %+v", s)
+	}
+	if s := (ext.Set{}); s.Complete() {
+		t.Error("an empty ext.Set is complete")
 	}
 }

@@ -34,8 +34,6 @@ import (
 // Downloads are the exception: each runs in a kpipe-full process of its
 // own, and the run goes on (Net).
 type Set struct {
-	// Full says every field is set: the binary hands nothing over.
-	Full bool
 	// Net makes the downloads: URL resources, chart indexes and archives
 	// (netfetch.New). Without it, each download is a `kpipe-full net`
 	// process, and the run stays where it is.
@@ -60,4 +58,11 @@ type HelmReleaseOptions struct {
 	Engine       engine.Options
 	Remote       *fetch.Fetcher
 	AllowV2Beta2 bool
+}
+
+// Complete says every extension is set: a binary with s hands nothing
+// over.
+func (s *Set) Complete() bool {
+	return s.Net != nil && s.RemoteCache != nil && s.GoPlugins != nil && s.FluxFlags != nil &&
+		s.HelmReleases != nil && s.ApplicationSets != nil
 }

@@ -22,7 +22,6 @@ import (
 // Set returns every extension.
 func Set() ext.Set {
 	return ext.Set{
-		Full:        true,
 		Net:         netfetch.New(nil),
 		RemoteCache: backend.Open,
 		GoPlugins:   goplugin.Open,
