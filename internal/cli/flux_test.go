@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kpipe/kpipe/internal/helmtest"
+
 	"github.com/kpipe/kpipe/internal/genrepo"
 )
 
@@ -113,11 +115,7 @@ func TestFluxBuildAll(t *testing.T) {
 // helm never runs; with it, each has its own output, and one kpipe cannot
 // render (an OCI artifact pinned by digest) fails naming itself and why.
 func TestFluxBuildAllHelmReleases(t *testing.T) {
-	home, _ := os.UserHomeDir()
-	helm := filepath.Join(home, ".cache", "kpipe-ci", "helm-v3.10.2", "helm")
-	if _, err := os.Stat(helm); err != nil {
-		t.Skipf("helm v3.10.2 missing at %s: install it with `GOBIN=%s go install helm.sh/helm/v3/cmd/helm@v3.10.2`", helm, filepath.Dir(helm))
-	}
+	helm := helmtest.V3(t)
 	dir := t.TempDir()
 	ks := strings.ReplaceAll(strings.ReplaceAll(fluxKsFile, "./src", "./apps"), "  targetNamespace: web\n", "")
 	writeFiles(t, dir, map[string]string{

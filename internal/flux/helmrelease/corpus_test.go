@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kpipe/kpipe/internal/helmtest"
+
 	"sigs.k8s.io/yaml"
 
 	"github.com/kpipe/kpipe/internal/flux/helmrelease/internal/hroracle"
@@ -65,7 +67,7 @@ func TestCorpusHRCases(t *testing.T) {
 	if len(dirs) == 0 {
 		t.Fatalf("no cases under %s", root)
 	}
-	helm := helmV3(t)
+	helm := helmtest.V3(t)
 	for _, p := range dirs {
 		dir := filepath.Dir(p)
 		name, _ := filepath.Rel(root, dir)
@@ -141,10 +143,10 @@ func TestCorpusHRCases(t *testing.T) {
 					all = append(all, a)
 				}
 			}
-			if got := runHelm(t, all, work); !bytes.Equal(got, want) {
+			if got := helmtest.Run(t, work, all...); !bytes.Equal(got, want) {
 				t.Fatalf("helm template %q printed\n%s\nthe corpus recorded\n%s", all[1:], got, want)
 			}
-			got := runHelm(t, cmd.Args, work)
+			got := helmtest.Run(t, work, cmd.Args...)
 			if wantNoTests := dropTestHooks(t, want); !bytes.Equal(got, wantNoTests) {
 				t.Fatalf("helm template %q printed\n%s\nthe corpus recorded, less its test hooks\n%s", cmd.Args[1:], got, wantNoTests)
 			}

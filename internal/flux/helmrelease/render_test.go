@@ -7,43 +7,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kpipe/kpipe/internal/helmtest"
 )
-
-// helmV3 is kpipe's reference helm (v3.10.2, where .ci/run installs it,
-// or $KPIPE_HELM), or the test is skipped naming the install command.
-func helmV3(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("KPIPE_HELM"); p != "" {
-		return p
-	}
-	home, _ := os.UserHomeDir()
-	p := filepath.Join(home, ".cache", "kpipe-ci", "helm-v3.10.2", "helm")
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("helm v3.10.2 missing at %s: install it with `GOBIN=%s go install helm.sh/helm/v3/cmd/helm@v3.10.2` (.ci/run does)", p, filepath.Dir(p))
-	}
-	return p
-}
-
-// runHelm runs helm with its homes in a temporary directory (nothing of
-// the user's configuration is read).
-func runHelm(t *testing.T, args []string, dir string) []byte {
-	t.Helper()
-	home := t.TempDir()
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "HELM_CONFIG_HOME="+home, "HELM_CACHE_HOME="+home+"/cache", "HELM_DATA_HOME="+home+"/data")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, stderr.Bytes())
-	}
-	return out
-}
 
 func writeFiles(t *testing.T, root string, files map[string]string) {
 	t.Helper()
@@ -140,14 +109,14 @@ const wantValues = "greeting: from-configmap\nnested: {drop: null, added: cm}\nb
 // and compares the output with `helm template` of the same chart with the
 // merged values written by hand.
 func TestHTTPRepositoryRender(t *testing.T) {
-	helm := helmV3(t)
+	helm := helmtest.V3(t)
 	src, repo := t.TempDir(), t.TempDir()
 	for _, v := range []string{"1.0.0", "1.0.3", "1.1.0", "1.0.4-rc.1"} {
 		dir := filepath.Join(src, v)
 		writeFiles(t, dir, helloChart(v))
-		runHelm(t, []string{helm, "package", filepath.Join(dir, "hello"), "--destination", repo}, dir)
+		helmtest.Run(t, dir, helm, "package", filepath.Join(dir, "hello"), "--destination", repo)
 	}
-	runHelm(t, []string{helm, "repo", "index", repo}, repo)
+	helmtest.Run(t, repo, helm, "repo", "index", repo)
 	srv := httptest.NewServer(http.StripPrefix("/charts", http.FileServer(http.Dir(repo))))
 	defer srv.Close()
 
@@ -177,8 +146,8 @@ func TestHTTPRepositoryRender(t *testing.T) {
 	// values helm-controller merges.
 	ref := t.TempDir()
 	writeFiles(t, ref, map[string]string{"values.yaml": wantValues})
-	want := runHelm(t, []string{helm, "template", "web-hello", filepath.Join(repo, "hello-1.0.3.tgz"), "--namespace", "web",
-		"-f", filepath.Join(ref, "values.yaml"), "--set", "replicas=5000000", "--include-crds", "--skip-tests"}, ref)
+	want := helmtest.Run(t, ref, helm, "template", "web-hello", filepath.Join(repo, "hello-1.0.3.tgz"), "--namespace", "web",
+		"-f", filepath.Join(ref, "values.yaml"), "--set", "replicas=5000000", "--include-crds", "--skip-tests")
 	if !bytes.Equal(got, want) {
 		t.Fatalf("rendered\n%s\nhelm template with the merged values\n%s", got, want)
 	}
@@ -241,7 +210,7 @@ func render(t *testing.T, helm string, hr *HelmRelease, objs *Objects, chart str
 			t.Fatal(err)
 		}
 	}
-	return runHelm(t, cmd.Args, dir)
+	return helmtest.Run(t, dir, cmd.Args...)
 }
 
 // TestGitRepositoryRender renders a HelmRelease whose chart is a path of
@@ -250,7 +219,7 @@ func render(t *testing.T, helm string, hr *HelmRelease, objs *Objects, chart str
 // packages it (values.yaml replaced by the values files' merge, the
 // version carrying the commit), written by hand.
 func TestGitRepositoryRender(t *testing.T) {
-	helm := helmV3(t)
+	helm := helmtest.V3(t)
 	root := t.TempDir()
 	files := map[string]string{}
 	for name, data := range helloChart("1.2.0") {
@@ -311,8 +280,8 @@ spec:
 	want["hello/values.yaml"] = "greeting: base\nnested: {keep: base, added: prod}\n"
 	want["values.yaml"] = "replicas: 2\n"
 	writeFiles(t, ref, want)
-	wantOut := runHelm(t, []string{helm, "template", "hello", filepath.Join(ref, "hello"), "--namespace", "apps",
-		"-f", filepath.Join(ref, "values.yaml"), "--include-crds", "--skip-tests"}, ref)
+	wantOut := helmtest.Run(t, ref, helm, "template", "hello", filepath.Join(ref, "hello"), "--namespace", "apps",
+		"-f", filepath.Join(ref, "values.yaml"), "--include-crds", "--skip-tests")
 	if !bytes.Equal(got, wantOut) {
 		t.Fatalf("rendered\n%s\nhelm template of the chart as source-controller builds it\n%s", got, wantOut)
 	}

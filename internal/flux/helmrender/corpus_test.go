@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kpipe/kpipe/internal/helmtest"
+
 	"sigs.k8s.io/yaml"
 
 	"github.com/kpipe/kpipe/internal/flux/cluster"
@@ -43,7 +45,7 @@ func TestCorpusHelmReleases(t *testing.T) {
 	if corpus == "" {
 		t.Skip("KPIPE_FLUX_CORPUS is not set (the reference corpus, e.g. /work/ref/flux-corpus)")
 	}
-	helm := helmV3(t)
+	helm := helmtest.V3(t)
 	root := filepath.Join(corpus, "cases-hr")
 	cases, _ := filepath.Glob(filepath.Join(root, "*", "*", "case.json"))
 	if len(cases) == 0 {

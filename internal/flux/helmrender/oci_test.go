@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/kpipe/kpipe/internal/helmtest"
+
 	"github.com/google/go-containerregistry/pkg/registry"
 )
 
@@ -56,7 +58,7 @@ spec:
 // does not run; an OCIRepository without a ref ('latest') fails saying
 // why.
 func TestOCICharts(t *testing.T) {
-	helm := helmV3(t)
+	helm := helmtest.V3(t)
 	var requests atomic.Int64
 	reg := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -70,8 +72,8 @@ func TestOCICharts(t *testing.T) {
 	for _, v := range []string{"1.0.0", "1.0.3", "1.1.0"} {
 		dir := filepath.Join(src, v)
 		writeFiles(t, dir, helloChart(v))
-		runHelm(t, dir, helm, "package", filepath.Join(dir, "hello"), "--destination", src)
-		runHelm(t, dir, helm, "push", filepath.Join(src, "hello-"+v+".tgz"), "oci://"+host+"/charts")
+		helmtest.Run(t, dir, helm, "package", filepath.Join(dir, "hello"), "--destination", src)
+		helmtest.Run(t, dir, helm, "push", filepath.Join(src, "hello-"+v+".tgz"), "oci://"+host+"/charts")
 		// The manifest's digest, as the registry gives it.
 		req, _ := http.NewRequest(http.MethodHead, srv.URL+"/v2/charts/hello/manifests/"+v, nil)
 		req.Header.Set("Accept", "application/vnd.oci.image.manifest.v1+json")
@@ -105,7 +107,7 @@ func TestOCICharts(t *testing.T) {
 		got := readFile(t, filepath.Join(out, "apps", c.hr+".helmrelease.yaml"))
 		ref := t.TempDir()
 		writeFiles(t, ref, map[string]string{"values.yaml": "greeting: " + c.greeting + "\n"})
-		helmOut := runHelm(t, ref, helm, "template", c.hr, filepath.Join(src, "hello-"+c.version+".tgz"), "--namespace", "apps",
+		helmOut := helmtest.Run(t, ref, helm, "template", c.hr, filepath.Join(src, "hello-"+c.version+".tgz"), "--namespace", "apps",
 			"-f", filepath.Join(ref, "values.yaml"), "--include-crds", "--skip-tests")
 		helmOut = bytes.Replace(helmOut, []byte("hello-"+c.version+`"`), []byte(c.label+`"`), 1)
 		if want := expected(t, helmOut, c.hr, "apps", nil); !bytes.Equal(got, want) {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kpipe/kpipe/internal/helmtest"
+
 	"github.com/kpipe/kpipe/internal/flux/cluster"
 	"github.com/kpipe/kpipe/internal/flux/helmrelease"
 )
@@ -82,7 +84,7 @@ spec:
 // repository fails the HelmRelease, naming the chart, and nothing is
 // read there.
 func TestPathChartConfined(t *testing.T) {
-	helm := helmV3(t)
+	helm := helmtest.V3(t)
 	root, outside := t.TempDir(), t.TempDir()
 	writeFiles(t, root, map[string]string{
 		"charts/c/Chart.yaml":        "apiVersion: v2\nname: c\nversion: 1.0.0\n",

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/kpipe/kpipe/internal/helmtest"
+
 	"github.com/kpipe/kpipe/cache"
 	"github.com/kpipe/kpipe/internal/batch"
 	"github.com/kpipe/kpipe/internal/diff"
@@ -23,37 +25,6 @@ import (
 	"github.com/kpipe/kpipe/internal/flux/fluxdiff"
 	"github.com/kpipe/kpipe/internal/flux/postbuild"
 )
-
-// helmV3 is kpipe's reference helm (v3.10.2, where .ci/run installs it,
-// or $KPIPE_HELM), or the test is skipped naming the install command.
-func helmV3(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("KPIPE_HELM"); p != "" {
-		return p
-	}
-	home, _ := os.UserHomeDir()
-	p := filepath.Join(home, ".cache", "kpipe-ci", "helm-v3.10.2", "helm")
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("helm v3.10.2 missing at %s: install it with `GOBIN=%s go install helm.sh/helm/v3/cmd/helm@v3.10.2` (.ci/run does)", p, filepath.Dir(p))
-	}
-	return p
-}
-
-// runHelm runs helm with its homes in a temporary directory.
-func runHelm(t *testing.T, dir string, args ...string) []byte {
-	t.Helper()
-	home := t.TempDir()
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "HELM_CONFIG_HOME="+home, "HELM_CACHE_HOME="+home+"/cache", "HELM_DATA_HOME="+home+"/data")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, stderr.Bytes())
-	}
-	return out
-}
 
 func writeFiles(t *testing.T, root string, files map[string]string) {
 	t.Helper()
@@ -186,7 +157,7 @@ func readFile(t *testing.T, p string) []byte {
 // (written by hand), post-rendered; a warm run runs no helm; a change of
 // the ConfigMap's values renders it again.
 func TestInRepoChart(t *testing.T) {
-	helm := helmV3(t)
+	helm := helmtest.V3(t)
 	root := copyExample(t)
 	e := newEnv(t, helm, t.TempDir(), false)
 	out := filepath.Join(t.TempDir(), "out")
@@ -199,7 +170,7 @@ func TestInRepoChart(t *testing.T) {
 	got := readFile(t, filepath.Join(out, "web", "hello.helmrelease.yaml"))
 	ref := t.TempDir()
 	writeFiles(t, ref, map[string]string{"values.yaml": "greeting: hello from flux\nimage: {tag: \"1.27.1\"}\nreplicas: 3\n"})
-	helmOut := runHelm(t, ref, helm, "template", "hello", filepath.Join(root, "charts", "hello"), "--namespace", "web",
+	helmOut := helmtest.Run(t, ref, helm, "template", "hello", filepath.Join(root, "charts", "hello"), "--namespace", "web",
 		"-f", filepath.Join(ref, "values.yaml"), "--include-crds", "--skip-tests")
 	want := expected(t, helmOut, "hello", "web", map[string]map[string]string{"Deployment": {"team": "web"}})
 	if !bytes.Equal(got, want) {
@@ -295,14 +266,14 @@ spec:
 // helm runs; offline, the kept chart and resolution serve a change of
 // values; offline with nothing kept, the HelmRelease fails saying why.
 func TestHTTPRepositoryChart(t *testing.T) {
-	helm := helmV3(t)
+	helm := helmtest.V3(t)
 	src, repo := t.TempDir(), t.TempDir()
 	for _, v := range []string{"1.0.0", "1.0.3", "1.1.0", "1.0.4-rc.1"} {
 		dir := filepath.Join(src, v)
 		writeFiles(t, dir, helloChart(v))
-		runHelm(t, dir, helm, "package", filepath.Join(dir, "hello"), "--destination", repo)
+		helmtest.Run(t, dir, helm, "package", filepath.Join(dir, "hello"), "--destination", repo)
 	}
-	runHelm(t, repo, helm, "repo", "index", repo)
+	helmtest.Run(t, repo, helm, "repo", "index", repo)
 	var mu sync.Mutex
 	var requests []string
 	files := http.StripPrefix("/charts", http.FileServer(http.Dir(repo)))
@@ -327,7 +298,7 @@ func TestHTTPRepositoryChart(t *testing.T) {
 	got := readFile(t, filepath.Join(out, "apps", "hello.helmrelease.yaml"))
 	ref := t.TempDir()
 	writeFiles(t, ref, map[string]string{"values.yaml": "greeting: from-configmap\nreplicas: 2\n"})
-	helmOut := runHelm(t, ref, helm, "template", "web-hello", filepath.Join(repo, "hello-1.0.3.tgz"), "--namespace", "web",
+	helmOut := helmtest.Run(t, ref, helm, "template", "web-hello", filepath.Join(repo, "hello-1.0.3.tgz"), "--namespace", "web",
 		"-f", filepath.Join(ref, "values.yaml"), "--include-crds", "--skip-tests")
 	if want := expected(t, helmOut, "hello", "apps", nil); !bytes.Equal(got, want) {
 		t.Fatalf("rendered\n%s\nhelm template of hello 1.0.3 with the merged values\n%s", got, want)
@@ -424,7 +395,7 @@ func (e *env) reviewBecause(t *testing.T, dir string) (map[string]diff.RootDiff,
 // renders it, whose object changed), and alone when only its chart
 // changes (the old side's chart read from git's objects).
 func TestDiffNamesHelmReleases(t *testing.T) {
-	helm := helmV3(t)
+	helm := helmtest.V3(t)
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git not installed (apt-get install git)")
 	}
